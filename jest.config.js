@@ -1,0 +1,19 @@
+/** Unit tests exercise pure domain code; integration tests use the real Temporal dev server,
+ * the real Docker engine and a scripted OpenAI-compatible HTTP server. */
+const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
+module.exports = {
+  // Two cores: integration suites share one Docker engine and are heavy, so they run one at a time.
+  maxWorkers: 2,
+  projects: [
+    { displayName: 'unit', testEnvironment: 'node', transform, testMatch: ['<rootDir>/test/unit/**/*.test.ts'] },
+    {
+      displayName: 'integration',
+      testEnvironment: 'node',
+      transform,
+      testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
+      globalSetup: '<rootDir>/test/support/global-setup.ts',
+      globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+      testTimeout: 300000,
+    },
+  ],
+};
