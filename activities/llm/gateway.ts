@@ -1,0 +1,266 @@
+/**
+ * The one door to the LLM. Every pipeline step calls `LlmGateway.chat`, which
+ *   1. picks the model for the step and the sampling parameters from configuration,
+ *   2. answers from the content-addressed cache when it may (zero tokens),
+ *   3. otherwise waits for the per-process rate limiter and calls the OpenAI-compatible
+ *      endpoint through the `openai` client with its own retries off (Temporal retries the
+ *      activity; a transient fault is an `LlmTransientError` carrying Retry-After, anything
+ *      else that cannot succeed on retry is an `LlmPermanentError`),
+ *   4. records the exchange in the artifact store and the per-function index, with tokens,
+ *      latency and estimated cost, whatever the outcome.
+ */
+import OpenAI from 'openai';
+import { z } from 'zod';
+import type { Config } from '../../temporal.config';
+import type { ArtifactStore } from '../artifacts/store';
+import { ResponseCache, cacheKeyOf } from './cache';
+import { estimateCostUsd } from './cost';
+import { LlmPermanentError, LlmTransientError, classifyLlmError } from './errors';
+import { EXCHANGE_SCHEMA, appendExchangeIndex, type ExchangeRecord } from './exchange';
+import { RateLimiter } from './rate-limiter';
+import { estimateMessagesTokens, estimateTokens } from './tokens';
+import type { ChatOutcome, ChatRequest, LlmStep } from './types';
+
+/** Which configured model a step uses when the request does not name one. */
+export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string {
+  const m = config.llm.models;
+  const byStep: Record<LlmStep, string | undefined> = {
+    sandbox: m.sandbox,
+    aggregate: m.sandbox,
+    tests: m.tests,
+    debug: m.debug,
+    coverage: m.coverage,
+    check_functionality: m.check,
+    check_tests: m.check,
+    docstring: m.docstring,
+    solve: m.solve,
+  };
+  return byStep[step] ?? config.llm.model;
+}
+
+/** What an OpenAI-compatible chat completion must contain for us to use it. */
+const CompletionSchema = z.object({
+  id: z.string().optional(),
+  model: z.string().optional(),
+  choices: z
+    .array(
+      z.object({
+        message: z.object({ content: z.string().nullable().optional() }).optional(),
+        finish_reason: z.string().nullable().optional(),
+      }),
+    )
+    .min(1),
+  usage: z.object({ prompt_tokens: z.number().nonnegative(), completion_tokens: z.number().nonnegative() }).nullable().optional(),
+});
+
+const ChatRequestSchema = z.object({
+  step: z.enum(['sandbox', 'aggregate', 'tests', 'debug', 'coverage', 'check_functionality', 'check_tests', 'docstring', 'solve']),
+  functionId: z.string().min(1),
+  runId: z.string().optional(),
+  repoId: z.string().optional(),
+  messages: z.array(z.object({ role: z.enum(['system', 'user', 'assistant']), content: z.string() })).min(1),
+  model: z.string().min(1).optional(),
+  temperature: z.number().min(0).max(2).optional(),
+  maxTokens: z.number().int().positive().optional(),
+  promptId: z.string().optional(),
+  promptVersion: z.string().optional(),
+  attempt: z.number().int().nonnegative().optional(),
+});
+
+/** Headers naming the step and function, so servers and proxies can attribute a request. */
+export const STEP_HEADER = 'x-repost-step';
+export const FUNCTION_HEADER = 'x-repost-function-id';
+
+export interface LlmGatewayOptions {
+  /** Share one limiter between gateways of a process; default: a new one from config. */
+  rateLimiter?: RateLimiter;
+  /** Calls in flight at once in this process; default `workers.llmConcurrency`. */
+  concurrency?: number;
+  /** Write exchanges and the index (default true). */
+  record?: boolean;
+  /** Where the answer cache lives; default `<dataDir>/llm-cache`. */
+  cache?: ResponseCache;
+}
+
+export class LlmGateway {
+  private readonly client: OpenAI;
+  readonly limiter: RateLimiter;
+  private readonly cache: ResponseCache;
+  private readonly record: boolean;
+
+  constructor(
+    private readonly config: Config,
+    private readonly store: ArtifactStore,
+    options: LlmGatewayOptions = {},
+  ) {
+    this.client = new OpenAI({
+      baseURL: config.llm.baseURL,
+      apiKey: config.llm.apiKey,
+      timeout: config.llm.timeoutMs,
+      // Retrying is Temporal's job: one activity attempt = one HTTP request, visible in history.
+      maxRetries: 0,
+    });
+    this.limiter =
+      options.rateLimiter ??
+      new RateLimiter({
+        requestsPerMinute: config.llm.requestsPerMinute,
+        tokensPerMinute: config.llm.tokensPerMinute,
+        concurrency: options.concurrency ?? config.workers.llmConcurrency,
+      });
+    this.cache = options.cache ?? ResponseCache.under(config.dataDir);
+    this.record = options.record ?? true;
+  }
+
+  /** Whether answers at this temperature may be served from (and stored in) the cache. */
+  cacheable(temperature: number): boolean {
+    const c = this.config.llm.cache;
+    return c.enabled && (temperature === 0 || c.aboveZeroTemperature);
+  }
+
+  async chat(input: ChatRequest): Promise<ChatOutcome> {
+    const checked = ChatRequestSchema.safeParse(input);
+    if (!checked.success) {
+      throw new LlmPermanentError(`invalid chat request: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, undefined);
+    }
+    const req = checked.data;
+    const model = req.model ?? modelForStep(this.config, req.step);
+    const temperature = req.temperature ?? this.config.llm.temperature;
+    const maxTokens = req.maxTokens ?? this.config.llm.maxTokens;
+    const attempt = req.attempt ?? 0;
+    const cacheKey = cacheKeyOf({ model, messages: req.messages, temperature, maxTokens, attempt });
+    const base = {
+      schema: EXCHANGE_SCHEMA,
+      step: req.step,
+      functionId: req.functionId,
+      runId: req.runId,
+      repoId: req.repoId,
+      promptId: req.promptId,
+      promptVersion: req.promptVersion,
+      attempt,
+      baseURL: this.config.llm.baseURL,
+      request: { model, messages: req.messages, temperature, maxTokens },
+      cacheKey,
+    } as const;
+
+    const useCache = this.cacheable(temperature);
+    if (useCache) {
+      const hit = await this.fromCache(cacheKey, base);
+      if (hit) return hit;
+    }
+
+    const estimatedPrompt = estimateMessagesTokens(req.messages);
+    const permit = await this.limiter.acquire(model, estimatedPrompt);
+    const started = performance.now();
+    let usedTokens: number | undefined;
+    try {
+      let raw: unknown;
+      try {
+        raw = await this.client.chat.completions.create(
+          { model, messages: req.messages, temperature, max_tokens: maxTokens },
+          { headers: { [STEP_HEADER]: req.step, [FUNCTION_HEADER]: req.functionId } },
+        );
+      } catch (err) {
+        throw classifyLlmError(err, { model, baseURL: this.config.llm.baseURL });
+      }
+      const latencyMs = Math.round(performance.now() - started);
+      const parsed = CompletionSchema.safeParse(raw);
+      if (!parsed.success) {
+        throw new LlmTransientError(
+          `LLM endpoint returned a completion without usable choices (model ${model} at ${this.config.llm.baseURL}): ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+          undefined,
+          undefined,
+        );
+      }
+      const completion = parsed.data;
+      const choice = completion.choices[0]!;
+      const text = choice.message?.content ?? '';
+      const finishReason = choice.finish_reason ?? null;
+      const estimated = !completion.usage;
+      const promptTokens = completion.usage?.prompt_tokens ?? estimatedPrompt;
+      const completionTokens = completion.usage?.completion_tokens ?? estimateTokens(text);
+      usedTokens = promptTokens + completionTokens;
+      const costUsd = estimateCostUsd(this.config.llm.prices, model, promptTokens, completionTokens);
+      const record: ExchangeRecord = {
+        ...base,
+        response: { text, finishReason, model: completion.model ?? model, ...(completion.id ? { id: completion.id } : {}) },
+        usage: { promptTokens, completionTokens, estimated },
+        costUsd,
+        latencyMs,
+        queuedMs: Math.round(permit.waitedMs),
+        cached: false,
+        recordedAt: new Date().toISOString(),
+      };
+      const exchangeKey = await this.persist(record);
+      if (useCache && this.record) await this.cache.put(cacheKey, exchangeKey);
+      return { text, model, promptTokens, completionTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
+    } catch (err) {
+      const failure = err instanceof LlmTransientError || err instanceof LlmPermanentError ? err : classifyLlmError(err, { model, baseURL: this.config.llm.baseURL });
+      await this.persist({
+        ...base,
+        response: null,
+        error: {
+          kind: failure instanceof LlmTransientError ? 'transient' : 'permanent',
+          message: failure.message,
+          ...(failure.status !== undefined ? { status: failure.status } : {}),
+          ...(failure instanceof LlmTransientError && failure.retryAfterMs !== undefined ? { retryAfterMs: failure.retryAfterMs } : {}),
+        },
+        usage: { promptTokens: 0, completionTokens: 0, estimated: false },
+        costUsd: 0,
+        latencyMs: Math.round(performance.now() - started),
+        queuedMs: Math.round(permit.waitedMs),
+        cached: false,
+        recordedAt: new Date().toISOString(),
+      }).catch(() => undefined);
+      throw failure;
+    } finally {
+      permit.settle(usedTokens);
+    }
+  }
+
+  private async fromCache(cacheKey: string, base: Omit<ExchangeRecord, 'response' | 'usage' | 'costUsd' | 'latencyMs' | 'queuedMs' | 'cached' | 'recordedAt' | 'error' | 'sourceExchangeKey'>): Promise<ChatOutcome | undefined> {
+    const started = performance.now();
+    const entry = await this.cache.get(cacheKey);
+    if (!entry || !(await this.store.has(entry.exchangeKey))) return undefined;
+    const source = await this.store.getJson<ExchangeRecord>(entry.exchangeKey);
+    if (!source.response) return undefined;
+    const latencyMs = Math.round(performance.now() - started);
+    const { text, finishReason } = source.response;
+    const exchangeKey = await this.persist({
+      ...base,
+      response: source.response,
+      usage: { promptTokens: 0, completionTokens: 0, estimated: false },
+      costUsd: 0,
+      latencyMs,
+      queuedMs: 0,
+      cached: true,
+      sourceExchangeKey: entry.exchangeKey,
+      recordedAt: new Date().toISOString(),
+    });
+    return { text, model: base.request.model, promptTokens: 0, completionTokens: 0, costUsd: 0, cached: true, latencyMs, finishReason, exchangeKey };
+  }
+
+  private async persist(record: ExchangeRecord): Promise<string> {
+    if (!this.record) return '';
+    const exchangeKey = await this.store.putJson(record);
+    await appendExchangeIndex(this.config.dataDir, {
+      exchangeKey,
+      step: record.step,
+      model: record.request.model,
+      cached: record.cached,
+      promptTokens: record.usage.promptTokens,
+      completionTokens: record.usage.completionTokens,
+      costUsd: record.costUsd,
+      latencyMs: record.latencyMs,
+      functionId: record.functionId,
+      ...(record.runId !== undefined ? { runId: record.runId } : {}),
+      ...(record.repoId !== undefined ? { repoId: record.repoId } : {}),
+      ...(record.promptId !== undefined ? { promptId: record.promptId } : {}),
+      ...(record.promptVersion !== undefined ? { promptVersion: record.promptVersion } : {}),
+      attempt: record.attempt,
+      finishReason: record.response?.finishReason ?? null,
+      ...(record.error ? { error: record.error.message } : {}),
+      recordedAt: record.recordedAt,
+    });
+    return exchangeKey;
+  }
+}

@@ -1,0 +1,33 @@
+/** The LLM gateway: the one way the pipeline talks to a language model. */
+export * from './types';
+export { LlmGateway, modelForStep, STEP_HEADER, FUNCTION_HEADER, type LlmGatewayOptions } from './gateway';
+export { LlmTransientError, LlmPermanentError, classifyLlmError, parseRetryAfter, type LlmError } from './errors';
+export { RateLimiter, TokenBucket, type RateLimits, type RatePermit } from './rate-limiter';
+export { ResponseCache, cacheKeyOf } from './cache';
+export { listExchanges, indexFileOf, EXCHANGE_SCHEMA, type ExchangeRecord, type ExchangeIndexEntry } from './exchange';
+export { estimateCostUsd, sumUsage, usageBy, addUsage, mergeUsage, emptyUsage, type UsageTotals, type UsageEntry, type UsageDimension } from './cost';
+export { estimateTokens, estimateMessagesTokens } from './tokens';
+export {
+  renderPrompt,
+  loadPromptTemplate,
+  readPromptMarker,
+  newImplementationName,
+  testFunctionName,
+  definedFunctionName,
+  DEFAULT_SANDBOX_CACHE_DIR,
+  PROMPT_KINDS,
+  type PromptKind,
+  type PromptVars,
+  type RenderedPrompt,
+} from './prompts';
+export {
+  parseCodeAnswer,
+  parseVerdict,
+  parseDocstringAnswer,
+  findAbbreviation,
+  type CodeParse,
+  type CodeParseFailure,
+  type VerdictParse,
+  type VerdictAnswer,
+  type VerdictFailure,
+} from './parsers';

@@ -1,0 +1,213 @@
+/**
+ * The RepoST prompt set, as versioned template files under `prompts/` with typed variables.
+ *
+ * A template file has a front matter (`id`, `version`, `step`, `answer`, `variables`) and two
+ * sections introduced by `@@ system` and `@@ user` lines; `{{name}}` marks a variable. The
+ * variables each kind receives are the `PromptVars` types below; a few are derived here
+ * (the test function and new-implementation names, the sandbox cache directory, the coverage
+ * percentage) so callers cannot spell them differently from step to step.
+ *
+ * Every rendered system message starts with a marker line
+ *     [prompt:<id> v<version> function:<functionName>]
+ * which makes the prompt kind and the function recognisable from the request alone (the
+ * scripted LLM server matches its rules on it; recorded exchanges can be grouped by it).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import type { ChatMessage, LlmStep } from './types';
+
+/** Directory the sandbox gives generated scripts for files they read or write. */
+export const DEFAULT_SANDBOX_CACHE_DIR = '/home/user/tmp';
+
+export type PromptKind =
+  | 'sandbox'
+  | 'aggregate'
+  | 'tests'
+  | 'debug'
+  | 'coverage'
+  | 'check_functionality'
+  | 'check_tests'
+  | 'docstring'
+  | 'solve';
+
+export const PROMPT_KINDS: readonly PromptKind[] = [
+  'sandbox',
+  'aggregate',
+  'tests',
+  'debug',
+  'coverage',
+  'check_functionality',
+  'check_tests',
+  'docstring',
+  'solve',
+];
+
+interface WithCacheDir {
+  /** Defaults to DEFAULT_SANDBOX_CACHE_DIR. */
+  cacheDir?: string;
+}
+
+export interface PromptVars {
+  /** Target file only; `context` is the file's code under a `## <path>` header. */
+  sandbox: { functionName: string; filePath: string; context: string } & WithCacheDir;
+  /** Target file plus local dependencies from other files, each under a `## <path>` header. */
+  aggregate: { functionName: string; filePath: string; context: string } & WithCacheDir;
+  tests: { functionName: string; script: string } & WithCacheDir;
+  debug: { functionName: string; script: string; errorMessage: string } & WithCacheDir;
+  /** `coverage` is the branch coverage reached so far, 0..1. */
+  coverage: { functionName: string; script: string; missingLines: string; missingBranches: string; coverage: number } & WithCacheDir;
+  /** `functionName` defaults to the name defined by `originalFunction`. */
+  check_functionality: { originalFunction: string; sandboxedFunction: string; functionName?: string };
+  check_tests: { functionName: string; script: string };
+  docstring: { functionName: string; code: string };
+  /** `context`: the module with the target's body removed (signature and description kept). */
+  solve: { functionName: string; context: string };
+}
+
+export interface RenderedPrompt {
+  messages: ChatMessage[];
+  promptId: string;
+  promptVersion: string;
+  /** The pipeline step the prompt belongs to (selects the model). */
+  step: LlmStep;
+}
+
+const FrontMatterSchema = z.object({
+  id: z.string().min(1),
+  version: z.string().regex(/^\d+$/),
+  step: z.enum(['sandbox', 'aggregate', 'tests', 'debug', 'coverage', 'check_functionality', 'check_tests', 'docstring', 'solve']),
+  answer: z.string().min(1),
+  variables: z.array(z.string().regex(/^[A-Za-z]\w*$/)),
+});
+
+export interface PromptTemplate {
+  id: string;
+  version: string;
+  step: LlmStep;
+  /** What the answer holds (code, code+bash, verdict(...), text); documentation for readers. */
+  answer: string;
+  variables: string[];
+  system: string;
+  user: string;
+}
+
+export const PROMPTS_DIR = path.join(__dirname, 'prompts');
+
+/** Parses a template file; throws with the file name when it is malformed (a programming error). */
+export function parsePromptTemplate(text: string, source: string): PromptTemplate {
+  const m = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(text.replace(/\r\n/g, '\n'));
+  if (!m) throw new Error(`${source}: missing front matter`);
+  const meta: Record<string, unknown> = {};
+  for (const line of m[1]!.split('\n')) {
+    const kv = /^(\w+):\s*(.*)$/.exec(line.trim());
+    if (!kv) continue;
+    const value = kv[2]!.trim();
+    meta[kv[1]!] = value.startsWith('[')
+      ? value
+          .slice(1, -1)
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : value;
+  }
+  const front = FrontMatterSchema.safeParse(meta);
+  if (!front.success) throw new Error(`${source}: bad front matter: ${front.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const sections = /^@@ system\n([\s\S]*?)\n@@ user\n([\s\S]*)$/.exec(m[2]!);
+  if (!sections) throw new Error(`${source}: expected an "@@ system" section followed by an "@@ user" section`);
+  const template: PromptTemplate = { ...front.data, system: sections[1]!.trim(), user: sections[2]!.trim() };
+  const used = new Set([...`${template.system}\n${template.user}`.matchAll(/\{\{(\w+)\}\}/g)].map((x) => x[1]!));
+  const declared = new Set(template.variables);
+  const undeclared = [...used].filter((v) => !declared.has(v));
+  const unused = [...declared].filter((v) => !used.has(v));
+  if (undeclared.length || unused.length) {
+    throw new Error(`${source}: variables used but not declared: [${undeclared.join(', ')}], declared but not used: [${unused.join(', ')}]`);
+  }
+  return template;
+}
+
+const templates = new Map<PromptKind, PromptTemplate>();
+
+export function loadPromptTemplate(kind: PromptKind): PromptTemplate {
+  let t = templates.get(kind);
+  if (!t) {
+    const file = path.join(PROMPTS_DIR, `${kind}.md`);
+    t = parsePromptTemplate(fs.readFileSync(file, 'utf8'), file);
+    if (t.id !== kind) throw new Error(`${file}: id ${t.id} does not match the file name`);
+    templates.set(kind, t);
+  }
+  return t;
+}
+
+/** Replaces `{{name}}` in one pass, so values that themselves contain `{{...}}` stay literal. */
+export function fillTemplate(text: string, values: Record<string, string>): string {
+  return text.replace(/\{\{(\w+)\}\}/g, (whole, name: string) => {
+    const v = values[name];
+    if (v === undefined) throw new Error(`prompt variable ${name} has no value`);
+    return v;
+  });
+}
+
+/** The name of the function an original-function snippet defines (first `def`). */
+export function definedFunctionName(code: string): string | undefined {
+  return /^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)/m.exec(code)?.[1];
+}
+
+/** RepoST's naming: the copy under test is `<name>_new_implementation`, the test `test_<name>`. */
+export function newImplementationName(functionName: string): string {
+  return `${functionName}_new_implementation`;
+}
+
+export function testFunctionName(functionName: string): string {
+  const simple = functionName.split('.').pop()!;
+  return `test_${simple}`;
+}
+
+export function promptMarker(id: string, version: string, functionName: string): string {
+  return `[prompt:${id} v${version} function:${functionName}]`;
+}
+
+/** Reads the kind, version and function name back from a rendered system message. */
+export function readPromptMarker(text: string): { kind: string; version: string; functionName: string | undefined } | undefined {
+  const m = /^\[prompt:([a-z_]+) v(\d+)(?: function:([^\]\s]+))?\]/m.exec(text);
+  return m ? { kind: m[1]!, version: m[2]!, functionName: m[3] } : undefined;
+}
+
+function percent(fraction: number): string {
+  return `${Math.round(Math.max(0, Math.min(1, fraction)) * 1000) / 10}%`;
+}
+
+function valuesFor<K extends PromptKind>(kind: K, vars: PromptVars[K]): { functionName: string; values: Record<string, string> } {
+  const v = vars as Record<string, unknown>;
+  const functionName =
+    (typeof v.functionName === 'string' && v.functionName) ||
+    (kind === 'check_functionality' ? definedFunctionName(String(v.originalFunction ?? '')) : undefined);
+  if (!functionName) throw new Error(`prompt ${kind}: functionName is required`);
+  const values: Record<string, string> = {
+    functionName,
+    testFunction: testFunctionName(functionName),
+    newImplementation: newImplementationName(functionName),
+    cacheDir: typeof v.cacheDir === 'string' && v.cacheDir ? v.cacheDir : DEFAULT_SANDBOX_CACHE_DIR,
+  };
+  for (const [key, value] of Object.entries(v)) {
+    if (typeof value === 'string') values[key] = value;
+  }
+  if (kind === 'coverage') values.coveragePercent = percent(Number(v.coverage));
+  return { functionName, values };
+}
+
+export function renderPrompt<K extends PromptKind>(kind: K, vars: PromptVars[K]): RenderedPrompt {
+  const t = loadPromptTemplate(kind);
+  const { functionName, values } = valuesFor(kind, vars);
+  const system = `${promptMarker(t.id, t.version, functionName)}\n${fillTemplate(t.system, values)}`;
+  const user = fillTemplate(t.user, values);
+  return {
+    messages: [
+      { role: 'system', content: system },
+      { role: 'user', content: user },
+    ],
+    promptId: t.id,
+    promptVersion: t.version,
+    step: t.step,
+  };
+}

@@ -1,0 +1,65 @@
+/** The request and outcome shapes every LLM step of the pipeline speaks. */
+
+/** A pipeline step that talks to the LLM; it picks the model and tags every record. */
+export type LlmStep =
+  | 'sandbox'
+  | 'aggregate'
+  | 'tests'
+  | 'debug'
+  | 'coverage'
+  | 'check_functionality'
+  | 'check_tests'
+  | 'docstring'
+  | 'solve';
+
+export const LLM_STEPS: readonly LlmStep[] = [
+  'sandbox',
+  'aggregate',
+  'tests',
+  'debug',
+  'coverage',
+  'check_functionality',
+  'check_tests',
+  'docstring',
+  'solve',
+];
+
+export interface ChatMessage {
+  role: 'system' | 'user' | 'assistant';
+  content: string;
+}
+
+export interface ChatRequest {
+  step: LlmStep;
+  /** Deterministic id of the function the call is about; exchanges are indexed by it. */
+  functionId: string;
+  runId?: string;
+  repoId?: string;
+  messages: ChatMessage[];
+  /** Overrides the model configured for the step. */
+  model?: string;
+  temperature?: number;
+  maxTokens?: number;
+  /** Id and version of the prompt template that produced the messages, stored with the record. */
+  promptId?: string;
+  promptVersion?: string;
+  /**
+   * Regeneration attempt (0 = first). Part of the cache key, so regenerating after an unusable
+   * answer asks the model again instead of reading back the answer being replaced, while a
+   * replay of the same attempt is still answered from the cache.
+   */
+  attempt?: number;
+}
+
+export interface ChatOutcome {
+  text: string;
+  model: string;
+  promptTokens: number;
+  completionTokens: number;
+  costUsd: number;
+  cached: boolean;
+  latencyMs: number;
+  finishReason: string | null;
+  /** Artifact key of the recorded exchange (request, response, tokens, latency). */
+  exchangeKey: string;
+}

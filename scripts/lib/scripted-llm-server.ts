@@ -1,0 +1,320 @@
+/**
+ * A scripted OpenAI-compatible LLM server, for tests and the offline demo. It implements
+ * `POST /v1/chat/completions` and `GET /v1/models` and answers from a script instead of a model:
+ *
+ *   rules: [{ kind: 'sandbox', functionName: 'extract_all_zip_codes', responses: ['...', '...'] }, ...]
+ *
+ * A request is matched to the first rule whose `kind` and `functionName` (both optional) fit.
+ * Both are read from the marker line the prompt renderer puts at the top of the system message,
+ * `[prompt:<kind> v<version> function:<name>]`; requests without a marker fall back to the
+ * `x-repost-step` header for the kind and to `Function: <name>` lines for the function. Each
+ * function walks through a rule's responses in order (first sandbox attempt, second, ...);
+ * once they are used up the last one repeats. `{{functionName}}` in a scripted response is
+ * replaced by the matched function's name, so one rule can serve many functions.
+ *
+ * A response may instead be a fault, to exercise the client's failure handling:
+ *   429 (with Retry-After), 500, 400/401/404, 'slow' (answers after delayMs, past a client
+ *   timeout), 'malformed' (HTTP 200 with a broken JSON body), 'truncated' (finish_reason
+ *   "length", the text cut short), 'reset' (the connection is dropped).
+ *
+ * Usage in replies is counted roughly (characters / 4). Run it standalone for the demo:
+ *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399]
+ */
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { z } from 'zod';
+
+export type ScriptedFault = {
+  fault: '429' | '500' | '400' | '401' | '404' | 'slow' | 'malformed' | 'truncated' | 'reset';
+  /** For 429: the Retry-After header in seconds. */
+  retryAfterSec?: number;
+  /** For 'slow': how long to wait before answering. */
+  delayMs?: number;
+  /** For 'slow' and 'truncated': the text to (partially) send. */
+  text?: string;
+};
+
+export type ScriptedResponse = string | ScriptedFault;
+
+export interface ScriptedRule {
+  kind?: string;
+  functionName?: string;
+  responses: ScriptedResponse[];
+}
+
+export interface LlmScript {
+  rules: ScriptedRule[];
+  /** Answer for requests no rule matches; without it they get HTTP 400 naming kind and function. */
+  fallback?: string;
+}
+
+const FaultSchema = z.object({
+  fault: z.enum(['429', '500', '400', '401', '404', 'slow', 'malformed', 'truncated', 'reset']),
+  retryAfterSec: z.number().nonnegative().optional(),
+  delayMs: z.number().int().nonnegative().optional(),
+  text: z.string().optional(),
+});
+
+export const LlmScriptSchema = z.object({
+  /** Free text saying what the script is for; ignored by the server. */
+  description: z.string().optional(),
+  rules: z.array(
+    z.object({
+      kind: z.string().min(1).optional(),
+      functionName: z.string().min(1).optional(),
+      responses: z.array(z.union([z.string(), FaultSchema])).min(1),
+    }),
+  ),
+  fallback: z.string().optional(),
+});
+
+/** Reads a script fixture (JSON) and validates it. */
+export function loadLlmScript(file: string): LlmScript {
+  const parsed = LlmScriptSchema.safeParse(JSON.parse(fs.readFileSync(file, 'utf8')));
+  if (!parsed.success) throw new Error(`${file}: not a scripted LLM fixture: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  return parsed.data;
+}
+
+export interface RecordedRequest {
+  kind: string | null;
+  functionName: string | null;
+  model: string;
+  messages: { role: string; content: string }[];
+  temperature?: number;
+  maxTokens?: number;
+  /** Index of the matched rule, or null (fallback or no match). */
+  rule: number | null;
+  /** What was sent back: 'text', a fault name, or 'unmatched'. */
+  reply: string;
+  status: number;
+  headers: Record<string, string>;
+  receivedAt: number;
+}
+
+export interface ScriptedLlmServer {
+  /** Base URL for an OpenAI client; ends with /v1. */
+  url: string;
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export interface ScriptedServerOptions {
+  /** 0 (default) = any free port. */
+  port?: number;
+  host?: string;
+  /** Simulated model latency added to every reply. */
+  latencyMs?: number;
+  /** If set, requests must carry `Authorization: Bearer <apiKey>` or get 401. */
+  apiKey?: string;
+  /** Keep the request log (default true; benchmarks turn it off). */
+  recordRequests?: boolean;
+}
+
+const ChatBodySchema = z.object({
+  model: z.string().min(1),
+  messages: z.array(z.object({ role: z.string(), content: z.string().nullable().optional() }).passthrough()).min(1),
+  temperature: z.number().optional(),
+  max_tokens: z.number().optional(),
+  max_completion_tokens: z.number().optional(),
+});
+
+const MARKER_RE = /^\[prompt:([a-z_]+) v\d+(?: function:([^\]\s]+))?\]/m;
+
+function identify(messages: { role: string; content: string }[], headers: http.IncomingHttpHeaders): { kind: string | null; functionName: string | null } {
+  const all = messages.map((m) => m.content).join('\n');
+  const marker = MARKER_RE.exec(all);
+  const header = headers['x-repost-step'];
+  const kind = marker?.[1] ?? (typeof header === 'string' ? header : null);
+  const fromLine = /^Function:\s*([A-Za-z_][\w.]*)\s*$/m.exec(all)?.[1];
+  return { kind, functionName: marker?.[2] ?? fromLine ?? null };
+}
+
+const roughTokens = (s: string) => Math.ceil(s.length / 4);
+
+function errorBody(message: string, type: string, code: string | null = null): string {
+  return JSON.stringify({ error: { message, type, param: null, code } });
+}
+
+export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedServerOptions = {}): Promise<ScriptedLlmServer> {
+  const checked = LlmScriptSchema.parse(script);
+  const requests: RecordedRequest[] = [];
+  const record = opts.recordRequests ?? true;
+  /** Next response index per rule and function. */
+  const cursors = new Map<string, number>();
+  const sockets = new Set<import('node:net').Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  let completionCounter = 0;
+
+  const wait = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (ms <= 0) return resolve();
+      const t = setTimeout(() => {
+        timers.delete(t);
+        resolve();
+      }, ms);
+      timers.add(t);
+    });
+
+  const send = (res: http.ServerResponse, status: number, body: string, headers: Record<string, string> = {}) => {
+    if (res.destroyed) return;
+    res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers });
+    res.end(body);
+  };
+
+  const completion = (model: string, promptText: string, text: string, finishReason: 'stop' | 'length') =>
+    JSON.stringify({
+      id: `chatcmpl-scripted-${++completionCounter}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason, logprobs: null }],
+      usage: { prompt_tokens: roughTokens(promptText), completion_tokens: roughTokens(text), total_tokens: roughTokens(promptText) + roughTokens(text) },
+    });
+
+  async function handleChat(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
+    let body: z.infer<typeof ChatBodySchema>;
+    try {
+      const parsed = ChatBodySchema.safeParse(JSON.parse(raw));
+      if (!parsed.success) return send(res, 400, errorBody(`invalid chat request: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, 'invalid_request_error'));
+      body = parsed.data;
+    } catch {
+      return send(res, 400, errorBody('request body is not JSON', 'invalid_request_error'));
+    }
+    const messages = body.messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
+    const { kind, functionName } = identify(messages, req.headers);
+    const entry: RecordedRequest = {
+      kind,
+      functionName,
+      model: body.model,
+      messages,
+      temperature: body.temperature,
+      maxTokens: body.max_tokens ?? body.max_completion_tokens,
+      rule: null,
+      reply: 'unmatched',
+      status: 0,
+      headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k.startsWith('x-') || k === 'authorization').map(([k, v]) => [k, String(v)])),
+      receivedAt: Date.now(),
+    };
+    if (record) requests.push(entry);
+    const reply = (status: number, what: string, text: string, headers?: Record<string, string>) => {
+      entry.status = status;
+      entry.reply = what;
+      send(res, status, text, headers);
+    };
+
+    if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      return reply(401, '401', errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+    }
+    await wait(opts.latencyMs ?? 0);
+
+    const promptText = messages.map((m) => m.content).join('\n');
+    const ruleIndex = checked.rules.findIndex((r) => (r.kind === undefined || r.kind === kind) && (r.functionName === undefined || r.functionName === functionName));
+    let response: ScriptedResponse;
+    if (ruleIndex < 0) {
+      if (checked.fallback === undefined) {
+        return reply(400, 'unmatched', errorBody(`scripted LLM server: no rule for kind=${kind ?? '?'} function=${functionName ?? '?'}`, 'invalid_request_error', 'no_scripted_response'));
+      }
+      response = checked.fallback;
+    } else {
+      entry.rule = ruleIndex;
+      const rule = checked.rules[ruleIndex]!;
+      const cursorKey = `${ruleIndex}\u0000${functionName ?? ''}`;
+      const i = cursors.get(cursorKey) ?? 0;
+      cursors.set(cursorKey, i + 1);
+      response = rule.responses[Math.min(i, rule.responses.length - 1)]!;
+    }
+    const fill = (s: string) => s.replace(/\{\{functionName\}\}/g, functionName ?? 'f');
+
+    if (typeof response === 'string') return reply(200, 'text', completion(body.model, promptText, fill(response), 'stop'));
+    switch (response.fault) {
+      case '429': {
+        const sec = response.retryAfterSec ?? 1;
+        return reply(429, '429', errorBody('Rate limit reached (scripted).', 'rate_limit_exceeded', 'rate_limit_exceeded'), { 'retry-after': String(sec) });
+      }
+      case '500':
+        return reply(500, '500', errorBody('The server had an error while processing your request (scripted).', 'server_error'));
+      case '400':
+        return reply(400, '400', errorBody('Invalid request (scripted).', 'invalid_request_error'));
+      case '401':
+        return reply(401, '401', errorBody('Incorrect API key provided (scripted).', 'invalid_request_error', 'invalid_api_key'));
+      case '404':
+        return reply(404, '404', errorBody(`The model ${body.model} does not exist (scripted).`, 'invalid_request_error', 'model_not_found'));
+      case 'slow':
+        await wait(response.delayMs ?? 30_000);
+        return reply(200, 'slow', completion(body.model, promptText, fill(response.text ?? 'slow answer'), 'stop'));
+      case 'malformed':
+        return reply(200, 'malformed', '{"id": "chatcmpl-scripted-broken", "choices": [{"message": {"content": "unterminated');
+      case 'truncated': {
+        const full = fill(response.text ?? '```python\ndef unfinished():\n    return [1, 2,');
+        return reply(200, 'truncated', completion(body.model, promptText, full, 'length'));
+      }
+      case 'reset':
+        entry.status = 0;
+        entry.reply = 'reset';
+        req.socket.destroy();
+        return;
+    }
+  }
+
+  const server = http.createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
+        handleChat(req, res, raw).catch((err: unknown) => send(res, 500, errorBody(`scripted server failure: ${(err as Error).message}`, 'server_error')));
+      } else if (req.method === 'GET' && url.pathname === '/v1/models') {
+        send(res, 200, JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'scripted-llm-server' }] }));
+      } else {
+        send(res, 404, errorBody(`no route ${req.method} ${url.pathname}`, 'invalid_request_error'));
+      }
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://${opts.host ?? '127.0.0.1'}:${port}/v1`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function argValue(args: string[], name: string): string | undefined {
+  const i = args.indexOf(name);
+  return i >= 0 ? args[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const file = argValue(args, '--script');
+  if (!file) {
+    console.error('usage: tsx scripts/lib/scripted-llm-server.ts --script <fixture.json> [--port N] [--latency-ms N]');
+    process.exit(2);
+  }
+  const server = await startScriptedLlmServer(loadLlmScript(file), {
+    port: Number(argValue(args, '--port') ?? 0),
+    latencyMs: Number(argValue(args, '--latency-ms') ?? 0),
+    recordRequests: false,
+  });
+  console.log(`scripted LLM server (${file}) listening at ${server.url}`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+}
+
+if (require.main === module) void main();

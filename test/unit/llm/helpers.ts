@@ -1,0 +1,22 @@
+/** Shared setup for the LLM tests: a temporary data directory, a config pointing at a scripted server. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadConfig, type Config, type DeepPartial } from '../../../temporal.config';
+import { ArtifactStore } from '../../../activities/artifacts/store';
+
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'repost-llm-'));
+}
+
+export function testConfig(baseURL: string, dataDir: string, overrides: DeepPartial<Config> = {}): Config {
+  const llm = (overrides.llm ?? {}) as DeepPartial<Config['llm']>;
+  return loadConfig({
+    env: {},
+    overrides: { ...overrides, dataDir, llm: { baseURL, apiKey: 'test-key', model: 'gpt-4o', timeoutMs: 5000, ...llm } },
+  });
+}
+
+export function storeFor(config: Config): ArtifactStore {
+  return new ArtifactStore(path.join(config.dataDir, 'artifacts'));
+}
