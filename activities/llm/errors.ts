@@ -60,13 +60,18 @@ const PERMANENT_HINTS: Record<number, string> = {
 };
 
 /** Maps anything the openai client (or our own response validation) throws to a typed LLM error. */
-export function classifyLlmError(err: unknown, context: { model: string; baseURL: string }): LlmError {
+export function classifyLlmError(err: unknown, context: { model: string; baseURL: string; elapsedMs?: number; timeoutMs?: number }): LlmError {
   if (err instanceof LlmTransientError || err instanceof LlmPermanentError) return err;
   const where = `model ${context.model} at ${context.baseURL}`;
   if (err instanceof APIConnectionTimeoutError) {
     return new LlmTransientError(`LLM request timed out (${where})`, undefined, undefined, { cause: err });
   }
   if (err instanceof APIConnectionError) {
+    // The client's own abort is not always recognisable as a timeout (the abort reason can come
+    // from another realm, e.g. under a test runner), so the elapsed time decides too.
+    if (context.elapsedMs !== undefined && context.timeoutMs !== undefined && context.elapsedMs >= context.timeoutMs * 0.95) {
+      return new LlmTransientError(`LLM request timed out after ${context.timeoutMs} ms (${where})`, undefined, undefined, { cause: err });
+    }
     const cause = (err as { cause?: unknown }).cause;
     const detail = cause instanceof Error ? `: ${cause.message}` : '';
     return new LlmTransientError(`cannot reach the LLM endpoint (${where})${detail}`, undefined, undefined, { cause: err });

@@ -160,7 +160,12 @@ export class LlmGateway {
           { headers: { [STEP_HEADER]: req.step, [FUNCTION_HEADER]: req.functionId } },
         );
       } catch (err) {
-        throw classifyLlmError(err, { model, baseURL: this.config.llm.baseURL });
+        throw classifyLlmError(err, {
+          model,
+          baseURL: this.config.llm.baseURL,
+          elapsedMs: performance.now() - started,
+          timeoutMs: this.config.llm.timeoutMs,
+        });
       }
       const latencyMs = Math.round(performance.now() - started);
       const parsed = CompletionSchema.safeParse(raw);

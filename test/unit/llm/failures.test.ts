@@ -1,0 +1,181 @@
+import * as fs from 'node:fs';
+import { ApplicationFailure } from '@temporalio/common';
+import { LlmGateway, LlmPermanentError, LlmTransientError, listExchanges, parseCodeAnswer, parseRetryAfter, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
+import { toActivityFailure } from '../../../activities/llm/failures';
+import { startScriptedLlmServer, type ScriptedLlmServer, type ScriptedResponse } from '../../../scripts/lib/scripted-llm-server';
+import { storeFor, tempDataDir, testConfig } from './helpers';
+
+/** Scripted answer (fixture). */
+const GOOD = 'ok\n```python\ndef f():\n    return 1\n```';
+
+describe('transient and permanent failures through the real openai client', () => {
+  let server: ScriptedLlmServer | undefined;
+  let dataDir: string;
+  beforeEach(() => {
+    dataDir = tempDataDir();
+  });
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  async function gatewayWith(responses: ScriptedResponse[], opts: { apiKey?: string; timeoutMs?: number } = {}) {
+    server = await startScriptedLlmServer({ rules: [{ kind: 'docstring', responses }] }, { apiKey: opts.apiKey });
+    const config = testConfig(server.url, dataDir, { llm: { timeoutMs: opts.timeoutMs ?? 5000 } });
+    const gateway = new LlmGateway(config, storeFor(config));
+    const call = () => gateway.chat({ step: 'docstring', functionId: 'fn-f', messages: renderPrompt('docstring', { functionName: 'f', code: 'def f():\n    return 1\n' }).messages });
+    return { gateway, call, config };
+  }
+
+  async function failureOf(p: Promise<unknown>): Promise<Error> {
+    try {
+      await p;
+    } catch (err) {
+      return err as Error;
+    }
+    throw new Error('expected the call to fail');
+  }
+
+  it('429 is transient and carries Retry-After; the client does not retry on its own', async () => {
+    const { call } = await gatewayWith([{ fault: '429', retryAfterSec: 7 }, GOOD]);
+    const err = await failureOf(call());
+    expect(err).toBeInstanceOf(LlmTransientError);
+    expect((err as LlmTransientError).retryAfterMs).toBe(7000);
+    expect((err as LlmTransientError).status).toBe(429);
+    expect(server!.requests).toHaveLength(1);
+    // The next attempt (Temporal's retry) gets the next scripted response.
+    const ok = await call();
+    expect(ok.text).toBe(GOOD);
+    expect(server!.requests).toHaveLength(2);
+  });
+
+  it('500 is transient without a delay hint', async () => {
+    const { call } = await gatewayWith([{ fault: '500' }]);
+    const err = await failureOf(call());
+    expect(err).toBeInstanceOf(LlmTransientError);
+    expect((err as LlmTransientError).status).toBe(500);
+    expect((err as LlmTransientError).retryAfterMs).toBeUndefined();
+  });
+
+  it('a reply slower than the request timeout is a transient timeout', async () => {
+    const { call } = await gatewayWith([{ fault: 'slow', delayMs: 3000 }], { timeoutMs: 300 });
+    const started = Date.now();
+    const err = await failureOf(call());
+    expect(Date.now() - started).toBeLessThan(2500);
+    expect(err).toBeInstanceOf(LlmTransientError);
+    expect(err.message).toMatch(/timed out/);
+  });
+
+  it('a malformed JSON body is transient', async () => {
+    const { call } = await gatewayWith([{ fault: 'malformed' }]);
+    const err = await failureOf(call());
+    expect(err).toBeInstanceOf(LlmTransientError);
+    expect(err.message).toMatch(/malformed|JSON/i);
+  });
+
+  it('a dropped connection is transient', async () => {
+    const { call } = await gatewayWith([{ fault: 'reset' }]);
+    const err = await failureOf(call());
+    expect(err).toBeInstanceOf(LlmTransientError);
+    expect(err.message).toMatch(/cannot reach|network/i);
+  });
+
+  it('a truncated answer is not an error: finish reason "length" reaches the parser, which reports it', async () => {
+    const { call } = await gatewayWith([{ fault: 'truncated' }]);
+    const out = await call();
+    expect(out.finishReason).toBe('length');
+    const parsed = parseCodeAnswer(out.text, out.finishReason);
+    expect(parsed).toMatchObject({ ok: false, failure: 'truncated' });
+  });
+
+  it.each([
+    ['400', 400, /malformed/],
+    ['404', 404, /OPENAI_BASE_URL|model name/],
+  ] as const)('HTTP %s is permanent with a message saying what to check', async (fault, status, hint) => {
+    const { call } = await gatewayWith([{ fault }]);
+    const err = await failureOf(call());
+    expect(err).toBeInstanceOf(LlmPermanentError);
+    expect((err as LlmPermanentError).status).toBe(status);
+    expect(err.message).toMatch(hint);
+  });
+
+  it('a wrong API key is a permanent authentication failure', async () => {
+    server = await startScriptedLlmServer({ rules: [], fallback: GOOD }, { apiKey: 'the-right-key' });
+    const config = testConfig(server.url, dataDir); // sends test-key
+    const err = await failureOf(new LlmGateway(config, storeFor(config)).chat({ step: 'solve', functionId: 'fn-f', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(err).toBeInstanceOf(LlmPermanentError);
+    expect(err.message).toMatch(/authentication failed.*OPENAI_API_KEY/);
+  });
+
+  it('an unreachable endpoint is transient', async () => {
+    const probe = await startScriptedLlmServer({ rules: [] });
+    const url = probe.url;
+    await probe.close();
+    const config = testConfig(url, dataDir);
+    const err = await failureOf(new LlmGateway(config, storeFor(config)).chat({ step: 'solve', functionId: 'fn-f', messages: [{ role: 'user', content: 'hi' }] }));
+    expect(err).toBeInstanceOf(LlmTransientError);
+  });
+
+  it('an invalid request is refused before any HTTP call', async () => {
+    const { gateway } = await gatewayWith([GOOD]);
+    const err = await failureOf(gateway.chat({ step: 'solve', functionId: '', messages: [] }));
+    expect(err).toBeInstanceOf(LlmPermanentError);
+    expect(server!.requests).toHaveLength(0);
+  });
+
+  it('failed exchanges are recorded too, and never cached', async () => {
+    const { call, config } = await gatewayWith([{ fault: '500' }, GOOD]);
+    await failureOf(call());
+    const ok = await call();
+    expect(ok.cached).toBe(false);
+    const index = await listExchanges(dataDir, 'fn-f');
+    expect(index).toHaveLength(2);
+    expect(index[0]!.error).toMatch(/server error 500/);
+    const failed = await storeFor(config).getJson<ExchangeRecord>(index[0]!.exchangeKey);
+    expect(failed.response).toBeNull();
+    expect(failed.error).toMatchObject({ kind: 'transient', status: 500 });
+  });
+});
+
+describe('toActivityFailure', () => {
+  it('maps a transient error to a retryable ApplicationFailure with the server-given delay', () => {
+    const f = toActivityFailure(new LlmTransientError('rate limited', 4000, 429));
+    expect(f).toBeInstanceOf(ApplicationFailure);
+    const af = f as ApplicationFailure;
+    expect(af.nonRetryable).toBe(false);
+    expect(af.nextRetryDelay).toBe(4000);
+    expect(af.type).toBe('LlmTransientError');
+  });
+
+  it('leaves the delay to the retry policy when the server gave none', () => {
+    const af = toActivityFailure(new LlmTransientError('timeout', undefined, undefined)) as ApplicationFailure;
+    expect(af.nonRetryable).toBe(false);
+    expect(af.nextRetryDelay).toBeUndefined();
+  });
+
+  it('maps a permanent error to a non-retryable ApplicationFailure', () => {
+    const af = toActivityFailure(new LlmPermanentError('bad key', 401)) as ApplicationFailure;
+    expect(af).toBeInstanceOf(ApplicationFailure);
+    expect(af.nonRetryable).toBe(true);
+    expect(af.type).toBe('LlmPermanentError');
+    expect(af.message).toBe('bad key');
+  });
+
+  it('passes other errors through unchanged', () => {
+    const e = new Error('something else');
+    expect(toActivityFailure(e)).toBe(e);
+  });
+});
+
+describe('parseRetryAfter', () => {
+  it('reads seconds and HTTP dates', () => {
+    expect(parseRetryAfter('3')).toBe(3000);
+    expect(parseRetryAfter('0.5')).toBe(500);
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    expect(parseRetryAfter('Thu, 01 Jan 2026 00:00:10 GMT', now)).toBe(10_000);
+    expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
+    expect(parseRetryAfter('soon')).toBeUndefined();
+    expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});

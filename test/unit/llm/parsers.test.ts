@@ -1,0 +1,104 @@
+import { findAbbreviation, parseCodeAnswer, parseDocstringAnswer, parseVerdict } from '../../../activities/llm';
+
+describe('parseCodeAnswer', () => {
+  it('takes the last python block and the optional bash block', () => {
+    const text = [
+      'Reasoning: the import was missing.',
+      '```python',
+      'def draft():',
+      '    pass',
+      '```',
+      'Final version:',
+      '```python',
+      'import os',
+      '',
+      'def f(x):',
+      '    return os.path.join(x, "a")',
+      '```',
+      '```bash',
+      'pip install requests==2.31.0',
+      '```',
+    ].join('\n');
+    const parsed = parseCodeAnswer(text, 'stop');
+    expect(parsed).toEqual({ ok: true, code: 'import os\n\ndef f(x):\n    return os.path.join(x, "a")\n', bash: 'pip install requests==2.31.0\n' });
+  });
+
+  it('accepts an unlabelled block when there is no python block, and reports no bash as null', () => {
+    expect(parseCodeAnswer('```\nx = 1\n```')).toEqual({ ok: true, code: 'x = 1\n', bash: null });
+    expect(parseCodeAnswer('```py\nx = 2\n```\n```sh\n\n```')).toEqual({ ok: true, code: 'x = 2\n', bash: null });
+  });
+
+  it('keeps code that contains backticks inside strings and longer fences', () => {
+    const parsed = parseCodeAnswer('````python\ns = """```not a fence```"""\n````');
+    expect(parsed).toEqual({ ok: true, code: 's = """```not a fence```"""\n', bash: null });
+  });
+
+  it.each([
+    ['', 'stop', 'empty'],
+    ['   \n ', null, 'empty'],
+    ['```python\n\n```', 'stop', 'empty'],
+    ['I would change the import.', 'stop', 'no_code_block'],
+    ['```bash\nls\n```', 'stop', 'no_code_block'],
+    ['```python\ndef f():\n    return [1,', 'stop', 'truncated'],
+    ['```python\ndef f():\n    return 1\n```', 'length', 'truncated'],
+    ['```python\nimport os\n\n# ... rest of the code unchanged\n```', 'stop', 'abbreviated'],
+    ['```python\nclass A:\n    def f(self):\n        ...  # same as before\n```', 'stop', 'abbreviated'],
+    ['```python\ndef f():\n    pass\n# remaining functions stay the same\n```', 'stop', 'abbreviated'],
+    ['```python\nx = 1\n# (omitted for brevity)\n```', 'stop', 'abbreviated'],
+  ] as const)('reports %j (finish %s) as %s', (text, finish, failure) => {
+    const parsed = parseCodeAnswer(text, finish);
+    expect(parsed.ok).toBe(false);
+    if (!parsed.ok) {
+      expect(parsed.failure).toBe(failure);
+      expect(parsed.detail.length).toBeGreaterThan(5);
+    }
+  });
+
+  it('does not mistake ordinary comments or the Ellipsis literal for abbreviations', () => {
+    const code = [
+      'from typing import Protocol',
+      'class P(Protocol):',
+      '    def f(self) -> int: ...',
+      '# the rest is handled by the caller',
+      'x = [1, 2, 3]  # values stay the same order',
+      'def g():',
+      '    ...  # TODO',
+    ].join('\n');
+    expect(findAbbreviation(code)).toBeUndefined();
+    expect(parseCodeAnswer('```python\n' + code + '\n```').ok).toBe(true);
+  });
+});
+
+describe('parseVerdict', () => {
+  it('reads REASONING and ANSWER', () => {
+    expect(parseVerdict('REASONING: identical bodies.\nANSWER: same')).toEqual({ ok: true, answer: 'same', reasoning: 'identical bodies.' });
+  });
+
+  it('tolerates quotes, markdown, case and a restated format before the real answer', () => {
+    const text = 'Format: ANSWER: "same", "yes" or "no".\n\n**REASONING:** the mock changes nothing,\n**ANSWER:** "Yes".';
+    expect(parseVerdict(text)).toEqual({ ok: true, answer: 'yes', reasoning: 'the mock changes nothing' });
+  });
+
+  it('restricts the allowed answers', () => {
+    expect(parseVerdict('REASONING: fine\nANSWER: same', ['yes', 'no'])).toMatchObject({ ok: false, failure: 'invalid_answer' });
+    expect(parseVerdict('REASONING: fine\nANSWER: no', ['yes', 'no'])).toMatchObject({ ok: true, answer: 'no' });
+  });
+
+  it.each([
+    ['', undefined, 'empty'],
+    ['The functions look equivalent to me.', undefined, 'no_answer'],
+    ['REASONING: long thought that got cut', 'length', 'truncated'],
+    ['REASONING: x\nANSWER: maybe', undefined, 'invalid_answer'],
+  ] as const)('reports %j as %s', (text, finish, failure) => {
+    expect(parseVerdict(text, undefined, finish)).toMatchObject({ ok: false, failure });
+  });
+});
+
+describe('parseDocstringAnswer', () => {
+  it('strips fences and quotes', () => {
+    expect(parseDocstringAnswer('```\n"""Return the sum."""\n```')).toEqual({ ok: true, docstring: 'Return the sum.' });
+    expect(parseDocstringAnswer('Return the sum of a and b.')).toEqual({ ok: true, docstring: 'Return the sum of a and b.' });
+    expect(parseDocstringAnswer('  ')).toMatchObject({ ok: false, failure: 'empty' });
+    expect(parseDocstringAnswer('Return the', 'length')).toMatchObject({ ok: false, failure: 'truncated' });
+  });
+});

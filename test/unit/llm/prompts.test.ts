@@ -1,0 +1,85 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+  PROMPT_KINDS,
+  loadPromptTemplate,
+  readPromptMarker,
+  renderPrompt,
+  type PromptKind,
+  type PromptVars,
+} from '../../../activities/llm';
+import { PROMPTS_DIR, parsePromptTemplate } from '../../../activities/llm/prompts';
+
+/** One record of RepoST's published evaluation set, to render prompts with real code. */
+const sample = JSON.parse(fs.readFileSync('/work/shared/fixtures/repost-execeval-sample.jsonl', 'utf8').split('\n')[0]!) as {
+  func_name: string;
+  func_path: string;
+  orig_func: string;
+  orig_context: string;
+  eval_script: string;
+};
+
+const varsByKind: { [K in PromptKind]: PromptVars[K] } = {
+  sandbox: { functionName: sample.func_name, filePath: sample.func_path, context: `## ${sample.func_path}\n${sample.orig_func}` },
+  aggregate: { functionName: sample.func_name, filePath: sample.func_path, context: sample.orig_context },
+  tests: { functionName: sample.func_name, script: sample.eval_script },
+  debug: { functionName: sample.func_name, script: sample.eval_script, errorMessage: "NameError: name 'List' is not defined" },
+  coverage: { functionName: sample.func_name, script: sample.eval_script, missingLines: '12: return []', missingBranches: '10->12', coverage: 0.5 },
+  check_functionality: { originalFunction: sample.orig_func, sandboxedFunction: sample.eval_script },
+  check_tests: { functionName: sample.func_name, script: sample.eval_script },
+  docstring: { functionName: sample.func_name, code: sample.orig_func },
+  solve: { functionName: sample.func_name, context: sample.orig_context },
+};
+
+describe('prompt templates', () => {
+  it('has a template file for every kind, each declaring exactly the variables it uses', () => {
+    const files = fs.readdirSync(PROMPTS_DIR).filter((f) => f.endsWith('.md')).map((f) => path.basename(f, '.md')).sort();
+    expect(files).toEqual([...PROMPT_KINDS].sort());
+    for (const kind of PROMPT_KINDS) {
+      const t = loadPromptTemplate(kind);
+      expect(t.id).toBe(kind);
+      expect(t.version).toMatch(/^\d+$/);
+    }
+  });
+
+  it('rejects a template that uses an undeclared variable', () => {
+    const bad = '---\nid: x\nversion: 1\nstep: solve\nanswer: code\nvariables: [a]\n---\n@@ system\n{{a}}\n@@ user\n{{b}}\n';
+    expect(() => parsePromptTemplate(bad, 'bad.md')).toThrow(/used but not declared: \[b\]/);
+  });
+
+  it.each(PROMPT_KINDS.map((k) => [k]))('renders %s with every variable filled and a recognisable marker', (kind) => {
+    const rendered = renderPrompt(kind, varsByKind[kind] as never);
+    expect(rendered.promptId).toBe(kind);
+    expect(rendered.promptVersion).toBe(loadPromptTemplate(kind).version);
+    expect(rendered.messages.map((m) => m.role)).toEqual(['system', 'user']);
+    const all = rendered.messages.map((m) => m.content).join('\n');
+    expect(all).not.toMatch(/\{\{\w+\}\}/);
+    expect(readPromptMarker(rendered.messages[0]!.content)).toEqual({ kind, version: rendered.promptVersion, functionName: sample.func_name });
+    expect(rendered.messages[1]!.content).toContain(`Function: ${sample.func_name}`);
+  });
+
+  it('uses RepoST naming for the copy under test and the test function, and the sandbox cache dir', () => {
+    const tests = renderPrompt('tests', varsByKind.tests).messages[1]!.content;
+    expect(tests).toContain('extract_all_zip_codes_new_implementation');
+    expect(tests).toContain('test_extract_all_zip_codes()');
+    expect(tests).toContain('if __name__ == "__main__":');
+    expect(tests).toContain('/home/user/tmp');
+    const custom = renderPrompt('sandbox', { ...varsByKind.sandbox, cacheDir: '/scratch/cache' }).messages[1]!.content;
+    expect(custom).toContain('/scratch/cache');
+  });
+
+  it('carries each step its specific inputs', () => {
+    expect(renderPrompt('debug', varsByKind.debug).messages[1]!.content).toContain("NameError: name 'List' is not defined");
+    const cov = renderPrompt('coverage', varsByKind.coverage).messages[1]!.content;
+    expect(cov).toContain('50%');
+    expect(cov).toContain('10->12');
+    expect(cov).toContain('12: return []');
+    expect(renderPrompt('check_functionality', varsByKind.check_functionality).messages[1]!.content).toContain(sample.orig_func);
+  });
+
+  it('inserts values literally, even when they contain template syntax', () => {
+    const script = 'x = "{{functionName}}"\n';
+    const user = renderPrompt('tests', { functionName: 'f', script }).messages[1]!.content;
+    expect(user).toContain('x = "{{functionName}}"');
+  });
+});
