@@ -1,0 +1,157 @@
+/**
+ * The context text of a target: the code of its local dependencies grouped by file under
+ * `## path` headers, files in dependency order (what is needed comes first, the target's own
+ * file last), definitions in source order inside a file, each file's imports on top. Classes
+ * are rendered as a shell (header, docstring, class attributes) holding only the members that
+ * are needed.
+ */
+import { importBindings } from './bindings';
+import type { SyntaxNode } from './parser';
+import type { ModuleInfo } from './repository';
+import type { Definition, Resolver } from './resolver';
+import { lastCodeRow, outerNode, unwrapDefinition } from './syntax';
+
+/** A rough token count (about four characters per token for code), used for budgets only. */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function endRow(node: SyntaxNode): number {
+  if (node.type === 'function_definition' || node.type === 'class_definition') return lastCodeRow(node);
+  const end = node.endPosition;
+  return end.column === 0 && end.row > node.startPosition.row ? end.row - 1 : end.row;
+}
+
+function rows(module: ModuleInfo, from: number, to: number): string[] {
+  return module.lines.slice(from, to + 1);
+}
+
+function dedent(lines: string[], by: number): string[] {
+  if (by <= 0) return lines;
+  return lines.map((l) => (l.slice(0, by).trim() === '' ? l.slice(by) : l.trimStart()));
+}
+
+function topLevel(def: Definition): Definition {
+  let d = def;
+  while (d.owner) d = d.owner;
+  return d;
+}
+
+/** Class shell with the needed members; `members` holds qualnames of included methods and nested classes. */
+function renderClass(module: ModuleInfo, cls: SyntaxNode, qualname: string, members: Set<string>): string[] {
+  const outer = outerNode(cls);
+  const body = cls.childForFieldName('body');
+  if (!body || body.startPosition.row === cls.startPosition.row) return rows(module, outer.startPosition.row, endRow(cls));
+  const firstStmt = body.namedChildren.find((c) => c.type !== 'comment') ?? body;
+  const out = rows(module, outer.startPosition.row, firstStmt.startPosition.row - 1);
+  const headerLength = out.length;
+  for (const stmt of body.namedChildren) {
+    if (stmt.type === 'comment') continue;
+    const def = unwrapDefinition(stmt);
+    if (def) {
+      const name = def.childForFieldName('name')?.text ?? '';
+      const q = `${qualname}.${name}`;
+      if (def.type === 'function_definition') {
+        if (members.has(q)) out.push(...rows(module, stmt.startPosition.row, endRow(def)));
+      } else if ([...members].some((m) => m === q || m.startsWith(`${q}.`))) {
+        out.push(...renderClass(module, def, q, members));
+      }
+      continue;
+    }
+    out.push(...rows(module, stmt.startPosition.row, endRow(stmt)));
+  }
+  if (out.length === headerLength) out.push(`${' '.repeat(firstStmt.startPosition.column)}pass`);
+  return out;
+}
+
+function importNames(stmt: SyntaxNode): string[] {
+  const names: string[] = [];
+  const stmts = stmt.type === 'import_statement' || stmt.type === 'import_from_statement' ? [stmt] : stmt.descendantsOfType(['import_statement', 'import_from_statement']);
+  for (const s of stmts) {
+    const { bindings, star } = importBindings(s);
+    names.push(...bindings.map((b) => b.name));
+    if (star) names.push('*');
+  }
+  return names;
+}
+
+export interface RenderInput {
+  resolver: Resolver;
+  target: Definition;
+  /** Dependencies to render (the target is added when includeTarget is set). */
+  defs: Definition[];
+  edges: Map<Definition, Definition[]>;
+  includeTarget: boolean;
+}
+
+/** Files in dependency order: post-order from the target, so a file comes after what it needs. */
+function fileOrder(input: RenderInput, included: Set<Definition>): ModuleInfo[] {
+  const order: ModuleInfo[] = [];
+  const seenModules = new Set<ModuleInfo>();
+  const visited = new Set<Definition>();
+  const stack: [Definition, number][] = [[input.target, 0]];
+  visited.add(input.target);
+  while (stack.length) {
+    const top = stack[stack.length - 1]!;
+    const [def, i] = top;
+    const next = input.edges.get(def) ?? [];
+    if (i < next.length) {
+      top[1]++;
+      const n = next[i]!;
+      if (!visited.has(n) && included.has(n)) {
+        visited.add(n);
+        stack.push([n, 0]);
+      }
+      continue;
+    }
+    stack.pop();
+    if (def !== input.target && !seenModules.has(def.module)) {
+      seenModules.add(def.module);
+      order.push(def.module);
+    }
+  }
+  for (const d of included) {
+    if (!seenModules.has(d.module)) {
+      seenModules.add(d.module);
+      order.push(d.module);
+    }
+  }
+  const targetModule = input.target.module;
+  return [...order.filter((m) => m !== targetModule), targetModule];
+}
+
+export function renderContext(input: RenderInput): string {
+  const included = new Set(input.defs);
+  const all = new Set(included);
+  if (input.includeTarget) all.add(input.target);
+  const blocks: string[] = [];
+  for (const module of fileOrder(input, included)) {
+    const defs = [...all].filter((d) => d.module === module);
+    const members = new Set(defs.filter((d) => d.owner).map((d) => d.qualname));
+    const tops = new Map<number, { row: number; lines: string[] }>();
+    for (const d of defs) {
+      const top = topLevel(d);
+      const node = top.kind === 'variable' ? top.node : outerNode(top.node);
+      if (tops.has(node.id)) continue;
+      const lines =
+        top.kind === 'class'
+          ? renderClass(module, top.node, top.qualname, members)
+          : rows(module, node.startPosition.row, top.kind === 'variable' ? endRow(node) : endRow(top.node));
+      tops.set(node.id, { row: node.startPosition.row, lines: dedent(lines, node.startPosition.column) });
+    }
+    const code = [...tops.values()].sort((a, b) => a.row - b.row).map((t) => t.lines.join('\n'));
+    const used = new Set(code.join('\n').match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
+    const scope = input.resolver.scope(module);
+    const imports = scope.importStatements
+      .filter((stmt) => {
+        if (module === input.target.module) return true;
+        if (stmt.type === 'future_import_statement') return true;
+        return importNames(stmt).some((n) => n === '*' || used.has(n));
+      })
+      .map((stmt) => rows(module, stmt.startPosition.row, endRow(stmt)).join('\n'));
+    const parts = [...(imports.length ? [imports.join('\n')] : []), ...code];
+    if (parts.length === 0) continue;
+    blocks.push(`## ${module.path}\n${parts.join('\n\n')}\n`);
+  }
+  return blocks.join('\n');
+}

@@ -1,0 +1,94 @@
+/**
+ * The candidate filters of RepoST (after R2E): each a named rule; the first rule that rejects a
+ * function is recorded as `droppedBy`, so the funnel can say why every function was dropped.
+ */
+import type { ExtractedFunction } from './extract';
+import type { AnalysisOptions } from './types';
+
+/**
+ * Keyword groups for code that cannot run in a sandbox without GPUs, cloud credentials, a
+ * display, extra processes, an event loop or a terminal. Matched on the function's own source.
+ */
+export const KEYWORD_GROUPS: Record<string, RegExp> = {
+  gpu: /\b(cuda|cudnn|cupy|gpu|gpus|nvidia|nccl|torch\.distributed|tpu|jax\.devices|to\(\s*['"]cuda)/i,
+  cloud: /\b(boto3?|botocore|s3|aws|azure|gcp|google\.cloud|bigquery|firebase|firestore|dynamodb|sagemaker|kubernetes)\b/i,
+  plotting: /\b(matplotlib|pyplot|plt|seaborn|sns|plotly|bokeh|altair|savefig|imshow)\b/,
+  multiprocessing: /\b(multiprocessing|threading|Thread|ThreadPool|ProcessPool\w*|ThreadPoolExecutor|ProcessPoolExecutor|concurrent\.futures|mpi4py|ray|dask|joblib|Pool)\b/,
+  async: /(\basync\s+(def|with|for)\b|\bawait\b|\basyncio\b|\baiohttp\b|\btrio\b)/,
+  cli: /(\bargparse\b|\bArgumentParser\b|\bclick\.|@click\b|\btyper\b|\bsys\.argv\b|\binput\s*\(|\bgetpass\b|\bfire\.Fire\b)/,
+  gui: /\b(tkinter|Tkinter|PyQt\d?|PySide\d?|pygame|wx\.|curses)\b/,
+};
+
+const TEST_PATH_SEGMENT = /^(tests?|testing|unit_?tests?|test_?utils?)$/i;
+
+export function isTestPath(path: string): boolean {
+  const parts = path.split('/');
+  const file = parts[parts.length - 1]!;
+  if (/^test_.*\.py$|_tests?\.py$|^tests?\.py$|^conftest\.py$/.test(file)) return true;
+  return parts.slice(0, -1).some((p) => TEST_PATH_SEGMENT.test(p));
+}
+
+/** A test class by name or by inheriting from a unittest TestCase. */
+export function isTestClassName(name: string, bases: string[] = []): boolean {
+  if (/^Test|Tests?$|TestCase$/.test(name)) return true;
+  return bases.some((b) => /(^|\.)(TestCase|IsolatedAsyncioTestCase)$/.test(b));
+}
+
+const LITERAL_TYPES = new Set(['string', 'concatenated_string', 'integer', 'float', 'true', 'false', 'none', 'ellipsis', 'list', 'tuple', 'dictionary', 'set']);
+
+function isLiteral(node: { type: string; namedChildren: { type: string; namedChildren: unknown[] }[] }): boolean {
+  if (!LITERAL_TYPES.has(node.type)) return false;
+  if (node.type === 'list' || node.type === 'tuple' || node.type === 'dictionary' || node.type === 'set') {
+    // A container is literal only when its items are (a dictionary's pairs are checked shallowly).
+    return node.namedChildren.every((c) => LITERAL_TYPES.has(c.type) || c.type === 'pair');
+  }
+  return true;
+}
+
+/** The body does nothing a test could observe: pass, `...`, a literal return, raise NotImplementedError. */
+export function isTrivialBody(fn: ExtractedFunction): boolean {
+  const body = fn.node.childForFieldName('body');
+  if (!body) return true;
+  let stmts = body.namedChildren.filter((c) => c.type !== 'comment');
+  if (fn.docstring !== null) stmts = stmts.slice(1);
+  if (stmts.length === 0) return true;
+  if (stmts.length > 1) return false;
+  const s = stmts[0]!;
+  if (s.type === 'pass_statement') return true;
+  if (s.type === 'expression_statement' && s.namedChildCount === 1 && isLiteral(s.namedChild(0)!)) return true;
+  if (s.type === 'return_statement') return s.namedChildCount === 0 || isLiteral(s.namedChild(0)!);
+  if (s.type === 'raise_statement') return /NotImplemented/.test(s.text);
+  return false;
+}
+
+/** Arguments a caller passes: self/cls of a method do not count. */
+export function callerArguments(fn: ExtractedFunction): string[] {
+  if (fn.kind === 'method' && !fn.decorators.some((d) => d === 'staticmethod')) return fn.params.slice(1);
+  return fn.params;
+}
+
+/** Applies the enabled rules in a fixed order; returns the first rule that rejects, or null. */
+export function firstFailingRule(fn: ExtractedFunction, shadowed: boolean, options: AnalysisOptions): string | null {
+  const r = options.rules;
+  if (r.noShadowed && shadowed) return 'shadowed';
+  if (r.noTestCode) {
+    if (isTestPath(fn.path)) return 'test-file';
+    if (/^test/.test(fn.name) || fn.classChain.some((c, i) => isTestClassName(c, i === fn.classChain.length - 1 ? fn.classBases : []))) return 'test-code';
+  }
+  if (r.noDunder && /^__.*__$/.test(fn.name)) return 'dunder';
+  if (r.requireArguments && callerArguments(fn).length === 0) return 'no-arguments';
+  if (r.requireReturn && !fn.returns) return 'no-return';
+  if (r.requireDocstring && !fn.docstring) return 'no-docstring';
+  if (r.noTrivialLiteral && isTrivialBody(fn)) return 'trivial-body';
+  if (r.sizeLimits) {
+    const lines = fn.endLine - fn.startLine + 1;
+    if (lines < options.minLines) return 'too-short';
+    if (lines > options.maxLines) return 'too-long';
+  }
+  if (r.keywords) {
+    const text = fn.source;
+    for (const [group, re] of Object.entries(KEYWORD_GROUPS)) if (re.test(text)) return `keyword:${group}`;
+    for (const kw of options.extraKeywords) if (text.includes(kw)) return `keyword:${kw}`;
+  }
+  return null;
+}

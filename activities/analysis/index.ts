@@ -1,0 +1,199 @@
+/**
+ * Static analysis of a Python repository: the candidate functions (with the filter rule that
+ * dropped each one) and, per function, its local dependencies and the context text the sandbox
+ * prompt needs. Plain TypeScript; the activities wrap it.
+ */
+import { createHash } from 'node:crypto';
+import { estimateTokens, renderContext } from './context';
+import { dependencyClosure } from './dependencies';
+import type { ExtractedFunction } from './extract';
+import { firstFailingRule } from './filters';
+import type { SyntaxNode } from './parser';
+import { Repository, type ModuleInfo } from './repository';
+import { Resolver, type Definition } from './resolver';
+import {
+  AnalysisOptionsSchema,
+  resolveOptions,
+  type AnalysisOptions,
+  type DependencyEntry,
+  type FunctionAnalysis,
+  type FunctionEntry,
+  type RepoAnalysis,
+} from './types';
+import type { z } from 'zod';
+
+export * from './types';
+export { estimateTokens } from './context';
+export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
+
+export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
+
+/** Deterministic function id (DESIGN invariant 3): 16 hex chars of sha256 of repo, commit, path, qualname. */
+export function functionId(repoId: string, commit: string, path: string, qualname: string): string {
+  return createHash('sha256').update(`${repoId}@${commit}:${path}::${qualname}`).digest('hex').slice(0, 16);
+}
+
+function repoIdOf(rootDir: string, options: AnalysisOptions): string {
+  return options.repoId ?? rootDir.replace(/[\\/]+$/, '').split(/[\\/]/).pop()!;
+}
+
+/** A parsed repository kept in memory so that many functions can be analysed from one parse. */
+export class RepositoryAnalyzer {
+  private readonly resolver: Resolver;
+  private entries: FunctionEntry[] | null = null;
+
+  private constructor(
+    readonly repo: Repository,
+    readonly options: AnalysisOptions,
+    readonly repoId: string,
+  ) {
+    this.resolver = new Resolver(repo);
+  }
+
+  static async open(rootDir: string, options?: AnalysisOptionsInput): Promise<RepositoryAnalyzer> {
+    const opts = resolveOptions(options);
+    return new RepositoryAnalyzer(await Repository.load(rootDir, opts), opts, repoIdOf(rootDir, opts));
+  }
+
+  /** For tests and benchmarks: a repository given as a map of path -> source. */
+  static fromSources(sources: Record<string, string>, options?: AnalysisOptionsInput): RepositoryAnalyzer {
+    const opts = resolveOptions(options);
+    return new RepositoryAnalyzer(Repository.fromSources(sources), opts, opts.repoId ?? 'memory');
+  }
+
+  get skipped() {
+    return this.repo.skipped;
+  }
+
+  /** Every module-level function and method, kept or dropped, in file then line order. */
+  functions(): FunctionEntry[] {
+    if (this.entries) return this.entries;
+    const all = this.repo.functions();
+    // Of several definitions of one name in one file, only the last is reachable.
+    const lastIndex = new Map<string, number>();
+    all.forEach((f, i) => lastIndex.set(`${f.path}::${f.qualname}`, i));
+    this.entries = all.map((f, i) => this.toEntry(f, lastIndex.get(`${f.path}::${f.qualname}`) !== i));
+    return this.entries;
+  }
+
+  private toEntry(f: ExtractedFunction, shadowed: boolean): FunctionEntry {
+    const droppedBy = firstFailingRule(f, shadowed, this.options);
+    return {
+      path: f.path,
+      qualname: f.qualname,
+      name: f.name,
+      kind: f.kind,
+      startLine: f.startLine,
+      endLine: f.endLine,
+      signature: f.signature,
+      docstring: f.docstring,
+      decorators: f.decorators,
+      returns: f.returns,
+      source: f.source,
+      kept: droppedBy === null,
+      droppedBy,
+      id: functionId(this.repoId, this.options.commit, f.path, f.qualname),
+    };
+  }
+
+  private definitionOf(module: ModuleInfo, f: ExtractedFunction): Definition {
+    // Owners come from the enclosing class nodes, so that a conditional or shadowed definition
+    // still gets its own node.
+    const classes: SyntaxNode[] = [];
+    for (let p = f.node.parent; p; p = p.parent) if (p.type === 'class_definition') classes.unshift(p);
+    let owner: Definition | null = null;
+    const names: string[] = [];
+    for (const c of classes) {
+      names.push(c.childForFieldName('name')!.text);
+      owner = this.resolver.definition(module, names.join('.'), 'class', c, owner);
+    }
+    return this.resolver.definition(module, f.qualname, f.kind, f.node, owner);
+  }
+
+  /** Dependencies and context of one function, whether or not a filter drops it. */
+  analyze(path: string, qualname: string): FunctionAnalysis {
+    const entries = this.functions();
+    const extracted = this.repo.functions();
+    let index = -1;
+    for (let i = 0; i < extracted.length; i++) if (extracted[i]!.path === path && extracted[i]!.qualname === qualname) index = i;
+    if (index < 0) {
+      const skip = this.repo.skipped.find((s) => s.path === path);
+      throw new Error(skip ? `${path} was skipped: ${skip.reason}` : `no function ${qualname} in ${path}`);
+    }
+    const f = extracted[index]!;
+    const module = this.repo.modules.get(path)!;
+    const target = this.definitionOf(module, f);
+    const closure = dependencyClosure(this.resolver, target);
+    const dependencies: DependencyEntry[] = closure.defs.map((d) => ({
+      path: d.module.path,
+      qualname: d.qualname,
+      kind: d.kind,
+      startLine: d.startLine,
+      endLine: d.endLine,
+      distance: closure.distance.get(d)!,
+    }));
+    const render = (defs: Definition[]) => renderContext({ resolver: this.resolver, target, defs, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
+    let kept = closure.defs;
+    let context = render(kept);
+    const truncated: { path: string; qualname: string }[] = [];
+    const budget = this.options.contextTokenBudget;
+    if (budget > 0 && estimateTokens(context) > budget) {
+      // Farthest first, later-discovered first among equals; direct dependencies always stay.
+      const droppable = closure.defs
+        .map((d, i) => ({ d, i, dist: closure.distance.get(d)! }))
+        .filter((x) => x.dist >= 2)
+        .sort((a, b) => b.dist - a.dist || b.i - a.i);
+      const removed = new Set<Definition>();
+      let excess = estimateTokens(context) - budget;
+      for (const { d } of droppable) {
+        if (excess <= 0) {
+          context = render(kept.filter((k) => !removed.has(k)));
+          excess = estimateTokens(context) - budget;
+          if (excess <= 0) break;
+        }
+        removed.add(d);
+        truncated.push({ path: d.module.path, qualname: d.qualname });
+        excess -= estimateTokens(d.module.lines.slice(d.startLine - 1, d.endLine).join('\n'));
+      }
+      kept = kept.filter((k) => !removed.has(k));
+      context = render(kept);
+    }
+    return {
+      ...entries[index]!,
+      standalone: dependencies.length === 0,
+      dependencies,
+      unresolved: closure.unresolved,
+      context,
+      truncated,
+      contextTokens: estimateTokens(context),
+    };
+  }
+}
+
+export async function analyzeRepository(rootDir: string, options?: AnalysisOptionsInput): Promise<RepoAnalysis> {
+  const analyzer = await RepositoryAnalyzer.open(rootDir, options);
+  return { functions: analyzer.functions(), skipped: analyzer.skipped };
+}
+
+export async function analyzeFunction(rootDir: string, path: string, qualname: string, options?: AnalysisOptionsInput): Promise<FunctionAnalysis> {
+  const analyzer = await RepositoryAnalyzer.open(rootDir, options);
+  return analyzer.analyze(path, qualname);
+}
+
+/**
+ * At most `max` kept functions, chosen by a seeded hash of their ids (stable under reordering
+ * and independent of how many others exist), returned in file and line order.
+ */
+export function selectCandidates(functions: FunctionEntry[], max: number, seed: number): FunctionEntry[] {
+  const kept = functions.filter((f) => f.kept);
+  if (kept.length <= max) return kept;
+  const rank = (f: FunctionEntry) => createHash('sha256').update(`${seed}:${f.id}`).digest('hex');
+  const chosen = new Set(
+    kept
+      .map((f) => ({ f, r: rank(f) }))
+      .sort((a, b) => (a.r < b.r ? -1 : a.r > b.r ? 1 : 0))
+      .slice(0, max)
+      .map((x) => x.f),
+  );
+  return kept.filter((f) => chosen.has(f));
+}

@@ -1,0 +1,113 @@
+/** Small helpers over tree-sitter Python nodes shared by the extraction passes. */
+import type { SyntaxNode } from './parser';
+
+/** Statements that contain other statements without opening a new scope. */
+export const STATEMENT_CONTAINERS = new Set([
+  'module',
+  'block',
+  'if_statement',
+  'elif_clause',
+  'else_clause',
+  'try_statement',
+  'except_clause',
+  'except_group_clause',
+  'finally_clause',
+  'with_statement',
+  'for_statement',
+  'while_statement',
+  'match_statement',
+  'case_clause',
+]);
+
+/** The function or class node inside a possibly decorated definition. */
+export function unwrapDefinition(node: SyntaxNode): SyntaxNode | null {
+  if (node.type === 'function_definition' || node.type === 'class_definition') return node;
+  if (node.type === 'decorated_definition') return node.childForFieldName('definition');
+  return null;
+}
+
+/** The node whose span includes the decorators of a definition. */
+export function outerNode(def: SyntaxNode): SyntaxNode {
+  const parent = def.parent;
+  return parent && parent.type === 'decorated_definition' ? parent : def;
+}
+
+export function decoratorsOf(def: SyntaxNode): SyntaxNode[] {
+  const parent = def.parent;
+  if (!parent || parent.type !== 'decorated_definition') return [];
+  return parent.namedChildren.filter((c) => c.type === 'decorator');
+}
+
+/**
+ * Definitions found in a statement list without crossing a scope boundary: compound
+ * statements (if/try/with/for/while/match) are looked into, function and class bodies are not.
+ */
+export function definitionsIn(container: SyntaxNode, out: SyntaxNode[] = []): SyntaxNode[] {
+  for (const child of container.namedChildren) {
+    const def = unwrapDefinition(child);
+    if (def) out.push(def);
+    else if (STATEMENT_CONTAINERS.has(child.type)) definitionsIn(child, out);
+  }
+  return out;
+}
+
+/**
+ * End row of the last code in a node, ignoring trailing comments that tree-sitter attaches to
+ * blocks (CPython's end_lineno stops at the last statement).
+ */
+export function lastCodeRow(node: SyntaxNode): number {
+  for (let i = node.childCount - 1; i >= 0; i--) {
+    const child = node.child(i)!;
+    if (child.type === 'comment') continue;
+    if (child.childCount > 0 && (STATEMENT_CONTAINERS.has(child.type) || child.type === 'function_definition' || child.type === 'class_definition' || child.type === 'decorated_definition')) {
+      return lastCodeRow(child);
+    }
+    return child.endPosition.row;
+  }
+  return node.endPosition.row;
+}
+
+/** A string literal's value, roughly as Python would read it (prefix and quotes removed). */
+export function stringValue(node: SyntaxNode): string | null {
+  if (node.type === 'concatenated_string') {
+    const parts = node.namedChildren.map(stringValue);
+    return parts.some((p) => p === null) ? null : parts.join('');
+  }
+  if (node.type !== 'string') return null;
+  if (node.namedChildren.some((c) => c.type === 'interpolation')) return null;
+  const m = /^([a-zA-Z]*)('''|"""|'|")([\s\S]*)\2$/.exec(node.text);
+  if (!m) return null;
+  const raw = /r/i.test(m[1]!);
+  let body = m[3]!;
+  if (!raw) {
+    body = body.replace(/\\(\r?\n|\\|'|"|n|t|r)/g, (_s, c: string) => (c === 'n' ? '\n' : c === 't' ? '\t' : c === 'r' ? '\r' : c === '\\' ? '\\' : c === "'" || c === '"' ? c : ''));
+  }
+  return body;
+}
+
+/** inspect.cleandoc: strip the common indentation of all lines but the first, trim blank edges. */
+export function cleandoc(doc: string): string {
+  const lines = doc.replace(/\t/g, '        ').split('\n');
+  let margin = Infinity;
+  for (const line of lines.slice(1)) {
+    const stripped = line.trimStart();
+    if (stripped) margin = Math.min(margin, line.length - stripped.length);
+  }
+  const out = [lines[0]!.trimStart(), ...lines.slice(1).map((l) => (margin === Infinity ? l : l.slice(margin)).trimEnd())];
+  while (out.length && !out[0]) out.shift();
+  while (out.length && !out[out.length - 1]) out.pop();
+  return out.join('\n');
+}
+
+/** The docstring of a module, class or function body, or null. */
+export function docstringOf(body: SyntaxNode | null): string | null {
+  if (!body) return null;
+  const first = body.namedChildren.find((c) => c.type !== 'comment');
+  if (!first || first.type !== 'expression_statement' || first.namedChildCount !== 1) return null;
+  const value = stringValue(first.namedChild(0)!);
+  return value === null ? null : cleandoc(value);
+}
+
+export function isAsync(def: SyntaxNode): boolean {
+  return def.type === 'function_definition' && def.child(0)?.type === 'async';
+}

@@ -1,0 +1,112 @@
+/**
+ * Public shapes of the static analysis: what a repository yields (functions, skips) and what
+ * one function needs (its local dependencies and the context text built from them).
+ */
+import { z } from 'zod';
+
+export type FunctionKind = 'function' | 'method';
+export type DefinitionKind = 'function' | 'class' | 'method' | 'variable';
+
+/** One module-level function or one method (of a class at any nesting depth). */
+export interface FunctionEntry {
+  /** Relative to the repository root, '/' separators. */
+  path: string;
+  /** Python's qualified name without `<locals>`: 'func', 'Class.method', 'Outer.Inner.m'. */
+  qualname: string;
+  name: string;
+  kind: FunctionKind;
+  /** 1-based, inclusive; decorators are part of the span. */
+  startLine: number;
+  endLine: number;
+  /** `def name(params) -> ret:` as written (async included), on one line. */
+  signature: string;
+  docstring: string | null;
+  /** Decorator expressions without the '@'. */
+  decorators: string[];
+  /** Whether the body (not counting nested functions) has a `return <value>`. */
+  returns: boolean;
+  /** The exact text of the span's lines, indentation kept. */
+  source: string;
+  kept: boolean;
+  /** Name of the candidate-filter rule that dropped it, null when kept. */
+  droppedBy: string | null;
+  /** Deterministic id: see functionId(). */
+  id: string;
+}
+
+export interface DependencyEntry {
+  path: string;
+  qualname: string;
+  kind: DefinitionKind;
+  startLine: number;
+  endLine: number;
+  /** Hops from the target in the reference graph: 1 = referenced directly by the target. */
+  distance: number;
+}
+
+export interface FunctionAnalysis extends FunctionEntry {
+  /** No local dependency at all (RepoST counts ~27% of GitHub functions as standalone). */
+  standalone: boolean;
+  /** Local definitions the target needs, nearest first. */
+  dependencies: DependencyEntry[];
+  /** What could not be resolved: unbound names, star imports, dynamic imports, getattr. */
+  unresolved: string[];
+  /** `## path` blocks grouped by file in dependency order, the target's file last. */
+  context: string;
+  /** Definitions left out of the context to respect the token budget (farthest first). */
+  truncated: { path: string; qualname: string }[];
+  /** Estimated tokens of `context`. */
+  contextTokens: number;
+}
+
+export interface SkippedFile {
+  path: string;
+  reason: string;
+}
+
+export interface RepoAnalysis {
+  functions: FunctionEntry[];
+  skipped: SkippedFile[];
+}
+
+/** The candidate filters of RepoST/R2E, each a named rule that can be switched off. */
+export const FilterRulesSchema = z.object({
+  requireDocstring: z.boolean().default(false),
+  requireArguments: z.boolean().default(true),
+  requireReturn: z.boolean().default(true),
+  noTrivialLiteral: z.boolean().default(true),
+  sizeLimits: z.boolean().default(true),
+  noDunder: z.boolean().default(true),
+  noTestCode: z.boolean().default(true),
+  noShadowed: z.boolean().default(true),
+  keywords: z.boolean().default(true),
+});
+export type FilterRules = z.infer<typeof FilterRulesSchema>;
+
+export const AnalysisOptionsSchema = z.object({
+  /** Identifies the repository in function ids ('owner/name' or a folder name). */
+  repoId: z.string().min(1).optional(),
+  /** Pinned commit used in function ids; 'local' for a working folder. */
+  commit: z.string().min(1).default('local'),
+  rules: FilterRulesSchema.prefault({}),
+  /** Size limits (lines of the function span) of the sizeLimits rule. */
+  minLines: z.number().int().positive().default(3),
+  maxLines: z.number().int().positive().default(200),
+  /** Extra keywords appended to the built-in keyword filters. */
+  extraKeywords: z.array(z.string().min(1)).default([]),
+  /** Token budget of the context text; 0 = unlimited. */
+  contextTokenBudget: z.number().int().nonnegative().default(8000),
+  /** Whether the target's own code is part of the context (RepoST's context includes it). */
+  contextIncludesTarget: z.boolean().default(true),
+  maxFunctionsPerRepo: z.number().int().positive().default(30),
+  seed: z.number().int().default(0),
+  /** Files larger than this are skipped (generated code, data dumps). */
+  maxFileBytes: z.number().int().positive().default(1024 * 1024),
+  /** Directories never entered. */
+  ignoreDirs: z.array(z.string()).default(['.git', '.hg', '.svn', 'node_modules', '__pycache__', '.tox', '.nox', '.venv', 'venv', 'env', 'site-packages', '.eggs', 'build', 'dist']),
+});
+export type AnalysisOptions = z.infer<typeof AnalysisOptionsSchema>;
+
+export function resolveOptions(options: Partial<z.input<typeof AnalysisOptionsSchema>> | undefined): AnalysisOptions {
+  return AnalysisOptionsSchema.parse(options ?? {});
+}
