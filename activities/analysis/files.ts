@@ -48,15 +48,22 @@ export function decodePython(bytes: Buffer): { text: string } | { error: string 
     // The declaration must come before any code: a non-comment line ends the search.
     if (!/^[ \t\f]*(#.*)?$/.test(line)) break;
   }
-  if (encoding === 'utf8' || encoding.startsWith('utf-8') || encoding === 'utf_8') encoding = 'utf-8';
+  encoding = encoding.replace(/_/g, '-');
+  if (encoding === 'utf8' || encoding.startsWith('utf-8')) encoding = 'utf-8';
+  const body = bytes.subarray(start);
+  // Node's TextDecoder may lack legacy codecs (small ICU), so Python's common ones are decoded here.
+  if (/^(latin-?1|iso-?8859-1|iso8859-1|l1|cp819)$/.test(encoding)) return { text: body.toString('latin1') };
+  if (encoding === 'ascii' || encoding === 'us-ascii') {
+    return body.every((b) => b < 0x80) ? { text: body.toString('latin1') } : { error: 'not valid ascii text' };
+  }
   let decoder: TextDecoder;
   try {
-    decoder = new TextDecoder(encoding.replace(/_/g, '-'), { fatal: true });
+    decoder = new TextDecoder(encoding, { fatal: true });
   } catch {
-    return { error: `unknown source encoding ${JSON.stringify(encoding)}` };
+    return { error: `unsupported source encoding ${JSON.stringify(encoding)}` };
   }
   try {
-    return { text: decoder.decode(bytes.subarray(start)) };
+    return { text: decoder.decode(body) };
   } catch {
     return { error: `not valid ${encoding === 'utf-8' ? 'UTF-8' : encoding} text` };
   }
