@@ -1,0 +1,230 @@
+/**
+ * Sanity checks on what the LLM returns from the sandboxing and test-generation steps
+ * (RepoST, Appendix Tables 11 and 12). They are cheap static checks run before anything
+ * executes, catching answers that dropped the target function, gutted it, threw away
+ * context, or wrote tests that cannot tell implementations apart. A failed check is a value
+ * (the workflow regenerates or rejects), never an exception.
+ *
+ * Token counts are lexical Python tokens from tree-sitter (names, literals, operators,
+ * keywords); comments and whitespace do not count, so reformatting or dropping a comment is
+ * never mistaken for lost code, while losing a statement always is.
+ */
+import Parser from 'tree-sitter';
+import Python from 'tree-sitter-python';
+import { newImplementationName, testFunctionName } from './prompts';
+
+type Node = Parser.SyntaxNode;
+
+let parser: Parser | undefined;
+function parse(code: string): Parser.Tree {
+  if (!parser) {
+    parser = new Parser();
+    parser.setLanguage(Python as unknown as Parser.Language);
+  }
+  // The binding reads source in chunks of bufferSize; size it to the text.
+  return parser.parse(code, undefined, { bufferSize: Math.max(64 * 1024, code.length * 2 + 1024) });
+}
+
+/** Allowed shortfalls (RepoST): the sandboxed function may lose at most 20 tokens, the script 50. */
+export const MAX_FUNCTION_TOKEN_LOSS = 20;
+export const MAX_SCRIPT_TOKEN_LOSS = 50;
+export const MIN_TEST_ASSERTIONS = 3;
+
+export type SanityCheckId =
+  | 'parses'
+  | 'target_exists'
+  | 'target_not_shrunk'
+  | 'script_keeps_context'
+  | 'script_not_shrunk'
+  | 'test_function_exists'
+  | 'test_calls_target'
+  | 'test_calls_new_implementation'
+  | 'test_has_assertions'
+  | 'main_block_exists'
+  | 'main_calls_test'
+  | 'main_call_not_in_try';
+
+export interface SanityFailure {
+  check: SanityCheckId;
+  detail: string;
+}
+
+export interface SanityReport {
+  passed: boolean;
+  failures: SanityFailure[];
+  /** The measurements behind the verdict, for records and reports. */
+  measures: Record<string, number>;
+}
+
+function leaves(node: Node, out: Node[] = []): Node[] {
+  if (node.type === 'comment') return out;
+  if (node.childCount === 0) {
+    if (!node.isMissing && node.text.trim() !== '') out.push(node);
+    return out;
+  }
+  // A string literal is one token however it is split into parts.
+  if (node.type === 'string' || node.type === 'concatenated_string') {
+    out.push(node);
+    return out;
+  }
+  for (const child of node.children) leaves(child, out);
+  return out;
+}
+
+/** Lexical tokens of Python source, without comments. */
+export function countCodeTokens(code: string): number {
+  return leaves(parse(stripFences(code)).rootNode).length;
+}
+
+/** Contexts arrive as markdown-ish text (`## path` headers, maybe code fences); keep only code. */
+function stripFences(text: string): string {
+  return text
+    .split('\n')
+    .filter((l) => !/^\s*(```|~~~)/.test(l))
+    .join('\n');
+}
+
+function definitionsIn(block: Node | null): Node[] {
+  if (!block) return [];
+  return block.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') ?? c : c));
+}
+
+/** Finds `name` or `Class.method` (or deeper) among top-level definitions. */
+export function findDefinition(root: Node, qualifiedName: string): Node | undefined {
+  const parts = qualifiedName.split('.');
+  let scope: Node | null = root;
+  let found: Node | undefined;
+  for (const [i, part] of parts.entries()) {
+    const wanted = i === parts.length - 1 ? ['function_definition'] : ['class_definition'];
+    const defs: Node[] = definitionsIn(scope);
+    // The last definition wins, as in Python when a name is redefined.
+    found = [...defs].reverse().find((d) => wanted.includes(d.type) && d.childForFieldName('name')?.text === part);
+    if (!found) return undefined;
+    scope = found.childForFieldName('body');
+  }
+  return found;
+}
+
+function callsTo(node: Node, simpleName: string): Node[] {
+  return node.descendantsOfType('call').filter((call) => {
+    const fn = call.childForFieldName('function');
+    if (!fn) return false;
+    if (fn.type === 'identifier') return fn.text === simpleName;
+    if (fn.type === 'attribute') return fn.childForFieldName('attribute')?.text === simpleName;
+    return false;
+  });
+}
+
+function isMainGuard(node: Node): boolean {
+  if (node.type !== 'if_statement') return false;
+  const cond = node.childForFieldName('condition')?.text.replace(/\s+/g, '').replace(/'/g, '"');
+  return cond === '__name__=="__main__"' || cond === '"__main__"==__name__';
+}
+
+function firstSyntaxError(root: Node): string | undefined {
+  if (!root.hasError) return undefined;
+  const bad = root.descendantsOfType('ERROR')[0];
+  return bad ? `syntax error at line ${bad.startPosition.row + 1}` : 'syntax error';
+}
+
+interface FunctionCheckInput {
+  functionName: string;
+  /** The function as it is in the repository. */
+  originalFunction: string;
+}
+
+function checkTarget(root: Node, input: FunctionCheckInput, failures: SanityFailure[], measures: Record<string, number>): void {
+  const target = findDefinition(root, input.functionName);
+  if (!target) {
+    failures.push({ check: 'target_exists', detail: `the script defines no function ${input.functionName}` });
+    return;
+  }
+  const original = countCodeTokens(input.originalFunction);
+  const sandboxed = leaves(target).length;
+  measures.originalFunctionTokens = original;
+  measures.sandboxedFunctionTokens = sandboxed;
+  if (sandboxed < original - MAX_FUNCTION_TOKEN_LOSS) {
+    failures.push({
+      check: 'target_not_shrunk',
+      detail: `${input.functionName} has ${sandboxed} tokens in the script but ${original} in the repository (more than ${MAX_FUNCTION_TOKEN_LOSS} fewer)`,
+    });
+  }
+}
+
+/** Table 11: the answer of a sandboxing (or aggregate-and-sandbox) step. */
+export function checkSandboxScript(input: FunctionCheckInput & { script: string; /** The target file and local dependencies the LLM was given. */ context: string }): SanityReport {
+  const failures: SanityFailure[] = [];
+  const measures: Record<string, number> = {};
+  const root = parse(input.script).rootNode;
+  const syntax = firstSyntaxError(root);
+  if (syntax) failures.push({ check: 'parses', detail: syntax });
+  checkTarget(root, input, failures, measures);
+  const scriptTokens = leaves(root).length;
+  const contextTokens = countCodeTokens(input.context);
+  measures.scriptTokens = scriptTokens;
+  measures.contextTokens = contextTokens;
+  if (scriptTokens < contextTokens - MAX_SCRIPT_TOKEN_LOSS) {
+    failures.push({
+      check: 'script_keeps_context',
+      detail: `the script has ${scriptTokens} tokens but the code it was given has ${contextTokens} (more than ${MAX_SCRIPT_TOKEN_LOSS} fewer)`,
+    });
+  }
+  return { passed: failures.length === 0, failures, measures };
+}
+
+/** Table 12: the answer of a test-generation step (also applicable after debug and coverage rounds). */
+export function checkTestScript(input: FunctionCheckInput & { script: string; /** The script the tests were added to. */ sandboxScript: string }): SanityReport {
+  const failures: SanityFailure[] = [];
+  const measures: Record<string, number> = {};
+  const root = parse(input.script).rootNode;
+  const syntax = firstSyntaxError(root);
+  if (syntax) failures.push({ check: 'parses', detail: syntax });
+  checkTarget(root, input, failures, measures);
+
+  const scriptTokens = leaves(root).length;
+  const sandboxTokens = countCodeTokens(input.sandboxScript);
+  measures.scriptTokens = scriptTokens;
+  measures.sandboxScriptTokens = sandboxTokens;
+  if (scriptTokens < sandboxTokens) {
+    failures.push({ check: 'script_not_shrunk', detail: `the script with tests has ${scriptTokens} tokens, fewer than the ${sandboxTokens} of the sandboxed script` });
+  }
+
+  const simple = input.functionName.split('.').pop()!;
+  const testName = testFunctionName(input.functionName);
+  const newImpl = newImplementationName(simple);
+  // Tests of methods are sometimes written as methods of the class itself (RepoST keeps those).
+  const test =
+    findDefinition(root, testName) ??
+    root.descendantsOfType('function_definition').find((d) => d.childForFieldName('name')?.text === testName);
+  if (!test) {
+    failures.push({ check: 'test_function_exists', detail: `the script defines no function ${testName}()` });
+  } else {
+    const body = test.childForFieldName('body') ?? test;
+    // A method may be exercised through its class's constructor (e.g. a reset called by __init__).
+    const owner = input.functionName.includes('.') ? input.functionName.split('.').slice(-2, -1)[0]! : undefined;
+    const callsTarget = callsTo(body, simple).length > 0 || (owner !== undefined && callsTo(body, owner).length > 0);
+    if (!callsTarget) failures.push({ check: 'test_calls_target', detail: `${testName} never calls ${simple}` });
+    if (callsTo(body, newImpl).length === 0) failures.push({ check: 'test_calls_new_implementation', detail: `${testName} never calls ${newImpl}` });
+    const asserts = body.descendantsOfType('assert_statement').length;
+    measures.assertions = asserts;
+    if (asserts < MIN_TEST_ASSERTIONS) failures.push({ check: 'test_has_assertions', detail: `${testName} has ${asserts} assert statement(s), fewer than ${MIN_TEST_ASSERTIONS}` });
+  }
+
+  const mains = root.namedChildren.filter(isMainGuard);
+  if (mains.length === 0) {
+    failures.push({ check: 'main_block_exists', detail: 'the script has no if __name__ == "__main__": block' });
+  } else {
+    const calls = mains.flatMap((m) => callsTo(m, testName));
+    if (calls.length === 0) {
+      failures.push({ check: 'main_calls_test', detail: `the __main__ block never calls ${testName}()` });
+    } else {
+      const guarded = calls.filter((call) => {
+        for (let n: Node | null = call.parent; n && !isMainGuard(n); n = n.parent) if (n.type === 'try_statement') return true;
+        return false;
+      });
+      // One unguarded call is enough for a failing test to fail the run.
+      if (guarded.length === calls.length) failures.push({ check: 'main_call_not_in_try', detail: `the __main__ block calls ${testName}() only inside try/except, hiding failures` });
+    }
+  }
+  return { passed: failures.length === 0, failures, measures };
+}
