@@ -104,7 +104,7 @@ describe('test-generation sanity checks (RepoST Table 12)', () => {
   });
 
   it('rejects a script with fewer tokens than the sandboxed script it extends', () => {
-    const richer = SANDBOXED + Array.from({ length: 20 }, (_, i) => `CONSTANT_${i} = ${i}\n`).join('');
+    const richer = SANDBOXED + Array.from({ length: 60 }, (_, i) => `CONSTANT_${i} = ${i}\n`).join('');
     expect(failedChecks(checkTestScript({ ...base, sandboxScript: richer, script: WITH_TESTS }))).toEqual(['script_not_shrunk']);
   });
 
