@@ -103,3 +103,28 @@ export async function listExchanges(dataDir: string, functionId: string): Promis
   }
   return out;
 }
+
+/** Every indexed exchange under the data directory (all functions), for totals per repository or run. */
+export async function listAllExchanges(dataDir: string): Promise<ExchangeIndexEntry[]> {
+  let files: string[];
+  try {
+    files = (await fsp.readdir(llmIndexDir(dataDir))).filter((f) => f.endsWith('.jsonl')).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: ExchangeIndexEntry[] = [];
+  for (const file of files) {
+    const text = await fsp.readFile(path.join(llmIndexDir(dataDir), file), 'utf8');
+    for (const line of text.split('\n')) {
+      if (!line.trim()) continue;
+      try {
+        const parsed = ExchangeIndexEntrySchema.safeParse(JSON.parse(line));
+        if (parsed.success) out.push(parsed.data);
+      } catch {
+        // A torn last line from a crash: skip it.
+      }
+    }
+  }
+  return out;
+}

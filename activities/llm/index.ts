@@ -4,7 +4,7 @@ export { LlmGateway, modelForStep, STEP_HEADER, FUNCTION_HEADER, type LlmGateway
 export { LlmTransientError, LlmPermanentError, classifyLlmError, parseRetryAfter, type LlmError } from './errors';
 export { RateLimiter, TokenBucket, type RateLimits, type RatePermit } from './rate-limiter';
 export { ResponseCache, cacheKeyOf } from './cache';
-export { listExchanges, indexFileOf, EXCHANGE_SCHEMA, type ExchangeRecord, type ExchangeIndexEntry } from './exchange';
+export { listExchanges, listAllExchanges, indexFileOf, EXCHANGE_SCHEMA, type ExchangeRecord, type ExchangeIndexEntry } from './exchange';
 export { estimateCostUsd, sumUsage, usageBy, addUsage, mergeUsage, emptyUsage, type UsageTotals, type UsageEntry, type UsageDimension } from './cost';
 export { estimateTokens, estimateMessagesTokens } from './tokens';
 export {

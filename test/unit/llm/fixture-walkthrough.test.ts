@@ -1,0 +1,63 @@
+/**
+ * Walks the scripted fixture for one RepoST function through the gateway the way the function
+ * workflow will: render, chat, parse, sanity-check, regenerate on an unusable answer.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LlmGateway, listExchanges, parseCodeAnswer, parseVerdict, renderPrompt } from '../../../activities/llm';
+import { checkSandboxScript, checkTestScript } from '../../../activities/llm/sanity';
+import { loadLlmScript, startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { storeFor, tempDataDir, testConfig } from './helpers';
+
+const record = fs
+  .readFileSync('/work/shared/fixtures/repost-execeval-sample.jsonl', 'utf8')
+  .trim()
+  .split('\n')
+  .map((l) => JSON.parse(l) as { func_name: string; func_path: string; orig_func: string; orig_context: string })
+  .find((r) => r.func_name === 'extract_all_zip_codes')!;
+
+it('sandbox (one regeneration), tests, debug and both checks for extract_all_zip_codes', async () => {
+  const dataDir = tempDataDir();
+  const server = await startScriptedLlmServer(loadLlmScript(path.join(__dirname, '../../fixtures/scripted-llm/repost-zip-codes.json')));
+  try {
+    const config = testConfig(server.url, dataDir);
+    const gateway = new LlmGateway(config, storeFor(config));
+    const functionId = 'fn-zip';
+    const name = record.func_name;
+    const call = async (p: ReturnType<typeof renderPrompt>, attempt = 0) =>
+      gateway.chat({ step: p.step, functionId, messages: p.messages, promptId: p.promptId, promptVersion: p.promptVersion, attempt });
+
+    // Sandbox: the first answer abbreviates the file, the regeneration is usable.
+    const sandboxPrompt = renderPrompt('sandbox', { functionName: name, filePath: record.func_path, context: record.orig_context });
+    const first = parseCodeAnswer((await call(sandboxPrompt)).text);
+    expect(first).toMatchObject({ ok: false, failure: 'abbreviated' });
+    const second = await call(sandboxPrompt, 1);
+    const sandbox = parseCodeAnswer(second.text, second.finishReason);
+    if (!sandbox.ok) throw new Error(sandbox.detail);
+    expect(checkSandboxScript({ functionName: name, originalFunction: record.orig_func, context: record.orig_context, script: sandbox.code }).passed).toBe(true);
+
+    // Tests: statically fine (the broken import only shows when run), then one debug round.
+    const tests = parseCodeAnswer((await call(renderPrompt('tests', { functionName: name, script: sandbox.code }))).text);
+    if (!tests.ok) throw new Error(tests.detail);
+    expect(checkTestScript({ functionName: name, originalFunction: record.orig_func, sandboxScript: sandbox.code, script: tests.code }).passed).toBe(true);
+    const debugged = parseCodeAnswer(
+      (await call(renderPrompt('debug', { functionName: name, script: tests.code, errorMessage: "NameError: name 'List' is not defined" }))).text,
+    );
+    if (!debugged.ok) throw new Error(debugged.detail);
+    expect(debugged.code).toContain('from typing import');
+    expect(debugged.bash).toBeNull();
+
+    // Final checks.
+    const same = parseVerdict((await call(renderPrompt('check_functionality', { originalFunction: record.orig_func, sandboxedFunction: debugged.code }))).text);
+    expect(same).toMatchObject({ ok: true, answer: 'same' });
+    const good = parseVerdict((await call(renderPrompt('check_tests', { functionName: name, script: debugged.code }))).text, ['yes', 'no']);
+    expect(good).toMatchObject({ ok: true, answer: 'yes' });
+
+    const exchanges = await listExchanges(dataDir, functionId);
+    expect(exchanges.map((e) => `${e.step}#${e.attempt}`)).toEqual(['sandbox#0', 'sandbox#1', 'tests#0', 'debug#0', 'check_functionality#0', 'check_tests#0']);
+    expect(exchanges.every((e) => e.promptVersion === '1' && !e.cached)).toBe(true);
+  } finally {
+    await server.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,72 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { LlmGateway, listAllExchanges, listExchanges, sumUsage, usageBy, estimateCostUsd, type UsageEntry } from '../../../activities/llm';
+import { indexFileOf } from '../../../activities/llm/exchange';
+import { startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { storeFor, tempDataDir, testConfig } from './helpers';
+
+describe('cost and usage accounting', () => {
+  it('prices calls from the table and leaves unknown models at zero', () => {
+    const prices = { m: { inputPerMTok: 2, outputPerMTok: 8 } };
+    expect(estimateCostUsd(prices, 'm', 1_000_000, 500_000)).toBe(6);
+    expect(estimateCostUsd(prices, 'unknown', 1000, 1000)).toBe(0);
+  });
+
+  it('sums usage and groups it by function, repository and run', () => {
+    const entries: UsageEntry[] = [
+      { functionId: 'f1', repoId: 'r1', runId: 'run', cached: false, promptTokens: 100, completionTokens: 10, costUsd: 0.5, latencyMs: 20 },
+      { functionId: 'f1', repoId: 'r1', runId: 'run', cached: true, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 1 },
+      { functionId: 'f2', repoId: 'r2', runId: 'run', cached: false, promptTokens: 50, completionTokens: 5, costUsd: 0.25, latencyMs: 30 },
+    ];
+    expect(sumUsage(entries)).toEqual({ calls: 3, cachedCalls: 1, promptTokens: 150, completionTokens: 15, costUsd: 0.75, latencyMs: 51 });
+    const byFunction = usageBy(entries, 'functionId');
+    expect(byFunction.get('f1')).toMatchObject({ calls: 2, cachedCalls: 1, promptTokens: 100 });
+    expect(byFunction.get('f2')).toMatchObject({ calls: 1, promptTokens: 50 });
+    expect(usageBy(entries, 'repoId').get('r2')!.costUsd).toBe(0.25);
+    expect(usageBy(entries, 'runId').get('run')!.calls).toBe(3);
+  });
+
+  it('accounts real calls from the exchange index, with cache hits at zero cost', async () => {
+    const dataDir = tempDataDir();
+    const server = await startScriptedLlmServer({ rules: [], fallback: 'scripted answer for accounting' });
+    try {
+      const config = testConfig(server.url, dataDir);
+      const gateway = new LlmGateway(config, storeFor(config));
+      const outcomes = [];
+      for (const [fn, repo] of [['f1', 'r1'], ['f1', 'r1'], ['f2', 'r1'], ['f3', 'r2']] as const) {
+        outcomes.push(await gateway.chat({ step: 'docstring', functionId: fn, repoId: repo, runId: 'run-7', messages: [{ role: 'user', content: `document ${fn}` }] }));
+      }
+      expect(outcomes.map((o) => o.cached)).toEqual([false, true, false, false]);
+      const all = await listAllExchanges(dataDir);
+      expect(all).toHaveLength(4);
+      const fromIndex = sumUsage(all);
+      const fromOutcomes = sumUsage(outcomes);
+      expect(fromIndex.promptTokens).toBe(fromOutcomes.promptTokens);
+      expect(fromIndex.costUsd).toBeCloseTo(fromOutcomes.costUsd, 12);
+      expect(fromIndex.cachedCalls).toBe(1);
+      const byRepo = usageBy(all, 'repoId');
+      expect(byRepo.get('r1')!.calls).toBe(3);
+      expect(byRepo.get('r2')!.calls).toBe(1);
+      expect(usageBy(all, 'runId').get('run-7')!.calls).toBe(4);
+    } finally {
+      await server.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('skips a torn last line in the index, and keeps functions whose ids sanitise alike apart', async () => {
+    const dataDir = tempDataDir();
+    try {
+      const line = (functionId: string) =>
+        JSON.stringify({ exchangeKey: 'sha256-' + '0'.repeat(64), step: 'tests', model: 'm', cached: false, promptTokens: 1, completionTokens: 1, costUsd: 0, latencyMs: 1, functionId, recordedAt: 'now' });
+      const file = indexFileOf(dataDir, 'a/b');
+      fs.mkdirSync(path.dirname(file), { recursive: true });
+      fs.writeFileSync(file, `${line('a/b')}\n${line('a:b')}\n{"exchangeKey": "sha256-tor`);
+      expect(indexFileOf(dataDir, 'a:b')).toBe(file);
+      expect((await listExchanges(dataDir, 'a/b')).map((e) => e.functionId)).toEqual(['a/b']);
+      expect(await listExchanges(dataDir, 'nothing-here')).toEqual([]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
