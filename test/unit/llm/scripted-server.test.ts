@@ -1,5 +1,5 @@
 import OpenAI from 'openai';
-import { renderPrompt } from '../../../activities/llm';
+import { renderPrompt, type ChatMessage } from '../../../activities/llm';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
 import * as path from 'node:path';
 
@@ -9,7 +9,7 @@ describe('scripted OpenAI-compatible server', () => {
   afterEach(async () => server?.close());
 
   const client = (url: string) => new OpenAI({ baseURL: url, apiKey: 'k', maxRetries: 0, timeout: 5000 });
-  const ask = async (c: OpenAI, messages: { role: 'system' | 'user'; content: string }[]) => {
+  const ask = async (c: OpenAI, messages: ChatMessage[]) => {
     const r = await c.chat.completions.create({ model: 'scripted', messages });
     return r.choices[0]!.message.content;
   };
