@@ -103,6 +103,8 @@ export const ConfigSchema = z.object({
       outputLimitBytes: positiveInt.default(64 * 1024),
       scratchMb: positiveInt.default(256),
       maxInstallsPerScript: nonNegativeInt.default(3),
+      /** Wall-clock limit of one package install step (the only step with network). */
+      installTimeoutSec: positiveInt.default(600),
       pool: z
         .object({
           enabled: z.boolean().default(true),

@@ -1,0 +1,77 @@
+/**
+ * How a sandbox container is made: the limits and the isolation every run gets, and the labels
+ * that let a restarted worker find and remove what a crashed one left behind.
+ */
+import * as os from 'node:os';
+import type Docker from 'dockerode';
+import type { Config } from '../../temporal.config';
+
+export type SandboxLimits = Pick<Config['sandbox'], 'memoryMb' | 'cpus' | 'pidsLimit' | 'scratchMb'>;
+
+/** The uid scripts run as (the image's `sandbox` user) and the uid of PID 1 (the reaper). */
+export const SCRIPT_USER = '10001:10001';
+export const INIT_USER = '10002:10002';
+export const HARNESS_DIR = '/opt/repost/harness';
+export const PACKAGES_MOUNT = '/opt/repost/packages';
+export const SCRATCH_DIR = '/scratch';
+
+export const LABELS = {
+  sandbox: 'dev.repost.sandbox',
+  worker: 'dev.repost.sandbox.worker',
+  /** Identifies one worker process (host, pid, start time), so leftovers of dead ones are told apart. */
+  process: 'dev.repost.sandbox.process',
+  role: 'dev.repost.sandbox.role',
+} as const;
+
+export type ContainerRole = 'pool' | 'cold' | 'install' | 'baseline';
+
+/** This process's identity, stamped on every container it creates. */
+export const PROCESS_TOKEN = `${os.hostname()}:${process.pid}:${Date.now()}`;
+
+export function sandboxLabels(workerId: string, role: ContainerRole): Record<string, string> {
+  return { [LABELS.sandbox]: '1', [LABELS.worker]: workerId, [LABELS.process]: PROCESS_TOKEN, [LABELS.role]: role };
+}
+
+const MiB = 1024 * 1024;
+
+/**
+ * A container that idles under a reaper as PID 1; runs happen through `exec` as the script user.
+ * No network, memory without swap, CPU and process caps, read-only root, every capability
+ * dropped, no privilege gain, and the only writable places are small tmpfs mounts.
+ */
+export function runContainerOptions(args: {
+  image: string;
+  limits: SandboxLimits;
+  packagesDir: string;
+  workerId: string;
+  role: ContainerRole;
+}): Docker.ContainerCreateOptions {
+  const { limits } = args;
+  const tmpfs = (extra: string) => `rw,nosuid,nodev,size=${limits.scratchMb}m,${extra}`;
+  return {
+    Image: args.image,
+    Cmd: ['python3', `${HARNESS_DIR}/init.py`],
+    User: INIT_USER,
+    WorkingDir: SCRATCH_DIR,
+    Labels: sandboxLabels(args.workerId, args.role),
+    NetworkDisabled: true,
+    HostConfig: {
+      NetworkMode: 'none',
+      Memory: limits.memoryMb * MiB,
+      MemorySwap: limits.memoryMb * MiB,
+      NanoCpus: Math.round(limits.cpus * 1e9),
+      PidsLimit: limits.pidsLimit,
+      ReadonlyRootfs: true,
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      Tmpfs: {
+        [SCRATCH_DIR]: tmpfs('uid=10001,gid=10001,mode=0700'),
+        '/tmp': tmpfs('mode=1777'),
+      },
+      ShmSize: 64 * MiB,
+      Binds: [`${args.packagesDir}:${PACKAGES_MOUNT}:ro`],
+      Ulimits: [{ Name: 'nofile', Soft: 4096, Hard: 4096 }],
+      LogConfig: { Type: 'none', Config: {} },
+    },
+  };
+}

@@ -1,0 +1,28 @@
+/** The sandbox executor: isolated runs of untrusted Python, packages, coverage, AST comparison. */
+export {
+  CoverageReportSchema,
+  SandboxResultSchema,
+  SandboxStatusSchema,
+  PythonExceptionSchema,
+  InstalledPackageSchema,
+  AstComparisonSchema,
+  type CoverageReport,
+  type SandboxResult,
+  type SandboxStatus,
+  type PythonException,
+  type InstalledPackage,
+  type AstComparison,
+} from './schema';
+export {
+  SandboxExecutor,
+  SandboxCancelledError,
+  type RunRequest,
+  type RunHooks,
+  type SandboxExecutorConfig,
+  type SandboxExecutorOptions,
+} from './executor';
+export { withNewImplementation, newImplementationName, NEW_IMPLEMENTATION_SUFFIX } from './new-implementation';
+export { parseInstallCommands, validateRequirement, type ParsedInstallCommands } from './install-commands';
+export { IMPORT_TO_DISTRIBUTION, distributionForImport } from './packages';
+export { PackageCache, requirementSetKey } from './package-cache';
+export { parsePythonException, missingModuleName } from './python-exception';

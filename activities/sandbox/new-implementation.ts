@@ -1,0 +1,183 @@
+/**
+ * RepoST's ground-truth harness: the original function is copied into the evaluation script
+ * under the name `<name>_new_implementation`, which the script's tests compare with the original.
+ * A top-level function is inserted before the test function / test class / `__main__` block;
+ * a method (`Class.method`) is appended to the end of its class body, re-indented.
+ *
+ * The method copy's annotations are postponed (stored as strings, as `from __future__ import
+ * annotations` would): while a class body runs its own name is not bound yet, so a copy
+ * annotated `-> Angle` inside `class Angle` would fail at class creation, which the original,
+ * defined elsewhere, did not.
+ */
+import Parser from 'tree-sitter';
+import Python from 'tree-sitter-python';
+
+type Node = Parser.SyntaxNode;
+
+let parser: Parser | null = null;
+function parse(text: string): Parser.Tree {
+  if (!parser) {
+    parser = new Parser();
+    parser.setLanguage(Python as unknown as Parser.Language);
+  }
+  return parser.parse(text, undefined, { bufferSize: Math.max(64 * 1024, text.length * 2 + 1024) });
+}
+
+export const NEW_IMPLEMENTATION_SUFFIX = '_new_implementation';
+
+/** `foo` -> `foo_new_implementation`; `Class.method` -> `Class.method_new_implementation`. */
+export function newImplementationName(functionName: string): string {
+  return functionName + NEW_IMPLEMENTATION_SUFFIX;
+}
+
+function functionNode(node: Node): Node | null {
+  if (node.type === 'function_definition') return node;
+  if (node.type === 'decorated_definition') {
+    const def = node.childForFieldName('definition');
+    return def && def.type === 'function_definition' ? def : null;
+  }
+  return null;
+}
+
+/** Removes the first line's indentation from every line (as far as each line has it). */
+function dedentLike(source: string): string {
+  const lines = source.replace(/^\s*\n/, '').split('\n');
+  const indent = /^[ \t]*/.exec(lines[0] ?? '')![0];
+  if (!indent) return lines.join('\n');
+  return lines.map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l.replace(/^[ \t]+/, ''))).join('\n');
+}
+
+interface Edit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+function applyEdits(text: string, edits: Edit[]): string {
+  for (const e of [...edits].sort((a, b) => b.start - a.start)) text = text.slice(0, e.start) + e.text + text.slice(e.end);
+  return text;
+}
+
+function pythonStringLiteral(text: string): string {
+  const flat = text.replace(/\s*\n\s*/g, ' ');
+  if (!flat.includes("'")) return `'${flat.replace(/\\/g, '\\\\')}'`;
+  return `"${flat.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+/** The function source renamed, and for methods with annotations turned into strings. */
+export function renamedCopy(originalFunctionSource: string, methodName: string, postponeAnnotations: boolean): string {
+  const source = dedentLike(originalFunctionSource);
+  const tree = parse(source);
+  const top = tree.rootNode.namedChildren.map(functionNode).find((n): n is Node => n !== null);
+  if (!top) throw new Error('the original function source defines no function');
+  const name = top.childForFieldName('name')!;
+  if (name.text !== methodName) {
+    throw new Error(`the original function is named ${name.text}, expected ${methodName}`);
+  }
+  const edits: Edit[] = [{ start: name.startIndex, end: name.endIndex, text: methodName + NEW_IMPLEMENTATION_SUFFIX }];
+  if (postponeAnnotations) {
+    const params = top.childForFieldName('parameters');
+    const annotations = [
+      ...(params ? params.namedChildren.map((p) => p.childForFieldName('type')) : []),
+      top.childForFieldName('return_type'),
+    ].filter((n): n is Node => n !== null && n.type !== 'string' && !(n.namedChildCount === 1 && n.firstNamedChild!.type === 'string'));
+    for (const a of annotations) edits.push({ start: a.startIndex, end: a.endIndex, text: pythonStringLiteral(a.text) });
+  }
+  return applyEdits(source, edits).replace(/\s+$/, '');
+}
+
+/** Rows (0-based) that begin inside a multi-line string: indenting them would change the string. */
+function rowsInsideStrings(tree: Parser.Tree): Set<number> {
+  const rows = new Set<number>();
+  const walk = (n: Node) => {
+    if (n.type === 'string' || n.type === 'concatenated_string') {
+      for (let r = n.startPosition.row + 1; r <= n.endPosition.row; r++) rows.add(r);
+      return;
+    }
+    for (const c of n.children) walk(c);
+  };
+  walk(tree.rootNode);
+  return rows;
+}
+
+function indent(source: string, prefix: string): string {
+  const keep = rowsInsideStrings(parse(source));
+  return source
+    .split('\n')
+    .map((line, row) => (line.trim() === '' || keep.has(row) ? line : prefix + line))
+    .join('\n');
+}
+
+function findClass(root: Node, path: string[]): Node | null {
+  let scope: Node[] = root.namedChildren;
+  let found: Node | null = null;
+  for (const part of path) {
+    found = null;
+    for (const child of scope) {
+      const cls = child.type === 'decorated_definition' ? child.childForFieldName('definition') : child;
+      if (cls?.type === 'class_definition' && cls.childForFieldName('name')?.text === part) {
+        found = cls;
+        break;
+      }
+    }
+    if (!found) return null;
+    scope = found.childForFieldName('body')?.namedChildren ?? [];
+  }
+  return found;
+}
+
+/** Is this top-level statement where the tests start (test function, test class, main block)? */
+function startsTests(node: Node): boolean {
+  const def = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
+  if (def?.type === 'function_definition') return /^test/i.test(def.childForFieldName('name')?.text ?? '');
+  if (def?.type === 'class_definition') {
+    const name = def.childForFieldName('name')?.text ?? '';
+    const bases = def.childForFieldName('superclasses')?.text ?? '';
+    return /^Test/.test(name) || /TestCase/.test(bases);
+  }
+  if (node.type === 'if_statement') {
+    return /__name__\s*==\s*['"]__main__['"]|['"]__main__['"]\s*==\s*__name__/.test(node.childForFieldName('condition')?.text ?? '');
+  }
+  return false;
+}
+
+function lineStartOffsets(text: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === '\n') starts.push(i + 1);
+  return starts;
+}
+
+export function withNewImplementation(script: string, originalFunctionSource: string, functionName: string): string {
+  const parts = functionName.split('.');
+  const methodName = parts[parts.length - 1]!;
+  const classPath = parts.slice(0, -1);
+  const tree = parse(script);
+  const lineStarts = lineStartOffsets(script);
+  const insertAtRow = (row: number, block: string) => {
+    const at = row < lineStarts.length ? lineStarts[row]! : script.length;
+    const before = script.slice(0, at);
+    const sep = before === '' || before.endsWith('\n') ? '' : '\n';
+    return `${before}${sep}${block}${script.slice(at)}`;
+  };
+
+  if (classPath.length > 0) {
+    const cls = findClass(tree.rootNode, classPath);
+    const body = cls?.childForFieldName('body');
+    if (cls && body && body.namedChildCount > 0) {
+      const bodyIndent = ' '.repeat(body.namedChildren[0]!.startPosition.column);
+      const copy = indent(renamedCopy(originalFunctionSource, methodName, true), bodyIndent);
+      return insertAtRow(body.endPosition.row + 1, `\n${copy}\n\n`);
+    }
+  }
+
+  const copy = renamedCopy(originalFunctionSource, methodName, false);
+  const statements = tree.rootNode.namedChildren;
+  const firstTest = statements.findIndex(startsTests);
+  if (firstTest < 0) return `${script.replace(/\s*$/, '')}\n\n\n${copy}\n`;
+  // Keep comments that introduce the test block attached to it.
+  let row = statements[firstTest]!.startPosition.row;
+  for (let i = firstTest - 1; i >= 0 && statements[i]!.type === 'comment' && statements[i]!.endPosition.row === row - 1; i--) {
+    row = statements[i]!.startPosition.row;
+  }
+  return insertAtRow(row, `${copy}\n\n\n`);
+}

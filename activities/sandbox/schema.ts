@@ -1,0 +1,77 @@
+/**
+ * What a sandbox run returns. Everything that crosses from the container (the harness's JSON)
+ * is parsed with these schemas.
+ */
+import { z } from 'zod';
+
+export const MissingBranchSchema = z.object({
+  from: z.number().int(),
+  /** null: the branch leaves the function (return, raise, falling off the end). */
+  to: z.number().int().nullable(),
+  /** `from->to` or `from->exit`, as quoted to the LLM. */
+  text: z.string(),
+});
+
+/** Coverage of one function's line span (the `<name>_new_implementation` copy or the original). */
+export const CoverageReportSchema = z.object({
+  target: z.string(),
+  startLine: z.number().int(),
+  endLine: z.number().int(),
+  /** False when the span has no branch point: then `rate` is the line rate and the summary says so. */
+  hasBranches: z.boolean(),
+  /** Branch (arc) rate when the span has branches, else line rate; compare this with the threshold. */
+  rate: z.number().min(0).max(1),
+  lines: z.object({ total: z.number().int(), covered: z.number().int(), rate: z.number() }),
+  /** Arcs leaving branch points: taken / possible, as coverage.py counts branches. */
+  branches: z.object({ total: z.number().int(), taken: z.number().int(), rate: z.number().nullable() }),
+  /** Every arc leaving a line of the span (branch points or not). */
+  arcs: z.object({ total: z.number().int(), taken: z.number().int() }),
+  missingLines: z.array(z.number().int()),
+  missingBranches: z.array(MissingBranchSchema),
+  /** One paragraph ready to be quoted in a coverage round. */
+  summary: z.string(),
+});
+export type CoverageReport = z.infer<typeof CoverageReportSchema>;
+
+export const SandboxStatusSchema = z.enum(['passed', 'failed', 'error', 'timeout', 'oom', 'infrastructure']);
+/**
+ * passed: exit 0. failed: a test assertion failed (AssertionError, or unittest reporting only
+ * failures). error: any other non-zero exit (uncaught exception, syntax error, killed by a signal).
+ * timeout / oom: the wall-clock or memory limit ended the run. infrastructure: the sandbox itself
+ * failed (Docker unreachable, container could not start); retrying may help, the script is not at fault.
+ */
+export type SandboxStatus = z.infer<typeof SandboxStatusSchema>;
+
+export const PythonExceptionSchema = z.object({ type: z.string(), message: z.string(), traceback: z.string() });
+export type PythonException = z.infer<typeof PythonExceptionSchema>;
+
+export const InstalledPackageSchema = z.object({ name: z.string(), version: z.string() });
+export type InstalledPackage = z.infer<typeof InstalledPackageSchema>;
+
+export const SandboxResultSchema = z.object({
+  status: SandboxStatusSchema,
+  exitCode: z.number().nullable(),
+  durationMs: z.number(),
+  stdout: z.string(),
+  stderr: z.string(),
+  /** True when stdout or stderr was cut (the middle is replaced by a marker line). */
+  truncated: z.boolean(),
+  exception: PythonExceptionSchema.nullable(),
+  coverage: CoverageReportSchema.nullable(),
+  /** Third-party distributions the script needed (the installed set, dependencies included). */
+  packages: z.array(InstalledPackageSchema),
+  /** Harness remarks: installs done or refused, coverage target missing, sandbox faults. */
+  notes: z.array(z.string()).default([]),
+});
+export type SandboxResult = z.infer<typeof SandboxResultSchema>;
+
+/** What launch.py leaves in the run directory. */
+export const HarnessResultSchema = z.object({
+  notes: z.array(z.string()).default([]),
+  coverage: CoverageReportSchema.nullable().optional(),
+});
+
+export const AstComparisonSchema = z.object({ equivalent: z.boolean(), difference: z.string().nullable() });
+export type AstComparison = z.infer<typeof AstComparisonSchema>;
+
+export const CleanupReportSchema = z.object({ clean: z.boolean(), reasons: z.array(z.string()) });

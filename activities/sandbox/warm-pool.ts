@@ -1,0 +1,155 @@
+/**
+ * A bounded pool of warm sandbox containers for one worker. A run borrows a container, executes
+ * through `exec` in a fresh run directory, and gives it back; the pool then cleans it (kills
+ * every process of the script user, empties the writable mounts, checks for OOM kills) before
+ * lending it again. A container is thrown away instead after `recycleAfterRuns` runs, after a
+ * timeout or OOM (the caller says it is not reusable), or when cleaning fails.
+ */
+import type Docker from 'dockerode';
+
+export interface PoolHooks {
+  create(): Promise<Docker.Container>;
+  /** Returns true when the container is clean and may be lent again. */
+  clean(container: Docker.Container): Promise<boolean>;
+  destroy(container: Docker.Container): Promise<void>;
+}
+
+export interface Lease {
+  container: Docker.Container;
+  /** Runs this container has served, this one included. */
+  runs: number;
+}
+
+interface Slot extends Lease {
+  state: 'idle' | 'busy' | 'cleaning';
+}
+
+export interface PoolStats {
+  created: number;
+  recycled: number;
+  dirty: number;
+}
+
+export class WarmPool {
+  private readonly slots = new Set<Slot>();
+  private readonly leases = new Map<Lease, Slot>();
+  private readonly waiters: { resolve: (s: Slot) => void; reject: (e: Error) => void }[] = [];
+  private readonly background = new Set<Promise<unknown>>();
+  private creating = 0;
+  private closed = false;
+  readonly stats: PoolStats = { created: 0, recycled: 0, dirty: 0 };
+
+  constructor(
+    private readonly hooks: PoolHooks,
+    private readonly size: number,
+    private readonly recycleAfterRuns: number,
+  ) {}
+
+  /** Starts containers up to the pool size, so the first runs find them warm. */
+  async warm(): Promise<void> {
+    const missing = this.size - this.slots.size - this.creating;
+    await Promise.all(Array.from({ length: Math.max(0, missing) }, () => this.addSlot().then((s) => this.makeIdle(s))));
+  }
+
+  async acquire(signal?: AbortSignal): Promise<Lease> {
+    if (this.closed) throw new Error('the sandbox pool is closed');
+    const idle = [...this.slots].find((s) => s.state === 'idle');
+    let slot: Slot;
+    if (idle) slot = idle;
+    else if (this.slots.size + this.creating < this.size) slot = await this.addSlot();
+    else {
+      slot = await new Promise<Slot>((resolve, reject) => {
+        const waiter = { resolve, reject };
+        this.waiters.push(waiter);
+        signal?.addEventListener('abort', () => {
+          const i = this.waiters.indexOf(waiter);
+          if (i >= 0) this.waiters.splice(i, 1);
+          reject(new Error('cancelled while waiting for a sandbox container'));
+        });
+      });
+    }
+    slot.state = 'busy';
+    slot.runs += 1;
+    const lease: Lease = { container: slot.container, runs: slot.runs };
+    this.leases.set(lease, slot);
+    return lease;
+  }
+
+  /** Gives a container back; `reusable: false` (timeout, OOM, lost exec) throws it away. */
+  release(lease: Lease, reusable: boolean): void {
+    const slot = this.leases.get(lease);
+    if (!slot) return;
+    this.leases.delete(lease);
+    if (!reusable || slot.runs >= this.recycleAfterRuns || this.closed) {
+      this.discard(slot);
+      return;
+    }
+    slot.state = 'cleaning';
+    this.track(
+      this.hooks
+        .clean(slot.container)
+        .catch(() => false)
+        .then((clean) => {
+          if (clean && !this.closed) this.makeIdle(slot);
+          else {
+            this.stats.dirty += 1;
+            this.discard(slot);
+          }
+        }),
+    );
+  }
+
+  /** Containers currently held (idle, busy or being cleaned). */
+  get containerCount(): number {
+    return this.slots.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const w of this.waiters.splice(0)) w.reject(new Error('the sandbox pool is closed'));
+    await Promise.allSettled([...this.background]);
+    await Promise.allSettled([...this.slots].map((s) => this.hooks.destroy(s.container)));
+    this.slots.clear();
+  }
+
+  private track(p: Promise<unknown>): void {
+    this.background.add(p);
+    void p.finally(() => this.background.delete(p));
+  }
+
+  private async addSlot(): Promise<Slot> {
+    this.creating += 1;
+    try {
+      const container = await this.hooks.create();
+      this.stats.created += 1;
+      const slot: Slot = { container, runs: 0, state: 'busy' };
+      this.slots.add(slot);
+      return slot;
+    } finally {
+      this.creating -= 1;
+    }
+  }
+
+  private makeIdle(slot: Slot): void {
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      waiter.resolve(slot);
+    } else {
+      slot.state = 'idle';
+    }
+  }
+
+  private discard(slot: Slot): void {
+    this.slots.delete(slot);
+    this.stats.recycled += 1;
+    this.track(this.hooks.destroy(slot.container).catch(() => undefined));
+    // Keep the pool warm: a replacement starts now, for a waiter or for the next run.
+    if (!this.closed) {
+      this.track(
+        this.addSlot()
+          .then((s) => this.makeIdle(s))
+          .catch((err: Error) => this.waiters.shift()?.reject(err)),
+      );
+    }
+  }
+}
