@@ -4,7 +4,7 @@
  * not reachable by a qualified name).
  */
 import type { SyntaxNode, Tree } from './parser';
-import { decoratorsOf, definitionsIn, docstringOf, isAsync, lastCodeRow, outerNode } from './syntax';
+import { STATEMENT_CONTAINERS, decoratorsOf, definitionsIn, docstringOf, isAsync, lastCodeRow, outerNode } from './syntax';
 import type { FunctionKind } from './types';
 
 /** A function as found in the tree, before filtering and id assignment. */
@@ -69,21 +69,24 @@ export function parameterNames(params: SyntaxNode | null): string[] {
 /** Whether a body returns a value, not counting nested functions, lambdas or classes. */
 export function returnsValue(def: SyntaxNode): boolean {
   const body = def.childForFieldName('body');
-  if (!body) return false;
-  for (const ret of body.descendantsOfType('return_statement')) {
-    if (ret.namedChildCount === 0) continue;
-    let p = ret.parent;
-    let nested = false;
-    while (p && p.id !== def.id) {
-      if (p.type === 'function_definition' || p.type === 'class_definition' || p.type === 'lambda') {
-        nested = true;
-        break;
-      }
-      p = p.parent;
+  if (!body || !body.text.includes('return')) return false;
+  // A cursor walk over statements only: expressions cannot contain a return statement, and
+  // nested scopes do not count. Much cheaper than materialising every descendant node.
+  const cursor = body.walk();
+  let depth = 0;
+  for (;;) {
+    const type = cursor.nodeType;
+    if (type === 'return_statement' && cursor.currentNode.namedChildCount > 0) return true;
+    if ((depth === 0 || STATEMENT_CONTAINERS.has(type)) && cursor.gotoFirstChild()) {
+      depth++;
+      continue;
     }
-    if (!nested) return true;
+    while (!cursor.gotoNextSibling()) {
+      if (depth === 0 || !cursor.gotoParent()) return false;
+      depth--;
+      if (depth === 0) return false;
+    }
   }
-  return false;
 }
 
 export function signatureOf(def: SyntaxNode, text: string): string {

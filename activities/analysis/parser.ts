@@ -26,26 +26,25 @@ const PYTHON2_NODES = ['print_statement', 'exec_statement'];
 export type ParseResult = { ok: true; tree: Tree } | { ok: false; reason: string };
 
 export function parsePython(text: string): ParseResult {
-  // The binding reads the source through a buffer; a generous size avoids its 32 KiB
-  // default chunking on large files.
-  const tree = getParser().parse(text, undefined, { bufferSize: Math.max(64 * 1024, text.length * 2 + 1024) });
+  const tree = getParser().parse(text);
   const root = tree.rootNode;
   if (root.hasError) {
     const bad = firstError(root);
     const where = bad ? ` at line ${bad.startPosition.row + 1}` : '';
     return { ok: false, reason: `syntax error${where} (not valid Python 3)` };
   }
-  const py2 = root.descendantsOfType(PYTHON2_NODES);
+  // The node searches below walk the whole tree, so they run only when the text suggests them.
+  const py2 = /\b(print|exec)\b/.test(text) ? root.descendantsOfType(PYTHON2_NODES).filter(isPython2Only) : [];
   if (py2.length > 0) {
     const n = py2[0]!;
     return { ok: false, reason: `syntax error at line ${n.startPosition.row + 1}: Python 2 ${n.type.replace('_statement', '')} statement` };
   }
-  for (const op of root.descendantsOfType('comparison_operator')) {
+  for (const op of text.includes('<>') ? root.descendantsOfType('comparison_operator') : []) {
     for (const child of op.children) {
       if (child.type === '<>') return { ok: false, reason: `syntax error at line ${child.startPosition.row + 1}: Python 2 '<>' operator` };
     }
   }
-  for (const lit of root.descendantsOfType('integer')) {
+  for (const lit of /\b0\d|\d[lL]\b/.test(text) ? root.descendantsOfType('integer') : []) {
     // Python 2 octal literals (0777) and long suffixes (10L) are errors in Python 3.
     if (/^0\d*[1-9]\d*$/.test(lit.text) || /[lL]$/.test(lit.text)) {
       return { ok: false, reason: `syntax error at line ${lit.startPosition.row + 1}: Python 2 integer literal ${lit.text}` };
@@ -54,12 +53,20 @@ export function parsePython(text: string): ParseResult {
   return { ok: true, tree };
 }
 
+/**
+ * `print >> f, x` and `print (x), y` are valid Python 3 expressions that the grammar still reads
+ * as Python 2 print statements; only the other forms are real Python 2.
+ */
+function isPython2Only(node: SyntaxNode): boolean {
+  if (node.type !== 'print_statement') return true;
+  if (node.namedChildren.some((c) => c.type === 'chevron')) return false;
+  const first = node.namedChild(0);
+  return !(first && first.type === 'parenthesized_expression' && first.startIndex === node.startIndex + 'print'.length);
+}
+
+/** The smallest error node: the best guess of where the syntax error is. */
 function firstError(node: SyntaxNode): SyntaxNode | null {
-  if (node.type === 'ERROR' || node.isMissing) return node;
-  if (!node.hasError) return null;
-  for (const child of node.children) {
-    const found = firstError(child);
-    if (found) return found;
-  }
-  return node;
+  const errors = node.descendantsOfType('ERROR');
+  if (errors.length === 0) return null;
+  return errors.reduce((best, e) => (e.endIndex - e.startIndex < best.endIndex - best.startIndex ? e : best));
 }

@@ -102,7 +102,8 @@ export function cleandoc(doc: string): string {
 /** The docstring of a module, class or function body, or null. */
 export function docstringOf(body: SyntaxNode | null): string | null {
   if (!body) return null;
-  const first = body.namedChildren.find((c) => c.type !== 'comment');
+  let first = body.firstNamedChild;
+  while (first && first.type === 'comment') first = first.nextNamedSibling;
   if (!first || first.type !== 'expression_statement' || first.namedChildCount !== 1) return null;
   const value = stringValue(first.namedChild(0)!);
   return value === null ? null : cleandoc(value);
