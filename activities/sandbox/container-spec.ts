@@ -14,6 +14,8 @@ export const INIT_USER = '10002:10002';
 export const HARNESS_DIR = '/opt/repost/harness';
 export const PACKAGES_MOUNT = '/opt/repost/packages';
 export const SCRATCH_DIR = '/scratch';
+/** RepoST's prompts told the LLM to write files under /home/user/tmp; its records still do. */
+export const LEGACY_HOME = '/home/user';
 
 export const LABELS = {
   sandbox: 'dev.repost.sandbox',
@@ -67,6 +69,7 @@ export function runContainerOptions(args: {
       Tmpfs: {
         [SCRATCH_DIR]: tmpfs('uid=10001,gid=10001,mode=0700'),
         '/tmp': tmpfs('mode=1777'),
+        [LEGACY_HOME]: tmpfs('uid=10001,gid=10001,mode=0755'),
       },
       ShmSize: 64 * MiB,
       Binds: [`${args.packagesDir}:${PACKAGES_MOUNT}:ro`],

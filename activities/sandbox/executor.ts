@@ -75,7 +75,7 @@ export class SandboxExecutor {
   readonly docker: Docker;
   readonly workerId: string;
   private readonly pool: WarmPool | null;
-  private readonly packages: PackageCache;
+  readonly packages: PackageCache;
   private readonly background = new Set<Promise<unknown>>();
 
   constructor(
@@ -103,6 +103,10 @@ export class SandboxExecutor {
             config.pool.recycleAfterRuns,
           )
         : null;
+  }
+
+  get image(): string {
+    return this.options.image;
   }
 
   get mode(): 'pool' | 'cold' {
@@ -162,7 +166,7 @@ export class SandboxExecutor {
       notes.push(`installed ${distribution} for module ${missing}`);
       result = await this.runOnce(req, set, hooks);
     }
-    return { ...result, notes: [...notes, ...result.notes] };
+    return { ...result, requirements: set?.requirements ?? [], notes: [...notes, ...result.notes] };
   }
 
   /** AST equivalence of two function sources, computed by the harness inside the sandbox. */

@@ -60,6 +60,8 @@ export const SandboxResultSchema = z.object({
   coverage: CoverageReportSchema.nullable(),
   /** Third-party distributions the script needed (the installed set, dependencies included). */
   packages: z.array(InstalledPackageSchema),
+  /** The requirement set those packages were installed for (what an offline image must provide). */
+  requirements: z.array(z.string()).default([]),
   /** Harness remarks: installs done or refused, coverage target missing, sandbox faults. */
   notes: z.array(z.string()).default([]),
 });

@@ -10,7 +10,7 @@ import shutil
 import signal
 import time
 
-WRITABLE = ["/scratch", "/tmp", "/dev/shm"]
+WRITABLE = ["/scratch", "/tmp", "/dev/shm", "/home/user"]
 
 
 def own_processes():

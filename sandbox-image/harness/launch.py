@@ -61,6 +61,9 @@ def main():
     os.makedirs(run_dir, mode=0o700)
     cache_dir = os.path.join(run_dir, "cache")
     os.makedirs(cache_dir)
+    # RepoST's records write to /home/user/tmp (a tmpfs in the sandbox); make it as they expect.
+    if os.path.isdir("/home/user") and os.access("/home/user", os.W_OK):
+        os.makedirs("/home/user/tmp", exist_ok=True)
     for name, text in (request.get("files") or {}).items():
         _write(_safe_join(run_dir, name), text)
     script_path = _safe_join(run_dir, request.get("scriptName") or "eval_script.py")

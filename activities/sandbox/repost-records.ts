@@ -1,0 +1,87 @@
+/**
+ * RepoST-format evaluation records, run the way RepoST's own harness checks them: the record's
+ * original function copied into its evaluation script as `<name>_new_implementation`, executed
+ * with branch coverage of the target, and compared with the coverage the record reports.
+ */
+import { z } from 'zod';
+import type { RunHooks, RunRequest, SandboxExecutor } from './executor';
+import { newImplementationName, withNewImplementation } from './new-implementation';
+import type { SandboxResult } from './schema';
+
+export const RepostRecordSchema = z
+  .object({
+    func_name: z.string().min(1),
+    idx: z.union([z.string(), z.number()]).transform(String),
+    repo_name: z.string().optional(),
+    func_path: z.string().optional(),
+    orig_func: z.string().min(1),
+    eval_script: z.string().min(1),
+    coverage_rate: z.number().min(0).max(1).nullable().optional(),
+    coverage_report: z.string().nullable().optional(),
+  })
+  .passthrough();
+export type RepostRecord = z.infer<typeof RepostRecordSchema>;
+
+export function parseRecordsJsonl(text: string): RepostRecord[] {
+  return text
+    .split(/\r?\n/)
+    .map((line, i) => ({ line: line.trim(), n: i + 1 }))
+    .filter(({ line }) => line !== '')
+    .map(({ line, n }) => {
+      const parsed = RepostRecordSchema.safeParse(JSON.parse(line));
+      if (!parsed.success) throw new Error(`record on line ${n}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+      return parsed.data;
+    });
+}
+
+export interface GroundTruthOutcome {
+  idx: string;
+  funcName: string;
+  result: SandboxResult;
+  /** Our rate for the target's span, and the record's. */
+  coverageRate: number | null;
+  recordCoverageRate: number | null;
+  /** Within 1e-9 of the record's rate (null when either side has none). */
+  coverageMatches: boolean | null;
+}
+
+export type CoverageTarget = 'original' | 'new-implementation';
+
+/** The run RepoST's harness does for a record with its ground truth. */
+export function groundTruthRequest(record: RepostRecord, options: { coverageOf?: CoverageTarget; timeoutSec?: number } = {}): RunRequest {
+  const script = withNewImplementation(record.eval_script, record.orig_func, record.func_name);
+  const functionName = options.coverageOf === 'new-implementation' ? newImplementationName(record.func_name) : record.func_name;
+  return { script, coverage: { functionName }, install: true, timeoutSec: options.timeoutSec };
+}
+
+export async function runGroundTruth(
+  executor: SandboxExecutor,
+  record: RepostRecord,
+  options: { coverageOf?: CoverageTarget; timeoutSec?: number; hooks?: RunHooks } = {},
+): Promise<GroundTruthOutcome> {
+  const result = await executor.run(groundTruthRequest(record, options), options.hooks);
+  const coverageRate = result.coverage?.rate ?? null;
+  const recordCoverageRate = record.coverage_rate ?? null;
+  return {
+    idx: record.idx,
+    funcName: record.func_name,
+    result,
+    coverageRate,
+    recordCoverageRate,
+    coverageMatches: coverageRate === null || recordCoverageRate === null ? null : Math.abs(coverageRate - recordCoverageRate) < 1e-9,
+  };
+}
+
+/** Runs `items` through `worker` with at most `concurrency` in flight, keeping input order. */
+export async function mapConcurrent<T, R>(items: T[], concurrency: number, worker: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await worker(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}

@@ -1,0 +1,187 @@
+/**
+ * The sandbox from the command line.
+ *
+ *   tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install]
+ *                              [--timeout S] [--strict] [--json]
+ *   tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict]
+ *                              [--coverage-of original|new-implementation] [--limit N] [--json]
+ *   tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
+ *   tsx scripts/sandbox.ts cleanup
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { SandboxExecutor, type SandboxResult } from '../activities/sandbox';
+import { buildDatasetImage } from '../activities/sandbox/dataset-image';
+import { mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
+import { ensureSandboxImage } from '../sandbox-image/build';
+import { dataPaths, loadConfig } from '../temporal.config';
+
+const USAGE = `usage:
+  tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install] [--timeout S] [--strict] [--json]
+  tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict] [--coverage-of original|new-implementation] [--limit N] [--json]
+  tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
+  tsx scripts/sandbox.ts cleanup`;
+
+const positive = z.coerce.number().int().positive();
+
+async function makeExecutor(strict: boolean): Promise<SandboxExecutor> {
+  const config = loadConfig();
+  const image = config.sandbox.image ?? (await ensureSandboxImage({ log: (l) => process.stderr.write(`${l}\n`) })).tag;
+  const executor = new SandboxExecutor({ ...config.sandbox, strict }, { image, packagesDir: dataPaths(config).packages });
+  await executor.cleanupLeftovers();
+  return executor;
+}
+
+function printResult(r: SandboxResult): void {
+  console.log(`status: ${r.status} (exit ${r.exitCode ?? '-'}, ${r.durationMs} ms${r.truncated ? ', output truncated' : ''})`);
+  if (r.stdout) console.log(`--- stdout\n${r.stdout.trimEnd()}`);
+  if (r.stderr) console.log(`--- stderr\n${r.stderr.trimEnd()}`);
+  if (r.exception) console.log(`--- exception: ${r.exception.type}: ${r.exception.message}`);
+  if (r.coverage) console.log(`--- coverage: ${r.coverage.summary}`);
+  if (r.packages.length) console.log(`--- packages: ${r.packages.map((p) => `${p.name}==${p.version}`).join(' ')}`);
+  for (const n of r.notes) console.log(`--- note: ${n}`);
+}
+
+async function cmdRun(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      file: { type: 'string', multiple: true },
+      coverage: { type: 'string' },
+      install: { type: 'boolean' },
+      timeout: { type: 'string' },
+      strict: { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (positionals.length !== 1) throw new Error(USAGE);
+  const files: Record<string, string> = {};
+  for (const spec of values.file ?? []) {
+    const m = /^([^=]+)=(.+)$/.exec(spec);
+    if (!m) throw new Error(`--file expects name=path, got ${spec}`);
+    files[m[1]!] = fs.readFileSync(m[2]!, 'utf8');
+  }
+  const executor = await makeExecutor(values.strict ?? false);
+  try {
+    const result = await executor.run({
+      script: fs.readFileSync(positionals[0]!, 'utf8'),
+      files,
+      coverage: values.coverage ? { functionName: values.coverage } : undefined,
+      install: values.install ?? false,
+      timeoutSec: values.timeout ? positive.parse(values.timeout) : undefined,
+    });
+    if (values.json) console.log(JSON.stringify(result, null, 2));
+    else printResult(result);
+    return result.status === 'passed' ? 0 : 1;
+  } finally {
+    await executor.close();
+  }
+}
+
+export function summarize(outcomes: GroundTruthOutcome[]) {
+  const byStatus: Record<string, number> = {};
+  for (const o of outcomes) byStatus[o.result.status] = (byStatus[o.result.status] ?? 0) + 1;
+  return {
+    records: outcomes.length,
+    passed: outcomes.filter((o) => o.result.status === 'passed').length,
+    byStatus,
+    coverageMatches: outcomes.filter((o) => o.coverageMatches === true).length,
+    coverageDiffers: outcomes.filter((o) => o.coverageMatches === false).length,
+    withPackages: outcomes.filter((o) => o.result.packages.length > 0).length,
+  };
+}
+
+async function cmdBatch(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      'ground-truth': { type: 'boolean' },
+      concurrency: { type: 'string' },
+      strict: { type: 'boolean' },
+      'coverage-of': { type: 'string' },
+      limit: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+  });
+  if (positionals.length !== 1 || !values['ground-truth']) throw new Error(`${USAGE}\n(batch runs records with their ground truth: pass --ground-truth)`);
+  const coverageOf = z.enum(['original', 'new-implementation']).parse(values['coverage-of'] ?? 'original');
+  let records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
+  if (values.limit) records = records.slice(0, positive.parse(values.limit));
+  const executor = await makeExecutor(values.strict ?? false);
+  const concurrency = values.concurrency ? positive.parse(values.concurrency) : executor.config.pool.size;
+  const started = Date.now();
+  try {
+    await executor.warm();
+    const outcomes = await mapConcurrent(records, concurrency, async (record) => {
+      const o = await runGroundTruth(executor, record, { coverageOf });
+      if (!values.json) {
+        const cov = o.coverageRate === null ? 'no coverage' : `coverage ${o.coverageRate.toFixed(2)} (record ${o.recordCoverageRate ?? '-'})`;
+        const why = o.result.status === 'passed' ? '' : ` ${o.result.exception ? `${o.result.exception.type}: ${o.result.exception.message.split('\n')[0]}` : (o.result.notes.at(-1) ?? '')}`;
+        const pkgs = o.result.packages.length ? ` [${o.result.packages.map((p) => `${p.name}==${p.version}`).join(' ')}]` : '';
+        console.log(`${o.idx.padStart(5)} ${o.funcName.padEnd(40)} ${o.result.status.padEnd(8)} ${String(o.result.durationMs).padStart(6)} ms  ${cov}${pkgs}${why}`);
+      }
+      return o;
+    });
+    const summary = { ...summarize(outcomes), wallMs: Date.now() - started, concurrency, mode: executor.mode };
+    if (values.json) console.log(JSON.stringify({ summary, outcomes }, null, 2));
+    else console.log(`\n${JSON.stringify(summary)}`);
+    return summary.passed === summary.records ? 0 : 1;
+  } finally {
+    await executor.close();
+  }
+}
+
+async function cmdImage(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { tag: { type: 'string' } } });
+  if (positionals.length !== 1 || !values.tag) throw new Error(USAGE);
+  const executor = await makeExecutor(false);
+  try {
+    const records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
+    const built = await buildDatasetImage(executor, records, { tag: values.tag, log: (l) => console.error(l) });
+    console.log(`${built.tag}: ${built.packages.length} packages (${built.packages.map((p) => `${p.name}==${p.version}`).join(' ') || 'none'})`);
+    if (built.unresolved.length) console.log(`records whose imports could not be installed: ${built.unresolved.join(', ')}`);
+    return 0;
+  } finally {
+    await executor.close();
+  }
+}
+
+async function cmdCleanup(): Promise<number> {
+  const executor = await makeExecutor(true);
+  const removed = await executor.cleanupLeftovers();
+  console.log(`removed ${removed} leftover sandbox containers`);
+  await executor.close();
+  return 0;
+}
+
+async function main(): Promise<number> {
+  const [command, ...rest] = process.argv.slice(2);
+  switch (command) {
+    case 'run':
+      return cmdRun(rest);
+    case 'batch':
+      return cmdBatch(rest);
+    case 'image':
+      return cmdImage(rest);
+    case 'cleanup':
+      return cmdCleanup();
+    default:
+      console.error(USAGE);
+      return 2;
+  }
+}
+
+if (require.main === module) {
+  main().then(
+    (code) => process.exit(code),
+    (err: Error) => {
+      console.error(err.message);
+      process.exit(2);
+    },
+  );
+}
+void path;
