@@ -131,7 +131,8 @@ async function buildBase(docker: Docker, tag: string, workDir: string, log: Log)
     }
     const [repo, version] = tag.split(':') as [string, string];
     log(`importing ${tag}`);
-    await followProgress(docker, await docker.importImage(tarStream(rootfs) as never, { repo, tag: version }), log);
+    const imported = (await docker.importImage(tarStream(rootfs) as never, { repo, tag: version })) as unknown as NodeJS.ReadableStream;
+    await followProgress(docker, imported, log);
   } finally {
     fs.rmSync(rootfs, { recursive: true, force: true });
   }
@@ -152,13 +153,13 @@ async function buildLayer(docker: Docker, tag: string, base: string, log: Log): 
         '-d', wheels, `coverage==${COVERAGE_VERSION}`],
       log,
     );
-    const stream = await docker.buildImage(tarStream(ctx) as never, {
+    const stream = (await docker.buildImage(tarStream(ctx) as never, {
       t: tag,
       buildargs: { BASE_IMAGE: base },
       labels: { [IMAGE_LABEL]: 'true' },
       rm: true,
       forcerm: true,
-    } as never);
+    } as never)) as unknown as NodeJS.ReadableStream;
     await followProgress(docker, stream, log);
   } finally {
     fs.rmSync(ctx, { recursive: true, force: true });
