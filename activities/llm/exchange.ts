@@ -73,10 +73,25 @@ export function indexFileOf(dataDir: string, functionId: string): string {
   return path.join(llmIndexDir(dataDir), `${safe}.jsonl`);
 }
 
+/** Index directories known to exist, so the hot path does one append and no mkdir. */
+const createdDirs = new Set<string>();
+
 export async function appendExchangeIndex(dataDir: string, entry: ExchangeIndexEntry): Promise<void> {
   const file = indexFileOf(dataDir, entry.functionId);
-  await fsp.mkdir(path.dirname(file), { recursive: true });
-  await fsp.appendFile(file, JSON.stringify(entry) + '\n');
+  const dir = path.dirname(file);
+  const line = JSON.stringify(entry) + '\n';
+  if (!createdDirs.has(dir)) {
+    await fsp.mkdir(dir, { recursive: true });
+    createdDirs.add(dir);
+  }
+  try {
+    await fsp.appendFile(file, line);
+  } catch (err) {
+    // The directory was removed behind our back (a cleaned data directory): recreate it once.
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await fsp.mkdir(dir, { recursive: true });
+    await fsp.appendFile(file, line);
+  }
 }
 
 /** The exchanges recorded for a function, oldest first. Lines that do not parse are skipped. */
