@@ -211,7 +211,7 @@ export class SandboxExecutor {
 
   async close(): Promise<void> {
     await this.pool?.close();
-    await Promise.allSettled([...this.background]);
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
   }
 
   private track(p: Promise<unknown>): void {

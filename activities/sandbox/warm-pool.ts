@@ -107,7 +107,8 @@ export class WarmPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const w of this.waiters.splice(0)) w.reject(new Error('the sandbox pool is closed'));
-    await Promise.allSettled([...this.background]);
+    // Cleaning and replacing may start more background work; wait until none is left.
+    while (this.background.size > 0) await Promise.allSettled([...this.background]);
     await Promise.allSettled([...this.slots].map((s) => this.hooks.destroy(s.container)));
     this.slots.clear();
   }

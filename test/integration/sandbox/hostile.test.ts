@@ -1,0 +1,198 @@
+/**
+ * Hostile scripts, in the warm pool and in strict (cold) mode. Each must end with the right
+ * status within bounded time, leave no process or container behind, and not disturb the next run.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { SandboxExecutor, SandboxResult } from '../../../activities/sandbox';
+import { containersOf, makeExecutor, strayProcesses, waitFor } from './sandbox-env';
+
+const NEXT_RUN = 'import os\nprint("fine", len(os.listdir(os.environ["CACHE_DIR"])), len(os.listdir("/tmp")))\n';
+
+describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => {
+  let executor: SandboxExecutor;
+  const workerId = `hostile-${mode}-${process.pid}`;
+
+  beforeAll(async () => {
+    executor = await makeExecutor(mode, { workerId });
+    await executor.warm();
+  });
+
+  afterAll(async () => {
+    await executor.close();
+    expect(await containersOf(workerId)).toHaveLength(0);
+  });
+
+  /** After every hostile run: a clean next run, and nothing left but the pool's own containers. */
+  async function expectUnaffected(): Promise<void> {
+    const next = await executor.run({ script: NEXT_RUN, timeoutSec: 20 });
+    expect(next.status).toBe('passed');
+    // A fresh scratch directory, and /tmp emptied of whatever the hostile run left there.
+    expect(next.stdout.trim()).toBe('fine 0 0');
+    const settled = await waitFor(async () => {
+      const containers = await containersOf(workerId);
+      if (containers.length > (mode === 'pool' ? 1 : 0)) return false;
+      for (const c of containers) if ((await strayProcesses(c.Id)).length > 0) return false;
+      return true;
+    });
+    expect(settled).toBe(true);
+  }
+
+  async function run(script: string, timeoutSec = 20): Promise<SandboxResult> {
+    const started = Date.now();
+    const result = await executor.run({ script, timeoutSec });
+    expect(Date.now() - started).toBeLessThan((timeoutSec + 15) * 1000);
+    return result;
+  }
+
+  test('an endless loop times out and its whole process tree is killed', async () => {
+    const result = await run(
+      'import subprocess, sys\nsubprocess.Popen([sys.executable, "-c", "while True: pass"])\nwhile True:\n    pass\n',
+      3,
+    );
+    expect(result.status).toBe('timeout');
+    expect(result.exitCode).toBeNull();
+    expect(result.durationMs).toBeGreaterThanOrEqual(3000);
+    expect(result.durationMs).toBeLessThan(10_000);
+    await expectUnaffected();
+  });
+
+  test('a fork bomb is capped by the process limit and ends at the timeout', async () => {
+    const hostProcsBefore = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).length;
+    const result = await run('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n', 5);
+    const hostProcsDuring = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).length;
+    expect(result.status).toBe('timeout');
+    // The pids limit (128) held: the host never saw the bomb grow past it.
+    expect(hostProcsDuring - hostProcsBefore).toBeLessThan(200);
+    await expectUnaffected();
+  });
+
+  test('allocating 10 GB ends as oom', async () => {
+    const result = await run('x = bytearray(10 * 1024 ** 3)\nprint(len(x))\n');
+    expect(result.status).toBe('oom');
+    await expectUnaffected();
+  });
+
+  test('touching memory page by page past the limit is killed as oom', async () => {
+    const result = await run('chunks = []\nwhile True:\n    chunks.append(bytearray(64 * 1024 * 1024))\n');
+    expect(result.status).toBe('oom');
+    await expectUnaffected();
+  });
+
+  test('filling the disk stops at the scratch size', async () => {
+    const result = await run(
+      'import os\nwith open(os.path.join(os.environ["CACHE_DIR"], "big"), "wb") as f:\n    while True:\n        f.write(b"0" * (1 << 20))\n',
+    );
+    expect(result.status).toBe('error');
+    expect(result.exception?.type).toBe('OSError');
+    expect(result.exception?.message).toMatch(/No space left on device/);
+    await expectUnaffected();
+  });
+
+  test('writing outside the scratch directory fails everywhere', async () => {
+    const script = [
+      'import os',
+      'targets = ["/etc/passwd", "/usr/bin/python3", "/opt/repost/harness/launch.py", "/opt/repost/packages/x.py", "/root/x", "/x", "/usr/lib/python3.11/os.py"]',
+      'written = []',
+      'for t in targets:',
+      '    try:',
+      '        with open(t, "a") as f:',
+      '            f.write("owned")',
+      '        written.append(t)',
+      '    except OSError:',
+      '        pass',
+      'assert not written, f"wrote to {written}"',
+      'print("all refused")',
+    ].join('\n');
+    const result = await run(script);
+    expect(result.status).toBe('passed');
+    expect(result.stdout).toContain('all refused');
+    await expectUnaffected();
+  });
+
+  test('host files are out of reach', async () => {
+    const marker = path.join(os.tmpdir(), `repost-host-marker-${process.pid}`);
+    fs.writeFileSync(marker, 'host secret');
+    try {
+      const script = [
+        'import os',
+        `assert not os.path.exists(${JSON.stringify(marker)})`,
+        'assert not os.path.exists("/var/run/docker.sock") and not os.path.exists("/run/docker.sock")',
+        'assert os.getuid() == 10001',
+        'with open("/proc/self/status") as f:',
+        '    caps = {l.split(":")[0]: l.split(":")[1].strip() for l in f if l.startswith("Cap")}',
+        'assert int(caps["CapEff"], 16) == 0 and int(caps["CapBnd"], 16) == 0, caps',
+        'try:',
+        '    open("/etc/shadow").read()',
+        '    raise SystemExit("read /etc/shadow")',
+        'except PermissionError:',
+        '    pass',
+        'print("isolated")',
+      ].join('\n');
+      const result = await run(script);
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe('passed');
+      await expectUnaffected();
+    } finally {
+      fs.rmSync(marker, { force: true });
+    }
+  });
+
+  test('sockets to the outside and to the host find no network', async () => {
+    // Nothing leaves the container: it has only a loopback interface and no route at all.
+    // 192.0.2.1 is TEST-NET-1, reserved for documentation; the connect fails before any packet.
+    const script = [
+      'import errno, os, socket',
+      'assert sorted(os.listdir("/sys/class/net")) == ["lo"], os.listdir("/sys/class/net")',
+      'with open("/proc/net/route") as f:',
+      '    assert len(f.read().strip().splitlines()) == 1, "a route exists"',
+      'for addr in [("192.0.2.1", 80)]:',
+      '    s = socket.socket()',
+      '    s.settimeout(2)',
+      '    try:',
+      '        s.connect(addr)',
+      '        raise SystemExit(f"connected to {addr}")',
+      '    except OSError as e:',
+      '        assert e.errno == errno.ENETUNREACH, e',
+      'try:',
+      '    socket.getaddrinfo("pypi.org", 443)',
+      '    raise SystemExit("resolved a name")',
+      'except socket.gaierror:',
+      '    pass',
+      'print("offline")',
+    ].join('\n');
+    const result = await run(script);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe('passed');
+    await expectUnaffected();
+  });
+
+  test('killing its parent, PID 1 and every process it can ends only the script', async () => {
+    // PID 1 runs under another uid: signalling it is refused.
+    const init = await run('import os, signal\ntry:\n    os.kill(1, signal.SIGKILL)\nexcept PermissionError:\n    print("refused")\n');
+    expect(init.status).toBe('passed');
+    expect(init.stdout.trim()).toBe('refused');
+    // Under exec the parent lives outside the container (getppid() is 0: the own process group).
+    const result = await run('import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n');
+    expect(result.status).toBe('error');
+    expect(result.exitCode).toBe(137);
+    const all = await run('import os, signal\nos.kill(-1, signal.SIGKILL)\nos.kill(os.getpid(), signal.SIGKILL)\n');
+    expect(all.status).toBe('error');
+    await expectUnaffected();
+  });
+
+  test('printing 100 MB keeps a bounded head and tail', async () => {
+    const result = await run(
+      'import sys\nline = "x" * 1023 + "\\n"\nsys.stdout.write("FIRST\\n")\nfor _ in range(100 * 1024):\n    sys.stdout.write(line)\nsys.stdout.write("LAST\\n")\n',
+      60,
+    );
+    expect(result.status).toBe('passed');
+    expect(result.truncated).toBe(true);
+    expect(result.stdout.length).toBeLessThan(20 * 1024);
+    expect(result.stdout.startsWith('FIRST\n')).toBe(true);
+    expect(result.stdout.trimEnd().endsWith('LAST')).toBe(true);
+    expect(result.stdout).toMatch(/bytes of output cut/);
+    await expectUnaffected();
+  });
+});

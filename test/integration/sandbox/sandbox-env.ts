@@ -1,0 +1,54 @@
+/** Shared setup of the sandbox integration tests: the real image, the real Docker engine. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Docker from 'dockerode';
+import { SandboxExecutor, type SandboxExecutorConfig } from '../../../activities/sandbox';
+import { LABELS } from '../../../activities/sandbox/container-spec';
+import { ensureSandboxImage } from '../../../sandbox-image/build';
+import { ConfigSchema } from '../../../temporal.config';
+
+export const docker = new Docker();
+
+/** Small limits keep the hostile cases quick: a 10 GB allocation hits 512 MB at once. */
+export function testConfig(overrides: Partial<SandboxExecutorConfig> = {}): SandboxExecutorConfig {
+  const defaults = ConfigSchema.parse({}).sandbox;
+  return {
+    ...defaults,
+    memoryMb: 512,
+    pidsLimit: 128,
+    timeoutSec: 20,
+    scratchMb: 64,
+    outputLimitBytes: 16 * 1024,
+    ...overrides,
+    pool: { ...defaults.pool, size: 1, recycleAfterRuns: 50, ...overrides.pool },
+    workerId: overrides.workerId ?? `test-${process.pid}`,
+  };
+}
+
+export async function makeExecutor(mode: 'pool' | 'cold', overrides: Partial<SandboxExecutorConfig> = {}): Promise<SandboxExecutor> {
+  const { tag } = await ensureSandboxImage({ docker });
+  const packagesDir = process.env.REPOST_TEST_PACKAGES_DIR ?? path.join(os.tmpdir(), 'repost-test-packages');
+  fs.mkdirSync(packagesDir, { recursive: true });
+  return new SandboxExecutor(testConfig({ ...overrides, strict: mode === 'cold' }), { docker, image: tag, packagesDir });
+}
+
+/** Sandbox containers of one worker id, running or not. */
+export async function containersOf(workerId: string): Promise<Docker.ContainerInfo[]> {
+  return docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`, `${LABELS.worker}=${workerId}`] } });
+}
+
+/** Processes inside a container other than its PID 1 (the reaper). */
+export async function strayProcesses(containerId: string): Promise<string[]> {
+  const top = (await docker.getContainer(containerId).top({ ps_args: '-o pid,user,args' })) as { Processes: string[][] };
+  return top.Processes.map((p) => p.join(' ')).filter((line) => !line.includes('/opt/repost/harness/init.py'));
+}
+
+export async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await predicate()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return predicate();
+}
