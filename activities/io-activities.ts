@@ -1,0 +1,137 @@
+/**
+ * Repository and dataset I/O activities (task queue `io`): sources, snapshots, analysis,
+ * records. Thin wrappers over the domain modules.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import type { Config } from '../temporal.config';
+import { dataPaths } from '../temporal.config';
+import { RepositoryAnalyzer, selectCandidates } from './analysis';
+import type { ArtifactStore } from './artifacts/store';
+import type { RepoSnapshot, RepoSource } from './contracts';
+import { finalizeRunFiles, writeFunctionRecord, writeRepoOutcome } from './dataset/records';
+import type { IoActivities } from './types';
+
+export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
+  z.object({ kind: z.literal('local'), path: z.string().min(1), name: z.string().optional() }),
+  z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional() }),
+]);
+
+/** The commit of a git checkout, else a hash of the tree's paths and contents. */
+function pinLocalFolder(dir: string): string {
+  const git = spawnSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
+  const clean = spawnSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
+  if (git.status === 0 && clean.status === 0 && clean.stdout.trim() === '') return git.stdout.trim();
+  const h = createHash('sha256');
+  const walk = (d: string) => {
+    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+      if (e.name === '.git') continue;
+      const full = path.join(d, e.name);
+      h.update(path.relative(dir, full)).update('\0');
+      if (e.isDirectory()) walk(full);
+      else if (e.isFile()) h.update(fs.readFileSync(full)).update('\0');
+      else if (e.isSymbolicLink()) h.update(fs.readlinkSync(full)).update('\0');
+    }
+  };
+  walk(dir);
+  return `tree-${h.digest('hex').slice(0, 32)}`;
+}
+
+/** A pinned, read-only copy of a local folder under the data directory, reused when unchanged. */
+function snapshotLocalFolder(config: Config, source: Extract<RepoSource, { kind: 'local' }>): RepoSnapshot {
+  const dir = path.resolve(source.path);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
+  const repoId = source.name ?? path.basename(dir);
+  const commit = pinLocalFolder(dir);
+  const snapshotDir = path.join(dataPaths(config).snapshots, `${repoId.replace(/[^\w.-]+/g, '_')}-${commit.slice(-16)}`);
+  if (!fs.existsSync(snapshotDir)) {
+    const tmp = `${snapshotDir}.tmp-${process.pid}`;
+    fs.rmSync(tmp, { recursive: true, force: true });
+    // Symlinks are copied as links; the analysis refuses any that points outside the tree.
+    fs.cpSync(dir, tmp, { recursive: true, verbatimSymlinks: true, filter: (src) => path.basename(src) !== '.git' });
+    fs.renameSync(tmp, snapshotDir);
+  }
+  return { repoId, commit, snapshotDir };
+}
+
+class SourceError extends Error {}
+
+export interface IoDependencies {
+  config: Config;
+  store: ArtifactStore;
+}
+
+export function createIoActivities({ config, store }: IoDependencies): IoActivities {
+  return {
+    async loadSources({ sourcesKey, offset, limit }) {
+      const all = z.array(RepoSourceSchema).parse(await store.getJson(sourcesKey));
+      return { sources: all.slice(offset, offset + limit), total: all.length };
+    },
+
+    async snapshotRepository({ source }) {
+      try {
+        if (source.kind === 'local') return { ok: true, snapshot: snapshotLocalFolder(config, source) };
+        return { ok: false, reason: `github source ${source.fullName}: not available in this build` };
+      } catch (err) {
+        if (err instanceof SourceError) return { ok: false, reason: err.message };
+        throw err;
+      }
+    },
+
+    async listCandidates({ snapshot, settings }) {
+      const analyzer = await RepositoryAnalyzer.open(snapshot.snapshotDir, { repoId: snapshot.repoId, commit: snapshot.commit });
+      const all = analyzer.functions();
+      const chosen = selectCandidates(all, settings.maxFunctionsPerRepo, settings.seed);
+      return {
+        functions: chosen.map((f) => ({
+          functionId: f.id,
+          repoId: snapshot.repoId,
+          commit: snapshot.commit,
+          snapshotDir: snapshot.snapshotDir,
+          path: f.path,
+          qualname: f.qualname,
+          name: f.name,
+        })),
+        total: all.length,
+        dropped: all.filter((f) => !f.kept).length,
+        skippedFiles: analyzer.skipped.length,
+      };
+    },
+
+    async prepareFunction({ fn }) {
+      try {
+        const analyzer = await RepositoryAnalyzer.open(fn.snapshotDir, { repoId: fn.repoId, commit: fn.commit });
+        const a = analyzer.analyze(fn.path, fn.qualname);
+        const crossFile = a.dependencies.some((d) => d.path !== fn.path);
+        return {
+          ok: true,
+          prepared: {
+            sourceKey: await store.put(a.source),
+            contextKey: await store.put(a.context),
+            crossFile,
+            standalone: a.standalone,
+            dependencyCount: a.dependencies.length,
+          },
+        };
+      } catch (err) {
+        return { ok: false, reason: `analysis failed: ${(err as Error).message}` };
+      }
+    },
+
+    async writeRecord(input) {
+      await writeFunctionRecord(store, input);
+    },
+
+    async writeRepoOutcome({ run, index, outcome }) {
+      await writeRepoOutcome(run.outDir, index, outcome);
+    },
+
+    async finalizeRun({ run }) {
+      const { skippedRepos: _s, rejectedAt: _r, ...summary } = await finalizeRunFiles(run.runId, run.outDir);
+      return summary;
+    },
+  };
+}

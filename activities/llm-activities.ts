@@ -1,0 +1,152 @@
+/**
+ * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked.
+ * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
+ * counts and regenerates; transport faults become retryable or non-retryable activity failures.
+ */
+import type { ArtifactStore } from './artifacts/store';
+import type { FunctionRef, LlmStepResult, PreparedFunction, RunRef, VerdictResult } from './contracts';
+import { definitionSource } from './dataset/script-parts';
+import {
+  parseCodeAnswer,
+  parseVerdict,
+  renderPrompt,
+  type ChatOutcome,
+  type LlmGateway,
+  type LlmStep,
+  type PromptKind,
+  type PromptVars,
+  type VerdictAnswer,
+} from './llm';
+import { toActivityFailure } from './llm/failures';
+import { checkSandboxScript, checkTestScript } from './llm/sanity';
+import { parseInstallCommands } from './sandbox/install-commands';
+import type { SandboxResult } from './sandbox/schema';
+import type { LlmActivities } from './types';
+
+/** The writable directory scripts are told to use for files (a tmpfs inside the sandbox). */
+export const SANDBOX_CACHE_DIR = '/scratch/cache';
+
+export interface LlmDependencies {
+  store: ArtifactStore;
+  gateway: LlmGateway;
+}
+
+/** Error text quoted in a debug round: the exception and traceback, else the output's tail. */
+export function errorMessageOf(result: SandboxResult): string {
+  const head = `status: ${result.status}${result.exitCode !== null ? ` (exit code ${result.exitCode})` : ''}`;
+  if (result.exception) return `${head}\n${result.exception.traceback || `${result.exception.type}: ${result.exception.message}`}`;
+  const tail = (s: string) => s.split('\n').slice(-40).join('\n');
+  return `${head}\n${tail(result.stderr) || tail(result.stdout) || '(no output)'}`;
+}
+
+export function createLlmActivities({ store, gateway }: LlmDependencies): LlmActivities {
+  async function ask<K extends PromptKind>(kind: K, vars: PromptVars[K], ctx: { run: RunRef; fn: FunctionRef; attempt?: number }): Promise<{ answer: ChatOutcome; promptVersion: string }> {
+    const prompt = renderPrompt(kind, vars);
+    try {
+      const answer = await gateway.chat({
+        step: kind as LlmStep,
+        functionId: ctx.fn.functionId,
+        runId: ctx.run.runId,
+        repoId: ctx.fn.repoId,
+        messages: prompt.messages,
+        promptId: prompt.promptId,
+        promptVersion: prompt.promptVersion,
+        attempt: ctx.attempt ?? 0,
+      });
+      return { answer, promptVersion: `${prompt.promptId}@${prompt.promptVersion}` };
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  }
+
+  const tokensOf = (a: ChatOutcome) => a.promptTokens + a.completionTokens;
+
+  /** Parses a code answer; runs the step's sanity check; stores the script. */
+  async function codeStep(
+    answer: ChatOutcome,
+    promptVersion: string,
+    check: (script: string) => { passed: boolean; failures: { check: string; detail: string }[] } | null,
+  ): Promise<LlmStepResult> {
+    const parsed = parseCodeAnswer(answer.text, answer.finishReason);
+    const tokens = tokensOf(answer);
+    if (!parsed.ok) return { ok: false, failure: `parse_${parsed.failure}`, detail: parsed.detail, exchangeKey: answer.exchangeKey, tokens };
+    const report = check(parsed.code);
+    if (report && !report.passed) {
+      const detail = report.failures.map((f) => `${f.check}: ${f.detail}`).join('; ');
+      return { ok: false, failure: 'sanity_check', detail, exchangeKey: answer.exchangeKey, tokens };
+    }
+    const installs = parsed.bash ? parseInstallCommands(parsed.bash).ok : [];
+    return { ok: true, scriptKey: await store.put(parsed.code), exchangeKey: answer.exchangeKey, promptVersion, tokens, installs };
+  }
+
+  async function verdictStep(answer: ChatOutcome, promptVersion: string, allowed: readonly VerdictAnswer[]): Promise<VerdictResult> {
+    const v = parseVerdict(answer.text, allowed, answer.finishReason);
+    const tokens = tokensOf(answer);
+    if (!v.ok) return { ok: false, failure: `parse_${v.failure}`, detail: v.detail, tokens };
+    return { ok: true, answer: v.answer, reasoning: v.reasoning.slice(0, 1000), promptVersion, tokens };
+  }
+
+  const original = (p: PreparedFunction) => store.get(p.sourceKey);
+
+  return {
+    async generateSandboxScript({ run, fn, prepared, attempt }) {
+      const context = await store.get(prepared.contextKey);
+      const kind = prepared.crossFile ? 'aggregate' : 'sandbox';
+      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt });
+      const originalFunction = await original(prepared);
+      return codeStep(answer, promptVersion, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction, script, context }));
+    },
+
+    async generateTests({ run, fn, prepared, sandboxScriptKey, attempt }) {
+      const sandboxScript = await store.get(sandboxScriptKey);
+      const { answer, promptVersion } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt });
+      const originalFunction = await original(prepared);
+      return codeStep(answer, promptVersion, (script) => checkTestScript({ functionName: fn.qualname, originalFunction, script, sandboxScript }));
+    },
+
+    async debugScript({ run, fn, prepared, scriptKey, resultKey, round }) {
+      const script = await store.get(scriptKey);
+      const result = await store.getJson<SandboxResult>(resultKey);
+      const { answer, promptVersion } = await ask(
+        'debug',
+        { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
+        { run, fn, attempt: round },
+      );
+      const originalFunction = await original(prepared);
+      return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: '' }));
+    },
+
+    async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round }) {
+      const script = await store.get(scriptKey);
+      const result = await store.getJson<SandboxResult>(resultKey);
+      const cov = result.coverage;
+      const { answer, promptVersion } = await ask(
+        'coverage',
+        {
+          functionName: fn.qualname,
+          script,
+          missingLines: cov?.missingLines.join(', ') || '(none)',
+          missingBranches: cov?.missingBranches.map((b) => b.text).join(', ') || '(none)',
+          coverage: cov?.rate ?? 0,
+          cacheDir: SANDBOX_CACHE_DIR,
+        },
+        { run, fn, attempt: round },
+      );
+      const originalFunction = await original(prepared);
+      return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script }));
+    },
+
+    async checkFunctionality({ run, fn, prepared, scriptKey }) {
+      const script = await store.get(scriptKey);
+      const sandboxedFunction = definitionSource(script, fn.qualname) ?? script;
+      const { answer, promptVersion } = await ask('check_functionality', { originalFunction: await original(prepared), sandboxedFunction, functionName: fn.name }, { run, fn });
+      return verdictStep(answer, promptVersion, ['same', 'yes', 'no']);
+    },
+
+    async checkTests({ run, fn, scriptKey }) {
+      const script = await store.get(scriptKey);
+      const { answer, promptVersion } = await ask('check_tests', { functionName: fn.qualname, script }, { run, fn });
+      return verdictStep(answer, promptVersion, ['yes', 'no']);
+    },
+  };
+}

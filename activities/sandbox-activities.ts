@@ -1,0 +1,83 @@
+/**
+ * Container activities (task queue `sandbox`): run an evaluation script with the ground truth
+ * copied in as `<name>_new_implementation`, and compare the sandboxed function's AST with the
+ * original's. They heartbeat while the container runs and honour cancellation.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { ArtifactStore } from './artifacts/store';
+import type { ExecutionSummary } from './contracts';
+import { definitionSource } from './dataset/script-parts';
+import { newImplementationName, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import type { SandboxActivities } from './types';
+
+export interface SandboxDependencies {
+  store: ArtifactStore;
+  executor: SandboxExecutor;
+}
+
+function oneLine(result: SandboxResult): string {
+  if (result.exception) return `${result.exception.type}: ${result.exception.message}`.slice(0, 300);
+  const last = (result.stderr.trim() || result.stdout.trim()).split('\n').pop() ?? '';
+  return `${result.status}${result.exitCode !== null ? ` (exit ${result.exitCode})` : ''}${last ? `: ${last.slice(0, 250)}` : ''}`;
+}
+
+/** Ties a run to the activity: heartbeats while it runs, cancellation kills the container. */
+function activityHooks() {
+  const ctx = Context.current();
+  return { heartbeat: () => ctx.heartbeat(), signal: ctx.cancellationSignal };
+}
+
+export function createSandboxActivities({ store, executor }: SandboxDependencies): SandboxActivities {
+  return {
+    async executeScript({ fn, prepared, scriptKey, coverage, installs }): Promise<ExecutionSummary> {
+      const script = await store.get(scriptKey);
+      const original = await store.get(prepared.sourceKey);
+      let withTruth: string;
+      try {
+        withTruth = withNewImplementation(script, original, fn.qualname);
+      } catch (err) {
+        // The script's shape does not allow the copy (e.g. the class is missing): a failed run.
+        const result: SandboxResult = {
+          status: 'error', exitCode: null, durationMs: 0, stdout: '', truncated: false, coverage: null, packages: [], requirements: [], notes: [],
+          stderr: `cannot insert the ground truth as ${newImplementationName(fn.qualname)}: ${(err as Error).message}`,
+          exception: null,
+        };
+        return { status: 'error', exitCode: null, durationMs: 0, resultKey: await store.putJson(result), summary: oneLine(result), coverage: null, packages: [] };
+      }
+      const result = await executor.run(
+        { script: withTruth, install: true, requirements: installs, coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined },
+        activityHooks(),
+      );
+      if (result.status === 'infrastructure') {
+        // Not the script's fault: let Temporal retry the activity.
+        throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${oneLine(result)}`, 'SandboxInfrastructure');
+      }
+      const c = result.coverage;
+      return {
+        status: result.status,
+        exitCode: result.exitCode,
+        durationMs: result.durationMs,
+        resultKey: await store.putJson(result),
+        summary: oneLine(result),
+        coverage: c
+          ? {
+              branchCoverage: c.branches.rate,
+              lineCoverage: c.lines.rate,
+              hasBranches: c.hasBranches,
+              missingLines: c.missingLines.length,
+              missingBranches: c.missingBranches.length,
+            }
+          : null,
+        packages: result.packages,
+      };
+    },
+
+    async astCheck({ fn, prepared, scriptKey }) {
+      const script = await store.get(scriptKey);
+      const sandboxed = definitionSource(script, fn.qualname);
+      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.qualname}` };
+      const cmp = await executor.astEquivalent(await store.get(prepared.sourceKey), sandboxed);
+      return { equivalent: cmp.equivalent, difference: cmp.difference };
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * The embedded stack a command needs: a Temporal server (the configured one, or the dev server
+ * with its SQLite file under the data directory), the sandbox image, and the workers.
+ * Everything started here is stopped by `close()`.
+ */
+import * as path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { ensureSandboxImage } from '../../sandbox-image/build';
+import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../workers/main';
+import type { Config } from '../../temporal.config';
+import { dataPaths } from '../../temporal.config';
+import { resolveTemporalCli, startDevServer, type DevServer } from './temporal-server';
+
+export interface Stack {
+  address: string;
+  uiUrl: string | null;
+  client: Client;
+  image: string;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  config: Config;
+  /** Run workers in this process (default true). */
+  workers?: boolean;
+  log?: (line: string) => void;
+}
+
+export async function startStack({ config, workers = true, log = () => undefined }: StackOptions): Promise<Stack> {
+  const closers: (() => Promise<void>)[] = [];
+  const close = async () => {
+    for (const c of closers.reverse()) await c().catch((err: Error) => log(`shutdown: ${err.message}`));
+  };
+  try {
+    let address = config.temporal.address;
+    let uiUrl: string | null = null;
+    if (!address) {
+      const paths = dataPaths(config);
+      const server: DevServer = await startDevServer({
+        cli: resolveTemporalCli(config.temporal.cliPath),
+        port: config.temporal.port,
+        uiPort: config.temporal.uiPort,
+        dbFile: paths.temporalDb,
+        namespace: config.temporal.namespace,
+        logFile: path.join(paths.logs, 'temporal.log'),
+      });
+      closers.push(() => server.stop());
+      address = server.address;
+      uiUrl = server.uiUrl;
+      log(server.owned ? `started the Temporal dev server at ${address} (database ${paths.temporalDb})` : `using the Temporal server already listening at ${address}`);
+    }
+    const image = config.sandbox.image ?? (await ensureSandboxImage({ log })).tag;
+    const connection = await Connection.connect({ address });
+    closers.push(() => connection.close());
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    if (workers) {
+      installQuietRuntime();
+      const native = await NativeConnection.connect({ address });
+      closers.push(() => native.close());
+      const running: RunningWorkers = await startWorkers({ config, connection: native, image, log });
+      closers.push(() => running.shutdown());
+    }
+    return { address, uiUrl, client, image, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * The embedded Temporal default: find the `temporal` CLI and run `temporal server start-dev`
+ * with a SQLite file under the data directory, the web UI, and the factory's search attributes.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
+
+const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
+export const LOCAL_TEMPORAL_CLI = path.join(PROJECT_ROOT, '.tools', 'temporal', 'bin', 'temporal');
+
+/** The CLI named in configuration, else the one on PATH, else the project-local install. */
+export function resolveTemporalCli(configured?: string): string {
+  if (configured) {
+    if (!fs.existsSync(configured)) throw new Error(`temporal.cliPath=${configured} does not exist`);
+    return configured;
+  }
+  const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' });
+  if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
+  if (fs.existsSync(LOCAL_TEMPORAL_CLI)) return LOCAL_TEMPORAL_CLI;
+  throw new Error('no temporal CLI found: run `npm run setup` (installs it into .tools/) or put `temporal` on PATH');
+}
+
+export function portInUse(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ port, host });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export interface DevServerOptions {
+  cli: string;
+  port: number;
+  uiPort?: number;
+  /** SQLite file; omitted = in memory (tests). */
+  dbFile?: string;
+  namespace: string;
+  logFile?: string;
+  startTimeoutMs?: number;
+}
+
+export interface DevServer {
+  address: string;
+  uiUrl: string | null;
+  /** False when a server was already listening on the port and is reused as is. */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+async function waitForFrontend(address: string, child: ChildProcess | null, timeoutMs: number, logFile?: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    if (child && child.exitCode !== null) {
+      const tail = logFile && fs.existsSync(logFile) ? fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n') : '';
+      throw new Error(`temporal server start-dev exited with code ${child.exitCode}\n${tail}`);
+    }
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch (err) {
+      lastError = err;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+  throw new Error(`Temporal at ${address} did not answer within ${timeoutMs} ms: ${String(lastError)}`);
+}
+
+/** Starts `temporal server start-dev`, or reuses a server already listening on the port. */
+export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
+  const address = `127.0.0.1:${options.port}`;
+  const uiUrl = options.uiPort ? `http://localhost:${options.uiPort}` : null;
+  if (await portInUse(options.port)) {
+    await waitForFrontend(address, null, options.startTimeoutMs ?? 10000);
+    return { address, uiUrl, owned: false, stop: async () => undefined };
+  }
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'warn'];
+  if (options.uiPort) args.push('--ui-port', String(options.uiPort));
+  else args.push('--headless');
+  if (options.dbFile) {
+    fs.mkdirSync(path.dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+
+  const out = options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
+  const child = spawn(options.cli, args, { stdio: ['ignore', out, out], detached: false });
+  if (typeof out === 'number') fs.closeSync(out);
+  await waitForFrontend(address, child, options.startTimeoutMs ?? 60000, options.logFile);
+
+  const stop = async () => {
+    if (child.exitCode !== null) return;
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10000);
+    await exited;
+    clearTimeout(timer);
+  };
+  return { address, uiUrl, owned: true, stop };
+}

@@ -1,0 +1,129 @@
+/**
+ * Launch a crawl.
+ *
+ *   tsx scripts/start.ts --demo [--out DIR]            the bundled example, offline, scripted LLM
+ *   tsx scripts/start.ts --local DIR [--local DIR...]  local repositories
+ *   tsx scripts/start.ts --repos FILE                  one source a line: a local path or owner/name[@sha]
+ *   options: --out DIR  --run-id ID  --no-workers (workers run elsewhere: tsx workers/main.ts)
+ *
+ * Temporal: TEMPORAL_ADDRESS when set, else the embedded dev server (SQLite file under the data
+ * directory, web UI on port 8233). Configuration: temporal.config.ts and its environment variables.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import type { RepoSource } from '../activities/contracts';
+import { RepoSourceSchema } from '../activities/io-activities';
+import { ConfigError, loadConfig, type Config } from '../temporal.config';
+import { newRunId, startCrawl } from './lib/crawl';
+import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
+import { startStack } from './lib/stack';
+
+const DEMO_REPO = path.join(__dirname, 'demo', 'example-repo');
+const DEMO_SCRIPT = path.join(__dirname, 'demo', 'scripted-llm-responses.json');
+
+const FlagsSchema = z.object({
+  demo: z.boolean().default(false),
+  local: z.array(z.string().min(1)).default([]),
+  repos: z.string().min(1).optional(),
+  out: z.string().min(1).optional(),
+  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'no-workers': z.boolean().default(false),
+  help: z.boolean().default(false),
+});
+
+/** One source a line: `owner/name`, `owner/name@sha`, or a path to a local folder. */
+export function parseSourceLine(line: string): RepoSource {
+  const m = /^([\w.-]+\/[\w.-]+)(?:@([0-9a-f]{7,40}))?$/.exec(line);
+  if (m && !fs.existsSync(line)) return RepoSourceSchema.parse({ kind: 'github', fullName: m[1], commit: m[2] });
+  return RepoSourceSchema.parse({ kind: 'local', path: line });
+}
+
+function usage(): string {
+  return fs.readFileSync(__filename, 'utf8').split('*/')[0]!.replace(/^\/\*\*?\n?|^ \* ?/gm, '');
+}
+
+async function main(): Promise<number> {
+  const { values } = parseArgs({
+    options: {
+      demo: { type: 'boolean' },
+      local: { type: 'string', multiple: true },
+      repos: { type: 'string' },
+      out: { type: 'string' },
+      'run-id': { type: 'string' },
+      'no-workers': { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+  });
+  const flags = FlagsSchema.parse(values);
+  if (flags.help) {
+    console.log(usage());
+    return 0;
+  }
+
+  let config: Config = loadConfig();
+  const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p }));
+  if (flags.repos) {
+    const lines = fs.readFileSync(flags.repos, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    sources.push(...lines.map(parseSourceLine));
+  }
+  const cleanups: (() => Promise<void>)[] = [];
+  if (flags.demo) {
+    sources.push({ kind: 'local', path: DEMO_REPO, name: 'textkit-demo' });
+    // The offline demo's LLM: scripted responses served over real HTTP to the real client.
+    const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
+    cleanups.push(() => server.close());
+    config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
+    console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
+  }
+  if (sources.length === 0) {
+    console.error('nothing to crawl: give --demo, --local DIR or --repos FILE (see --help)');
+    return 2;
+  }
+
+  const stack = await startStack({ config, workers: !flags['no-workers'], log: (l) => console.log(l) });
+  cleanups.unshift(() => stack.close());
+  let stopping = false;
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(sig, () => {
+      if (stopping) return;
+      stopping = true;
+      console.log(`\n${sig}: stopping workers and the servers this command started; the run stays in Temporal`);
+      void Promise.all(cleanups.map((c) => c())).finally(() => process.exit(130));
+    });
+  }
+
+  try {
+    const runId = flags['run-id'] ?? newRunId(flags.demo ? 'demo' : 'run');
+    const started = await startCrawl({ config, client: stack.client, sources, runId, outDir: flags.out });
+    const uiBase = stack.uiUrl ?? `http://localhost:${config.temporal.uiPort}`;
+    const uiRuns = `${uiBase}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(`RepostRunId="${runId}"`)}`;
+    console.log(`run ${runId}: crawling ${sources.length} repositor${sources.length === 1 ? 'y' : 'ies'} (workflow ${started.workflowId})`);
+    console.log(`watch it in the Temporal UI: ${uiRuns}`);
+    const summary = await started.result();
+    const rejectedAt = Object.entries(JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')).rejectedAt as Record<string, number>)
+      .filter(([, n]) => n > 0)
+      .map(([stage, n]) => `${stage}: ${n}`)
+      .join(', ');
+    console.log('');
+    console.log(`run ${runId} finished: ${summary.functions} function(s), ${summary.accepted} accepted, ${summary.rejected} rejected${rejectedAt ? ` (${rejectedAt})` : ''}`);
+    console.log(`dataset written to ${summary.outDir}/`);
+    console.log(`  dataset.jsonl (${summary.accepted} records), rejections.jsonl, summary.json, records/`);
+    console.log(`Temporal UI for this run: ${uiRuns}`);
+    if (!config.temporal.address) {
+      console.log('  the runs stay in the dev server\'s SQLite file; to browse them later run `npm run ui` and open the address above');
+    }
+    return 0;
+  } finally {
+    for (const c of cleanups) await c();
+  }
+}
+
+main()
+  .then((code) => process.exit(code))
+  .catch((err: Error) => {
+    console.error(err instanceof ConfigError ? err.message : err instanceof z.ZodError ? `bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}` : (err.stack ?? err.message));
+    process.exit(1);
+  });

@@ -1,0 +1,38 @@
+/**
+ * Brings the Temporal web UI up on the embedded dev server's SQLite file, so finished runs
+ * (the demo's included) can be browsed: `npm run ui`, then open http://localhost:8233.
+ * Stops with Ctrl-C. With TEMPORAL_ADDRESS set there is nothing to start: use that server's UI.
+ */
+import * as path from 'node:path';
+import { loadConfig, dataPaths } from '../temporal.config';
+import { resolveTemporalCli, startDevServer } from './lib/temporal-server';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (config.temporal.address) {
+    console.log(`TEMPORAL_ADDRESS is set (${config.temporal.address}): open that server's own web UI`);
+    return;
+  }
+  const paths = dataPaths(config);
+  const server = await startDevServer({
+    cli: resolveTemporalCli(config.temporal.cliPath),
+    port: config.temporal.port,
+    uiPort: config.temporal.uiPort,
+    dbFile: paths.temporalDb,
+    namespace: config.temporal.namespace,
+    logFile: path.join(paths.logs, 'temporal.log'),
+  });
+  console.log(`Temporal UI: ${server.uiUrl}/namespaces/${config.temporal.namespace}/workflows (database ${paths.temporalDb})`);
+  if (!server.owned) return;
+  console.log('press Ctrl-C to stop');
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.stop();
+}
+
+main().catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});

@@ -1,0 +1,142 @@
+/**
+ * Worker process: which task queues this process polls and with what concurrency.
+ * LLM activities and container activities are on separate queues so each scales and is
+ * rate-limited alone; a deployment may run one process per role (`--roles llm`).
+ *
+ *   tsx workers/main.ts [--roles workflows,io,llm,sandbox]     (TEMPORAL_ADDRESS must be set)
+ */
+import * as os from 'node:os';
+import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { createArtifactStore, createIo, createLlm, createSandbox, createSandboxExecutor } from '../activities';
+import { loadConfig, type Config } from '../temporal.config';
+
+export const WORKER_ROLES = ['workflows', 'io', 'llm', 'sandbox'] as const;
+export type WorkerRole = (typeof WORKER_ROLES)[number];
+
+export interface RunWorkersOptions {
+  config: Config;
+  connection: NativeConnection;
+  /** Sandbox image tag (required when the sandbox role runs). */
+  image?: string;
+  roles?: readonly WorkerRole[];
+  /** A prebuilt workflow bundle (tests build it once); default: bundle `workflows/` at start. */
+  workflowBundle?: { code: string };
+  log?: (line: string) => void;
+}
+
+export interface RunningWorkers {
+  /** Resolves when every worker has stopped. */
+  done: Promise<void>;
+  shutdown(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+/** Keep the SDK's own logging to warnings: the factory prints its own progress. */
+export function installQuietRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new (require('@temporalio/worker').DefaultLogger)('WARN') });
+  } catch {
+    // Already installed by the host process.
+  }
+}
+
+export async function startWorkers(options: RunWorkersOptions): Promise<RunningWorkers> {
+  const { config, connection } = options;
+  const roles = new Set(options.roles ?? WORKER_ROLES);
+  const q = config.temporal.taskQueues;
+  const base = { connection, namespace: config.temporal.namespace };
+  const store = createArtifactStore(config);
+  const workers: Worker[] = [];
+  const cleanups: (() => Promise<void>)[] = [];
+
+  if (roles.has('workflows')) {
+    const source: Partial<WorkerOptions> = options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: require.resolve('../workflows') };
+    workers.push(
+      await Worker.create({
+        ...base,
+        ...source,
+        taskQueue: q.workflows,
+        maxConcurrentWorkflowTaskExecutions: config.workers.workflowTaskConcurrency,
+      }),
+    );
+  }
+  if (roles.has('io')) {
+    workers.push(
+      await Worker.create({
+        ...base,
+        taskQueue: q.io,
+        activities: createIo(config, store),
+        maxConcurrentActivityTaskExecutions: config.workers.ioConcurrency,
+      }),
+    );
+  }
+  if (roles.has('llm')) {
+    workers.push(
+      await Worker.create({
+        ...base,
+        taskQueue: q.llm,
+        activities: createLlm(config, store),
+        maxConcurrentActivityTaskExecutions: config.workers.llmConcurrency,
+        // The whole task queue's LLM rate, enforced by the Temporal server across all workers.
+        ...(config.workers.llmActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: config.workers.llmActivitiesPerSecond } : {}),
+      }),
+    );
+  }
+  if (roles.has('sandbox')) {
+    if (!options.image) throw new Error('the sandbox role needs the sandbox image tag');
+    const executor = createSandboxExecutor(config, options.image, `${os.hostname()}-${process.pid}`);
+    const removed = await executor.cleanupLeftovers();
+    if (removed > 0) options.log?.(`removed ${removed} sandbox container(s) left by a crashed worker`);
+    cleanups.push(() => executor.close());
+    workers.push(
+      await Worker.create({
+        ...base,
+        taskQueue: q.sandbox,
+        activities: createSandbox(config, executor, store),
+        maxConcurrentActivityTaskExecutions: config.workers.sandboxConcurrency,
+      }),
+    );
+  }
+
+  const done = Promise.all(workers.map((w) => w.run())).then(async () => {
+    for (const c of cleanups) await c();
+  });
+  return {
+    done,
+    async shutdown() {
+      for (const w of workers) if (w.getState() === 'RUNNING') w.shutdown();
+      await done;
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  if (!config.temporal.address) throw new Error('set TEMPORAL_ADDRESS (host:port) to run a standalone worker; `tsx scripts/start.ts` runs workers with the embedded server');
+  const rolesArg = process.argv.find((a, i) => process.argv[i - 1] === '--roles');
+  const roles = (rolesArg ? rolesArg.split(',') : [...WORKER_ROLES]) as WorkerRole[];
+  for (const r of roles) if (!WORKER_ROLES.includes(r)) throw new Error(`unknown role ${r}; roles: ${WORKER_ROLES.join(', ')}`);
+  installQuietRuntime();
+  let image: string | undefined;
+  if (roles.includes('sandbox')) {
+    const { ensureSandboxImage } = await import('../sandbox-image/build');
+    image = config.sandbox.image ?? (await ensureSandboxImage()).tag;
+  }
+  const connection = await NativeConnection.connect({ address: config.temporal.address });
+  const running = await startWorkers({ config, connection, image, roles, log: console.log });
+  console.log(`workers polling ${roles.join(', ')} on ${config.temporal.address}`);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => void running.shutdown());
+  await running.done;
+  await connection.close();
+}
+
+if (require.main === module) {
+  main().catch((err: Error) => {
+    console.error(err.message);
+    process.exit(1);
+  });
+}

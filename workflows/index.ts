@@ -1,0 +1,4 @@
+/** The workflow bundle the workflow worker loads. */
+export { crawlWorkflow } from './crawl';
+export { repoWorkflow } from './repo';
+export { functionWorkflow } from './function';
