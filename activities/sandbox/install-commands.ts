@@ -79,12 +79,15 @@ export function parseInstallCommands(bash: string): ParsedInstallCommands {
         continue;
       }
       const args = argv.slice(prefix.length);
-      if (args.length === 0) rejected.push(`${command} (names no package)`);
-      for (const arg of args) {
-        if (arg.startsWith('-')) {
-          if (!HARMLESS_FLAGS.has(arg)) rejected.push(`${arg} (pip option not accepted)`);
-          continue;
-        }
+      // An option that changes where packages come from (-r, -e, --index-url ...) voids the command.
+      const foreign = args.filter((a) => a.startsWith('-') && !HARMLESS_FLAGS.has(a));
+      if (foreign.length > 0) {
+        rejected.push(`${command} (pip option not accepted: ${foreign.join(' ')})`);
+        continue;
+      }
+      const names = args.filter((a) => !a.startsWith('-'));
+      if (names.length === 0) rejected.push(`${command} (names no package)`);
+      for (const arg of names) {
         const requirement = validateRequirement(arg);
         if (!requirement) {
           rejected.push(`${arg} (not a package name with an optional version)`);

@@ -1,0 +1,65 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { newImplementationName, renamedCopy, withNewImplementation } from '../../../activities/sandbox/new-implementation';
+import { parseRecordsJsonl } from '../../../activities/sandbox/repost-records';
+
+const SCRIPT = `import re
+
+def slug(text):
+    return re.sub(r"\\W+", "-", text)
+
+
+# the tests
+def test_slug():
+    assert slug("a b") == slug_new_implementation("a b")
+
+if __name__ == "__main__":
+    test_slug()
+`;
+
+describe('withNewImplementation', () => {
+  test('a function is copied, renamed, before the test function and its comment', () => {
+    const out = withNewImplementation(SCRIPT, 'def slug(text):\n    """Doc."""\n    return re.sub(r"\\W+", "-", text)\n', 'slug');
+    const copyAt = out.indexOf('def slug_new_implementation(text):');
+    expect(copyAt).toBeGreaterThan(out.indexOf('def slug(text):'));
+    expect(copyAt).toBeLessThan(out.indexOf('# the tests'));
+    expect(out).toContain('    """Doc."""\n    return re.sub(r"\\W+", "-", text)\n');
+    // Everything of the original script is still there, in order.
+    expect(out.replace(/def slug_new_implementation[\s\S]*?\n\n\n/, '')).toBe(SCRIPT);
+  });
+
+  test('without a test block the copy goes to the end', () => {
+    const out = withNewImplementation('def f():\n    return 1\n', 'def f():\n    return 2\n', 'f');
+    expect(out).toBe('def f():\n    return 1\n\n\ndef f_new_implementation():\n    return 2\n');
+  });
+
+  test('a method is appended to its class, re-indented, decorators kept, annotations postponed', () => {
+    const script = 'class Angle:\n    def __init__(self):\n        self.v = 0\n\n    @classmethod\n    def zero(cls) -> "Angle":\n        return cls()\n\ndef test_zero():\n    assert Angle.zero_new_implementation().v == 0\n';
+    const out = withNewImplementation(script, '@classmethod\ndef zero(cls, scale: float = 1.0) -> Angle:\n    return cls()\n', 'Angle.zero');
+    expect(out).toContain("        return cls()\n\n    @classmethod\n    def zero_new_implementation(cls, scale: 'float' = 1.0) -> 'Angle':\n        return cls()\n\n\ndef test_zero");
+  });
+
+  test('lines inside a multi-line string are not re-indented', () => {
+    const out = withNewImplementation('class A:\n    pass\n', 'def sql(self):\n    return """SELECT *\nFROM t"""\n', 'A.sql');
+    expect(out).toContain('    def sql_new_implementation(self):\n        return """SELECT *\nFROM t"""');
+  });
+
+  test('an indented original (as cut from its class) is dedented first', () => {
+    expect(renamedCopy('    def m(self):\n        return 1\n', 'm', false)).toBe('def m_new_implementation(self):\n    return 1');
+  });
+
+  test('a source that defines another function is refused', () => {
+    expect(() => withNewImplementation(SCRIPT, 'def other():\n    pass\n', 'slug')).toThrow(/named other/);
+  });
+
+  test('every fixture record gets exactly one new implementation where its tests expect it', () => {
+    const records = parseRecordsJsonl(fs.readFileSync(path.join(__dirname, '../../../../shared/fixtures/repost-execeval-sample.jsonl'), 'utf8'));
+    expect(records).toHaveLength(40);
+    for (const r of records) {
+      const out = withNewImplementation(r.eval_script, r.orig_func, r.func_name);
+      const method = r.func_name.split('.').at(-1)!;
+      expect(out.match(new RegExp(`def ${method}_new_implementation\\(`, 'g'))).toHaveLength(1);
+      expect(newImplementationName(r.func_name)).toBe(`${r.func_name}_new_implementation`);
+    }
+  });
+});
