@@ -1,0 +1,45 @@
+/**
+ * Runs the GitHub source in its own Node process (the Octokit packages are ES modules, which
+ * this jest setup cannot load) and prints the result as JSON. Input: one JSON argument.
+ */
+import { GitHubSource, SnapshotStore, type RepoRef } from '../../../activities/sources';
+
+interface Command {
+  baseURL: string;
+  dataDir: string;
+  op: 'search' | 'snapshot';
+  cap?: number;
+  perPage?: number;
+  filters?: Record<string, unknown>;
+  sample?: { limit: number; seed: number };
+  refs?: RepoRef[];
+  maxSizeKb?: number;
+}
+
+async function main(): Promise<void> {
+  const cmd = JSON.parse(process.argv[2]!) as Command;
+  const logs: string[] = [];
+  const gh = new GitHubSource({
+    baseURL: cmd.baseURL,
+    searchResultCap: cmd.cap,
+    perPage: cmd.perPage,
+    searchIntervalMs: 0,
+    retryAfterUnitMs: 10,
+    retries: 3,
+    log: (m) => logs.push(m),
+  });
+  if (cmd.op === 'search') {
+    const result = await gh.search(cmd.filters ?? {}, cmd.sample ?? { limit: 100, seed: 0 });
+    process.stdout.write(JSON.stringify({ ...result, requests: gh.requests, logs }));
+    return;
+  }
+  const store = new SnapshotStore(cmd.dataDir);
+  const results = [];
+  for (const ref of cmd.refs ?? []) results.push(await gh.snapshot(ref, store, { maxSizeKb: cmd.maxSizeKb }));
+  process.stdout.write(JSON.stringify({ results, requests: gh.requests, logs }));
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`${err.stack ?? err.message}\n`);
+  process.exit(1);
+});

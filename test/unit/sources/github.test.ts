@@ -1,0 +1,160 @@
+/**
+ * The GitHub source against a local server serving recorded GitHub responses and tarballs
+ * generated here from the fixture repositories.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { promisify } from 'node:util';
+import { analyzeRepository } from '../../../activities/analysis';
+import type { RepoRef, SnapshotResult } from '../../../activities/sources';
+import { startFakeGitHub, type FakeGitHub, type RecordedRepo } from '../../fixtures/github/server';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../../..');
+const DRIVER = path.join(__dirname, 'github-driver.ts');
+const REPOS = path.join(ROOT, 'test/fixtures/repos');
+
+jest.setTimeout(60_000);
+
+async function drive<T>(cmd: Record<string, unknown>): Promise<T> {
+  const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', DRIVER, JSON.stringify(cmd)], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  return JSON.parse(stdout) as T;
+}
+
+/** A GitHub-style tarball: one top-level folder `owner-name-sha7/` holding the tree. */
+function tarballOf(dir: string, top: string): Buffer {
+  return execFileSync('tar', ['-czf', '-', '-C', path.dirname(dir), `--transform=s,^${path.basename(dir)},${top},`, path.basename(dir)]);
+}
+
+function ref(id: string, commit: string | null = null): RepoRef {
+  const [owner, name] = id.split('/');
+  return { id, owner: owner!, name: name!, commit, createdAt: null, license: null, stars: null, sizeKb: null, defaultBranch: null };
+}
+
+/** What the default RepoST filters must select from the recording, computed independently. */
+function expectedDefaultSelection(repos: RecordedRepo[]): string[] {
+  return repos
+    .filter((r) => !r.fork && !r.archived && r.license?.key === 'mit' && r.size <= 10 * 1024)
+    .filter((r) => r.created_at.slice(0, 10) >= '2023-01-31' && r.created_at.slice(0, 10) <= '2024-08-31')
+    .map((r) => r.full_name)
+    .sort();
+}
+
+describe('GitHub source', () => {
+  let gh: FakeGitHub;
+  let dataDir: string;
+
+  beforeAll(async () => {
+    gh = await startFakeGitHub({ searchCap: 3 });
+    dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'snapshots-'));
+    for (const r of gh.repos) {
+      const fixture = r._recorded.tarball_fixture;
+      if (fixture) gh.tarballs.set(r.full_name, tarballOf(path.join(REPOS, fixture), `${r.owner.login}-${r.name}-${r._recorded.head_sha.slice(0, 7)}`));
+    }
+    // A repository with no Python at all: only an image and a data file.
+    const binDir = fs.mkdtempSync(path.join(os.tmpdir(), 'only-images-'));
+    fs.writeFileSync(path.join(binDir, 'logo.png'), Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0]));
+    fs.writeFileSync(path.join(binDir, 'data.bin'), Buffer.alloc(64, 7));
+    gh.tarballs.set('pics/only-images', tarballOf(binDir, 'pics-only-images-0000000'));
+  });
+
+  afterAll(async () => {
+    await gh.close();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('finds every repository matching the filters past the result cap by slicing the creation window', async () => {
+    const out = await drive<{ repos: RepoRef[]; windows: number; total: number; truncatedWindows: string[] }>({
+      baseURL: gh.baseURL, dataDir, op: 'search', cap: 3, perPage: 2, sample: { limit: 100, seed: 0 },
+    });
+    const expected = expectedDefaultSelection(gh.repos);
+    expect(expected.length).toBeGreaterThan(3); // more than one query can return
+    expect(out.repos.map((r) => r.id).sort()).toEqual(expected);
+    expect(out.windows).toBeGreaterThan(1);
+    expect(out.truncatedWindows).toEqual([]);
+    const searches = gh.log.filter((l) => l.startsWith('GET /search/repositories'));
+    for (const s of searches) {
+      const q = new URL(s.slice(4), 'http://x').searchParams.get('q')!;
+      expect(q).toContain('license:mit');
+      expect(q).toContain('fork:false');
+      expect(q).toMatch(/created:\d{4}-\d{2}-\d{2}\.\.\d{4}-\d{2}-\d{2}/);
+    }
+    const acme = out.repos.find((r) => r.id === 'acme/shop')!;
+    expect(acme).toMatchObject({ owner: 'acme', license: 'mit', stars: 42, createdAt: '2023-03-14T09:12:44Z', defaultBranch: 'main' });
+  });
+
+  it('takes a seeded sample: same seed same repositories, within the matching set', async () => {
+    const args = { baseURL: gh.baseURL, dataDir, op: 'search', cap: 3, perPage: 2 };
+    const a = await drive<{ repos: RepoRef[]; total: number }>({ ...args, sample: { limit: 3, seed: 11 } });
+    const b = await drive<{ repos: RepoRef[] }>({ ...args, sample: { limit: 3, seed: 11 } });
+    const seeds = await Promise.all([1, 2, 3, 4].map((seed) => drive<{ repos: RepoRef[] }>({ ...args, sample: { limit: 3, seed } })));
+    expect(a.repos).toHaveLength(3);
+    expect(a.repos.map((r) => r.id)).toEqual(b.repos.map((r) => r.id));
+    const all = expectedDefaultSelection(gh.repos);
+    for (const r of a.repos) expect(all).toContain(r.id);
+    // Different seeds do not all pick the same three.
+    expect(new Set(seeds.map((s) => s.repos.map((r) => r.id).sort().join(','))).size).toBeGreaterThan(1);
+  });
+
+  it('honours other filters: licenses, stars, windows', async () => {
+    const out = await drive<{ repos: RepoRef[] }>({
+      baseURL: gh.baseURL, dataDir, op: 'search', cap: 3, perPage: 2,
+      filters: { licenses: ['mit', 'apache-2.0'], minStars: 5, createdFrom: '2023-01-01', createdTo: '2026-12-31' },
+    });
+    expect(out.repos.map((r) => r.id).sort()).toEqual(['acme/shop', 'acme/webapp', 'apache/thing', 'datalab/mlkit']);
+  });
+
+  it('pins, downloads and extracts snapshots; records every bad repository as a skip and goes on', async () => {
+    const refs = ['acme/shop', 'ghost/no-tarball', 'nobody/missing', 'pics/only-images', 'huge/monorepo', 'oldtimer/legacy'].map((id) => ref(id));
+    const out = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir, op: 'snapshot', refs, maxSizeKb: 10 * 1024 });
+    const byId = new Map(out.results.map((r, i) => [refs[i]!.id, r]));
+    const shop = byId.get('acme/shop')!;
+    if (!shop.ok) throw new Error(shop.skip.reason);
+    const recorded = gh.repos.find((r) => r.full_name === 'acme/shop')!;
+    expect(shop.snapshot.commit).toBe(recorded._recorded.head_sha);
+    expect(shop.snapshot.reused).toBe(false);
+    expect(fs.existsSync(path.join(shop.snapshot.dir, 'shop/core/cart.py'))).toBe(true);
+    expect(shop.snapshot.pythonFiles).toBeGreaterThan(5);
+    expect(byId.get('ghost/no-tarball')).toEqual({ ok: false, skip: { repoId: 'ghost/no-tarball', stage: 'fetch', reason: 'tarball not found (404)' } });
+    expect(byId.get('nobody/missing')).toEqual({ ok: false, skip: { repoId: 'nobody/missing', stage: 'resolve', reason: 'repository not found (404)' } });
+    const images = byId.get('pics/only-images')!;
+    expect(images.ok).toBe(false);
+    if (!images.ok) expect(images.skip).toMatchObject({ stage: 'extract', reason: expect.stringMatching(/^no Python files/) });
+    const huge = byId.get('huge/monorepo')!;
+    expect(huge.ok).toBe(false);
+    if (!huge.ok) expect(huge.skip.reason).toMatch(/too large \(50000 KB > 10240 KB\)/);
+    // The legacy snapshot keeps its escaping symlink and non-UTF-8 file; the analysis skips them.
+    const legacy = byId.get('oldtimer/legacy')!;
+    if (!legacy.ok) throw new Error(legacy.skip.reason);
+    const analysis = await analyzeRepository(legacy.snapshot.dir);
+    const reasons = new Map(analysis.skipped.map((s) => [s.path, s.reason]));
+    expect(reasons.get('pkg/escape.py')).toBe('symlink points outside the repository');
+    expect(reasons.get('pkg/latin.py')).toBe('not valid UTF-8 text');
+    expect(reasons.get('pkg/old.py')).toMatch(/Python 2 print/);
+    expect(analysis.functions.map((f) => f.qualname)).toContain('use');
+  });
+
+  it('reuses a stored snapshot without downloading again', async () => {
+    const before = gh.log.filter((l) => l.includes('/tarball/')).length;
+    const out = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir, op: 'snapshot', refs: [ref('acme/shop')] });
+    const shop = out.results[0]!;
+    expect(shop.ok && shop.snapshot.reused).toBe(true);
+    expect(gh.log.filter((l) => l.includes('/tarball/')).length).toBe(before);
+  });
+
+  it('keeps a commit given by a list and retries through 5xx and rate limits', async () => {
+    const sha = gh.repos.find((r) => r.full_name === 'acme/webapp')!._recorded.head_sha;
+    gh.faults.set('/repos/acme/webapp', ['server-error', 'too-many-requests']);
+    gh.faults.set('/codeload/acme/webapp', ['rate-limit']);
+    const out = await drive<{ results: SnapshotResult[]; logs: string[] }>({ baseURL: gh.baseURL, dataDir, op: 'snapshot', refs: [ref('acme/webapp', sha)] });
+    const web = out.results[0]!;
+    if (!web.ok) throw new Error(web.skip.reason);
+    expect(web.snapshot.commit).toBe(sha);
+    expect(fs.existsSync(path.join(web.snapshot.dir, 'app/services/users.py'))).toBe(true);
+    expect(gh.faults.get('/repos/acme/webapp')).toEqual([]);
+    expect(gh.faults.get('/codeload/acme/webapp')).toEqual([]);
+    expect(out.logs.some((l) => /rate limit/.test(l))).toBe(true);
+  });
+});
