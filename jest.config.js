@@ -13,7 +13,7 @@ module.exports = {
       testMatch: ['<rootDir>/test/integration/**/*.test.ts'],
       globalSetup: '<rootDir>/test/support/global-setup.ts',
       globalTeardown: '<rootDir>/test/support/global-teardown.ts',
-      testTimeout: 300000,
+      setupFilesAfterEnv: ['<rootDir>/test/support/integration-timeout.ts'],
     },
   ],
 };

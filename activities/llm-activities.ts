@@ -31,12 +31,18 @@ export interface LlmDependencies {
   gateway: LlmGateway;
 }
 
-/** Error text quoted in a debug round: the exception and traceback, else the output's tail. */
+/**
+ * Error text quoted in a debug round: the exception and traceback, else the output's tail.
+ * Each run has its own scratch folder; its random name is cut from paths so that the same
+ * failure gives the same prompt (and a cache hit on a re-run).
+ */
 export function errorMessageOf(result: SandboxResult): string {
   const head = `status: ${result.status}${result.exitCode !== null ? ` (exit code ${result.exitCode})` : ''}`;
-  if (result.exception) return `${head}\n${result.exception.traceback || `${result.exception.type}: ${result.exception.message}`}`;
   const tail = (s: string) => s.split('\n').slice(-40).join('\n');
-  return `${head}\n${tail(result.stderr) || tail(result.stdout) || '(no output)'}`;
+  const body = result.exception
+    ? result.exception.traceback || `${result.exception.type}: ${result.exception.message}`
+    : tail(result.stderr) || tail(result.stdout) || '(no output)';
+  return `${head}\n${body.replace(/\/scratch\/run-[0-9a-f]+\//g, '')}`;
 }
 
 export function createLlmActivities({ store, gateway }: LlmDependencies): LlmActivities {

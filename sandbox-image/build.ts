@@ -110,6 +110,7 @@ async function followProgress(docker: Docker, stream: NodeJS.ReadableStream, log
 async function buildBase(docker: Docker, tag: string, workDir: string, log: Log): Promise<void> {
   if (!which('debootstrap')) {
     if (process.getuid?.() === 0 && which('apt-get')) {
+      run('apt-get', ['update', '-qq'], log);
       run('apt-get', ['install', '-y', '-qq', 'debootstrap'], log);
     } else {
       throw new Error('debootstrap is required to build the sandbox base image: install it (apt-get install debootstrap) and run again');

@@ -1,0 +1,125 @@
+/**
+ * The pipeline end to end on the real components: the demo repository through the crawl,
+ * repository and function workflows on the Temporal dev server, the LLM steps through the real
+ * `openai` client against scripted responses over HTTP, and every script run in a real container.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { DatasetRecordSchema, RejectionSchema } from '../../activities/dataset/records';
+import { listExchanges } from '../../activities/llm';
+import { loadLlmScript, type LlmScript } from '../../scripts/lib/scripted-llm-server';
+import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
+import { startTestFactory, type TestFactory } from '../support/factory';
+
+const DEMO_REPO = path.resolve(__dirname, '../../scripts/demo/example-repo');
+const DEMO_SCRIPT = path.resolve(__dirname, '../../scripts/demo/scripted-llm-responses.json');
+
+function readJsonl(file: string): unknown[] {
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+describe('the demo crawl through Temporal, the LLM client and containers', () => {
+  let factory: TestFactory;
+  beforeAll(async () => {
+    factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT));
+  });
+  afterAll(async () => {
+    await factory?.close();
+  });
+
+  it('accepts, rejects and records every function with its rounds', async () => {
+    const summary = await runCrawl({ config: factory.config, client: factory.client, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo' });
+    expect(summary.functions).toBe(4);
+    expect(summary.accepted).toBe(3);
+    expect(summary.rejected).toBe(1);
+    expect(summary.funnel.accepted + summary.rejected).toBe(summary.functions);
+
+    const records = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r));
+    const byName = Object.fromEntries(records.map((r) => [r.qualname, r]));
+    expect(Object.keys(byName).sort()).toEqual(['Interval.merge', 'slugify', 'word_frequencies']);
+
+    // slugify: cross-file context (aggregate prompt), the first tests hit a NameError, one debug round fixes it.
+    expect(byName.slugify!.debug_rounds).toBe(1);
+    expect(byName.slugify!.prompt_versions.sandbox).toMatch(/^aggregate@/);
+    expect(byName.slugify!.orig_context).toContain('## textkit/clean.py');
+    // word_frequencies: the first tests miss branches, one coverage round reaches full coverage;
+    // a renamed local variable makes the AST check fail and the LLM check decide.
+    expect(byName.word_frequencies!.coverage_rounds).toBe(1);
+    expect(byName.word_frequencies!.sandbox_ast_check).toBe(false);
+    expect(byName.word_frequencies!.sandbox_functionality_check).toBe('same');
+    for (const r of records) {
+      expect(r.coverage_rate).toBe(1);
+      expect(r.test_correctness_check).toBe('yes');
+      expect(r.eval_script).toContain(`def test_${r.func_name}(`);
+      expect(r.commit_id).toMatch(/^(tree-)?[0-9a-f]{32,40}$/);
+      // Every exchange of the function is recorded and indexed by its id.
+      const exchanges = await listExchanges(factory.dataDir, r.function_id);
+      expect(exchanges.length).toBeGreaterThanOrEqual(3);
+    }
+    expect(byName['Interval.merge']!.sandbox_ast_check).toBe(true);
+
+    const rejections = readJsonl(path.join(summary.outDir, 'rejections.jsonl')).map((r) => RejectionSchema.parse(r));
+    expect(rejections).toHaveLength(1);
+    expect(rejections[0]!).toMatchObject({ qualname: 'collapse_spaces', stage: 'test_check' });
+    expect(rejections[0]!.reason).toContain('too weak');
+
+    // The workflows are in Temporal's history, searchable by run id.
+    const listed: string[] = [];
+    for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo"` })) listed.push(wf.workflowId);
+    expect(listed).toEqual(expect.arrayContaining(['it-demo/crawl', 'it-demo/repo/0']));
+    expect(listed.filter((id) => id.startsWith('it-demo/fn/'))).toHaveLength(4);
+  });
+
+  it('re-running unchanged work costs no tokens and neither duplicates nor loses a record', async () => {
+    const before = factory.llm.requests.length;
+    const outDir = path.join(factory.dataDir, 'runs', 'it-demo');
+    const summary = await runCrawl({ config: factory.config, client: factory.client, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo-again', outDir });
+    expect(factory.llm.requests.length).toBe(before);
+    expect(summary.functions).toBe(4);
+    expect(summary.accepted).toBe(3);
+    expect(readJsonl(summary.datasetFile)).toHaveLength(3);
+  });
+});
+
+describe('bad LLM answers and failures end as recorded rejections', () => {
+  let factory: TestFactory;
+  const script: LlmScript = {
+    description: 'SCRIPTED LLM RESPONSES: garbled answers and a refused request',
+    rules: [
+      // No code block at all, every time: regenerated, then rejected at the sandbox stage.
+      { kind: 'sandbox', functionName: 'word_frequencies', responses: ['I would rather not write code today.'] },
+      // An HTTP 400 is not retried: the function ends rejected with the reason.
+      { kind: 'sandbox', functionName: 'Interval.merge', responses: [{ fault: '400' }] },
+      { functionName: 'collapse_spaces', responses: ['```python\nprint("abbreviated")\n# ... rest unchanged\n```'] },
+      { kind: 'aggregate', functionName: 'slugify', responses: ['```python\ndef slugify(:\n```'] },
+    ],
+  };
+  beforeAll(async () => {
+    factory = await startTestFactory(script, { loops: { regenerateAttempts: 1 } });
+  });
+  afterAll(async () => {
+    await factory?.close();
+  });
+
+  it('rejects each function at the sandbox stage with a reason, and the run completes', async () => {
+    const started = await startCrawl({ config: factory.config, client: factory.client, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }, { kind: 'local', path: '/nonexistent/repo' }], runId: 'it-bad' });
+    const summary = await started.result();
+    expect(summary.functions).toBe(4);
+    expect(summary.accepted).toBe(0);
+    expect(summary.repositories).toBe(2);
+    const rejections = readJsonl(path.join(summary.outDir, 'rejections.jsonl')).map((r) => RejectionSchema.parse(r));
+    const reason = Object.fromEntries(rejections.map((r) => [r.qualname, r]));
+    for (const r of rejections) expect(r.stage).toBe('sandbox');
+    expect(reason.word_frequencies!.reason).toMatch(/^parse_no_code_block/);
+    expect(reason['Interval.merge']!.reason).toMatch(/LlmPermanentError/);
+    expect(reason.collapse_spaces!.reason).toMatch(/^parse_abbreviated/);
+    expect(reason.slugify!.reason).toMatch(/sanity_check/);
+    // Regeneration asked twice (attempts 0 and 1) for the garbled answers; the 400 was asked once.
+    const asked = (name: string) => factory.llm.requests.filter((q) => q.functionName === name).length;
+    expect(asked('word_frequencies')).toBe(2);
+    expect(asked('Interval.merge')).toBe(1);
+    const saved = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8'));
+    expect(saved.skippedRepos).toHaveLength(1);
+    expect(saved.skippedRepos[0].reason).toMatch(/not a directory/);
+  });
+});
