@@ -51,11 +51,11 @@ function renderClass(module: ModuleInfo, cls: SyntaxNode, qualname: string, memb
     if (def) {
       const name = def.childForFieldName('name')?.text ?? '';
       const q = `${qualname}.${name}`;
-      if (def.type === 'function_definition') {
-        if (members.has(q)) out.push(...rows(module, stmt.startPosition.row, endRow(def)));
-      } else if ([...members].some((m) => m === q || m.startsWith(`${q}.`))) {
-        out.push(...renderClass(module, def, q, members));
-      }
+      const include = def.type === 'function_definition' ? members.has(q) : [...members].some((m) => m === q || m.startsWith(`${q}.`));
+      if (!include) continue;
+      // Members are separated by a blank line, as PEP 8 lays out a class.
+      if (out.length > headerLength && out[out.length - 1]!.trim() !== '') out.push('');
+      out.push(...(def.type === 'function_definition' ? rows(module, stmt.startPosition.row, endRow(def)) : renderClass(module, def, q, members)));
       continue;
     }
     out.push(...rows(module, stmt.startPosition.row, endRow(stmt)));

@@ -4,6 +4,7 @@
  * prompt needs. Plain TypeScript; the activities wrap it.
  */
 import { createHash } from 'node:crypto';
+import { classesOf, type ClassInfo } from './classes';
 import { estimateTokens, renderContext } from './context';
 import { dependencyClosure } from './dependencies';
 import type { ExtractedFunction } from './extract';
@@ -24,6 +25,7 @@ import type { z } from 'zod';
 
 export * from './types';
 export { estimateTokens } from './context';
+export { classesOf, isOpenClassGenTestClass, cyclomaticComplexity, type ClassInfo, type ClassMetrics } from './classes';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
 
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
@@ -43,6 +45,7 @@ export class RepositoryAnalyzer {
   private entries: FunctionEntry[] | null = null;
 
   private constructor(
+    /** The parsed repository (modules, skipped files). */
     readonly repo: Repository,
     readonly options: AnalysisOptions,
     readonly repoId: string,
@@ -108,6 +111,11 @@ export class RepositoryAnalyzer {
       owner = this.resolver.definition(module, names.join('.'), 'class', c, owner);
     }
     return this.resolver.definition(module, f.qualname, f.kind, f.node, owner);
+  }
+
+  /** Every class (nested included, test classes excluded) with its skeleton and metrics. */
+  classes(): ClassInfo[] {
+    return classesOf(this.repo, this.resolver);
   }
 
   /** Dependencies and context of one function, whether or not a filter drops it. */

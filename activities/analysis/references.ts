@@ -42,6 +42,74 @@ function clip(text: string, max = 60): string {
   return one.length > max ? `${one.slice(0, max - 3)}...` : one;
 }
 
+export interface LocalNames {
+  /** Every name bound inside the subtree (parameters, assignments, loop and `as` targets, nested defs, imports). */
+  locals: Set<string>;
+  imports: Map<string, Binding>;
+  /** Star imports inside the subtree (unresolvable by construction). */
+  stars: string[];
+}
+
+/**
+ * Names bound anywhere inside a function (nested scopes included: a union is enough to tell a
+ * free name from a local one in all but contrived code). `global` declarations are removed.
+ */
+export function scopeLocals(root: SyntaxNode): LocalNames {
+  const locals = new Set<string>();
+  const imports = new Map<string, Binding>();
+  const stars: string[] = [];
+  const globals = new Set<string>();
+  for (const n of root.descendantsOfType(LOCAL_BINDERS)) {
+    switch (n.type) {
+      case 'assignment':
+      case 'augmented_assignment':
+      case 'for_statement':
+      case 'for_in_clause':
+        for (const name of targetNames(n.childForFieldName('left'))) locals.add(name);
+        break;
+      case 'as_pattern_target':
+        for (const name of targetNames(n)) locals.add(name);
+        break;
+      case 'named_expression': {
+        const name = n.childForFieldName('name');
+        if (name) locals.add(name.text);
+        break;
+      }
+      case 'function_definition':
+      case 'class_definition':
+        if (n.id !== root.id) {
+          const name = n.childForFieldName('name');
+          if (name) locals.add(name.text);
+        }
+        break;
+      case 'parameters':
+      case 'lambda_parameters':
+        for (const name of parameterNames(n)) locals.add(name);
+        break;
+      case 'import_statement':
+      case 'import_from_statement': {
+        const { bindings, star } = importBindings(n);
+        for (const b of bindings) {
+          locals.add(b.name);
+          imports.set(b.name, b);
+        }
+        if (star) stars.push(`* from ${'.'.repeat(star.level)}${star.module}`);
+        break;
+      }
+      case 'global_statement':
+      case 'nonlocal_statement':
+        for (const c of n.namedChildren) if (c.type === 'identifier') globals.add(c.text);
+        break;
+      case 'keyword_pattern':
+      case 'case_pattern':
+        for (const c of n.descendantsOfType('identifier')) if (c.parent?.type !== 'dotted_name' || c.parent.parent?.type === 'case_pattern') locals.add(c.text);
+        break;
+    }
+  }
+  for (const g of globals) locals.delete(g);
+  return { locals, imports, stars };
+}
+
 export function referencesOf(resolver: Resolver, def: Definition): References {
   const module = def.module;
   const found = new Map<Definition, true>();
@@ -74,55 +142,10 @@ export function referencesOf(resolver: Resolver, def: Definition): References {
   };
 
   const collectLocals = (root: SyntaxNode) => {
-    const globals = new Set<string>();
-    for (const n of root.descendantsOfType(LOCAL_BINDERS)) {
-      switch (n.type) {
-        case 'assignment':
-        case 'augmented_assignment':
-        case 'for_statement':
-        case 'for_in_clause':
-          for (const name of targetNames(n.childForFieldName('left'))) locals.add(name);
-          break;
-        case 'as_pattern_target':
-          for (const name of targetNames(n)) locals.add(name);
-          break;
-        case 'named_expression': {
-          const name = n.childForFieldName('name');
-          if (name) locals.add(name.text);
-          break;
-        }
-        case 'function_definition':
-        case 'class_definition':
-          if (n.id !== root.id) {
-            const name = n.childForFieldName('name');
-            if (name) locals.add(name.text);
-          }
-          break;
-        case 'parameters':
-        case 'lambda_parameters':
-          for (const name of parameterNames(n)) locals.add(name);
-          break;
-        case 'import_statement':
-        case 'import_from_statement': {
-          const { bindings, star } = importBindings(n);
-          for (const b of bindings) {
-            locals.add(b.name);
-            localImports.set(b.name, b);
-          }
-          if (star) unresolved.add(`* from ${'.'.repeat(star.level)}${star.module}`);
-          break;
-        }
-        case 'global_statement':
-        case 'nonlocal_statement':
-          for (const c of n.namedChildren) if (c.type === 'identifier') globals.add(c.text);
-          break;
-        case 'keyword_pattern':
-        case 'case_pattern':
-          for (const c of n.descendantsOfType('identifier')) if (c.parent?.type !== 'dotted_name' || c.parent.parent?.type === 'case_pattern') locals.add(c.text);
-          break;
-      }
-    }
-    for (const g of globals) locals.delete(g);
+    const scope = scopeLocals(root);
+    for (const n of scope.locals) locals.add(n);
+    for (const [k, v] of scope.imports) localImports.set(k, v);
+    for (const star of scope.stars) unresolved.add(star);
   };
 
   const evalExpr = (node: SyntaxNode): Value | null => {

@@ -1,0 +1,162 @@
+/**
+ * Static analysis of one repository folder.
+ *
+ *   npx tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps]
+ *                              [--source] [--max N] [--seed N] [--budget TOKENS] [--json]
+ *
+ * Lists every module-level function and method (kept or dropped, with the rule that dropped it)
+ * and the files that were skipped. --function fills in dependencies, standalone and context for
+ * one function whatever the filters say; --deps does so for every kept function; --classes adds
+ * class skeletons and metrics. Without --json a readable summary is printed.
+ */
+import * as fs from 'node:fs';
+import { z } from 'zod';
+import { RepositoryAnalyzer, selectCandidates, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
+
+const FlagsSchema = z.object({
+  repoDir: z.string().min(1),
+  function: z
+    .string()
+    .regex(/^.+\.py::[A-Za-z_][\w.]*$/, 'expected <path>::<qualname>, e.g. app/service.py::Service.handle')
+    .optional(),
+  classes: z.boolean().default(false),
+  deps: z.boolean().default(false),
+  source: z.boolean().default(false),
+  json: z.boolean().default(false),
+  max: z.coerce.number().int().positive().default(30),
+  seed: z.coerce.number().int().default(0),
+  budget: z.coerce.number().int().nonnegative().default(8000),
+  repoId: z.string().optional(),
+  commit: z.string().optional(),
+});
+type Flags = z.infer<typeof FlagsSchema>;
+
+function usage(message?: string): never {
+  if (message) process.stderr.write(`${message}\n`);
+  process.stderr.write('usage: tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps] [--source] [--max N] [--seed N] [--budget N] [--repo-id ID] [--commit SHA] [--json]\n');
+  process.exit(2);
+}
+
+export function parseFlags(argv: string[]): Flags {
+  const raw: Record<string, unknown> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (!a.startsWith('--')) {
+      positional.push(a);
+      continue;
+    }
+    const [name, inline] = a.slice(2).split('=', 2) as [string, string | undefined];
+    const key = name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
+    if (['classes', 'deps', 'source', 'json'].includes(key)) raw[key] = true;
+    else if (['function', 'max', 'seed', 'budget', 'repoId', 'commit'].includes(key)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) usage(`--${name} needs a value`);
+      raw[key] = value;
+    } else if (key === 'help') usage();
+    else usage(`unknown flag --${name}`);
+  }
+  if (positional.length !== 1) usage('expected exactly one repository folder');
+  raw.repoDir = positional[0];
+  const parsed = FlagsSchema.safeParse(raw);
+  if (!parsed.success) usage(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
+  return parsed.data;
+}
+
+type Row = Omit<FunctionEntry, 'source'> & Partial<Pick<FunctionEntry, 'source'>> & Partial<Omit<FunctionAnalysis, keyof FunctionEntry>> & { selected: boolean };
+
+async function main(): Promise<void> {
+  const flags = parseFlags(process.argv.slice(2));
+  if (!fs.existsSync(flags.repoDir) || !fs.statSync(flags.repoDir).isDirectory()) usage(`not a folder: ${flags.repoDir}`);
+  const started = Date.now();
+  const analyzer = await RepositoryAnalyzer.open(flags.repoDir, {
+    maxFunctionsPerRepo: flags.max,
+    seed: flags.seed,
+    contextTokenBudget: flags.budget,
+    repoId: flags.repoId,
+    commit: flags.commit,
+  });
+  const functions = analyzer.functions();
+  const selected = new Set(selectCandidates(functions, flags.max, flags.seed).map((f) => f.id));
+  let target: string | null = null;
+  if (flags.function) {
+    const [path, qualname] = flags.function.split('::') as [string, string];
+    if (!functions.some((f) => f.path === path && f.qualname === qualname)) {
+      const skip = analyzer.skipped.find((s) => s.path === path);
+      process.stderr.write(skip ? `${path} was skipped: ${skip.reason}\n` : `no function ${qualname} in ${path}\n`);
+      process.exit(1);
+    }
+    target = `${path}::${qualname}`;
+  }
+  const rows: Row[] = functions.map((f) => {
+    const { source, ...rest } = f;
+    const row: Row = { ...rest, selected: selected.has(f.id), ...(flags.source ? { source } : {}) };
+    if (target === `${f.path}::${f.qualname}` || (flags.deps && f.kept)) {
+      const a = analyzer.analyze(f.path, f.qualname);
+      Object.assign(row, {
+        standalone: a.standalone,
+        dependencies: a.dependencies,
+        unresolved: a.unresolved,
+        context: a.context,
+        contextTokens: a.contextTokens,
+        truncated: a.truncated,
+      });
+    }
+    return row;
+  });
+  const classes = flags.classes ? analyzer.classes() : undefined;
+  const droppedBy: Record<string, number> = {};
+  for (const f of functions) if (f.droppedBy) droppedBy[f.droppedBy] = (droppedBy[f.droppedBy] ?? 0) + 1;
+  const analysed = rows.filter((r) => r.standalone !== undefined);
+  const stats = {
+    files: analyzer.repo.modules.size,
+    skippedFiles: analyzer.skipped.length,
+    functions: functions.length,
+    kept: functions.filter((f) => f.kept).length,
+    selected: selected.size,
+    droppedBy,
+    analysed: analysed.length,
+    standalone: analysed.filter((r) => r.standalone).length,
+    elapsedMs: Date.now() - started,
+  };
+  if (flags.json) {
+    const doc = { repo: { root: flags.repoDir, id: analyzer.repoId, commit: analyzer.options.commit }, stats, functions: rows, skipped: analyzer.skipped, ...(classes ? { classes } : {}) };
+    process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    return;
+  }
+  const out: string[] = [];
+  out.push(`${flags.repoDir}: ${stats.files} Python files parsed, ${stats.skippedFiles} skipped`);
+  out.push(`${stats.functions} functions and methods, ${stats.kept} kept, ${stats.selected} selected (max ${flags.max}, seed ${flags.seed})`);
+  const dropped = Object.entries(droppedBy).sort((a, b) => b[1] - a[1]);
+  if (dropped.length) out.push(`dropped by: ${dropped.map(([r, n]) => `${r} ${n}`).join(', ')}`);
+  if (analysed.length > 1) out.push(`standalone: ${stats.standalone}/${analysed.length} (${((100 * stats.standalone) / analysed.length).toFixed(1)}%)`);
+  for (const s of analyzer.skipped) out.push(`  skipped ${s.path}: ${s.reason}`);
+  out.push('');
+  for (const r of rows) {
+    const mark = r.kept ? (r.selected ? '*' : '+') : '-';
+    out.push(`${mark} ${r.path}:${r.startLine}-${r.endLine} ${r.qualname}${r.droppedBy ? `  [${r.droppedBy}]` : ''}`);
+  }
+  if (target) {
+    const r = rows.find((x) => `${x.path}::${x.qualname}` === target)!;
+    out.push('', `== ${target} (${r.standalone ? 'standalone' : `${r.dependencies!.length} local dependencies`}, ~${r.contextTokens} tokens)`);
+    for (const d of r.dependencies!) out.push(`  ${'  '.repeat(Math.max(0, d.distance - 1))}${d.kind} ${d.path}::${d.qualname} (${d.startLine}-${d.endLine})`);
+    if (r.unresolved!.length) out.push(`  unresolved: ${r.unresolved!.join(', ')}`);
+    if (r.truncated!.length) out.push(`  left out for the token budget: ${r.truncated!.map((t) => `${t.path}::${t.qualname}`).join(', ')}`);
+    out.push('', r.context!);
+  }
+  if (classes) {
+    out.push('', `${classes.length} classes (test classes excluded)`);
+    for (const c of classes) {
+      const m = c.metrics;
+      out.push(`  ${c.path}::${c.qualname} loc ${m.codeLines} methods ${m.methods} cc ${m.cyclomatic.total} nest ${m.maxNesting} fan-out ${m.fanOut.total} dit ${m.inheritanceDepth} noc ${m.children} docs ${m.documentedUnits}/${m.programUnits}`);
+    }
+  }
+  process.stdout.write(`${out.join('\n')}\n`);
+}
+
+if (require.main === module) {
+  main().catch((err: Error) => {
+    process.stderr.write(`${err.stack ?? err.message}\n`);
+    process.exit(1);
+  });
+}
