@@ -6,7 +6,7 @@
  *   tsx workers/main.ts [--roles workflows,io,llm,sandbox]     (TEMPORAL_ADDRESS must be set)
  */
 import * as os from 'node:os';
-import { NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createArtifactStore, createIo, createLlm, createSandbox, createSandboxExecutor } from '../activities';
 import { loadConfig, type Config } from '../temporal.config';
 
@@ -31,12 +31,12 @@ export interface RunningWorkers {
 }
 
 let runtimeInstalled = false;
-/** Keep the SDK's own logging to warnings: the factory prints its own progress. */
+/** Keep the SDK's own logging to errors (it warns, for instance, that an activity-only worker has no workflows); the factory prints its own progress. */
 export function installQuietRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new (require('@temporalio/worker').DefaultLogger)('WARN') });
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
   } catch {
     // Already installed by the host process.
   }
