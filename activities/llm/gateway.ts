@@ -82,8 +82,13 @@ export interface LlmGatewayOptions {
   cache?: ResponseCache;
 }
 
+/** The part of an exchange record known before the call. */
+type ExchangeBase = Pick<ExchangeRecord, 'schema' | 'step' | 'functionId' | 'runId' | 'repoId' | 'promptId' | 'promptVersion' | 'attempt' | 'baseURL' | 'request' | 'cacheKey'>;
+
 export class LlmGateway {
   private readonly client: OpenAI;
+  /** Cacheable calls on their way, by cache key. */
+  private readonly inFlight = new Map<string, Promise<ChatOutcome>>();
   readonly limiter: RateLimiter;
   private readonly cache: ResponseCache;
   private readonly record: boolean;
@@ -128,7 +133,7 @@ export class LlmGateway {
     const maxTokens = req.maxTokens ?? this.config.llm.maxTokens;
     const attempt = req.attempt ?? 0;
     const cacheKey = cacheKeyOf({ model, messages: req.messages, temperature, maxTokens, attempt });
-    const base = {
+    const base: ExchangeBase = {
       schema: EXCHANGE_SCHEMA,
       step: req.step,
       functionId: req.functionId,
@@ -140,15 +145,38 @@ export class LlmGateway {
       baseURL: this.config.llm.baseURL,
       request: { model, messages: req.messages, temperature, maxTokens },
       cacheKey,
-    } as const;
+    };
 
     const useCache = this.cacheable(temperature);
     if (useCache) {
       const hit = await this.fromCache(cacheKey, base);
       if (hit) return hit;
+      // An identical request already on its way (a replay racing the original, two workflows
+      // asking the same thing): wait for it and answer from the cache instead of paying twice.
+      const pending = this.inFlight.get(cacheKey);
+      if (pending) {
+        await pending.catch(() => undefined);
+        const shared = await this.fromCache(cacheKey, base);
+        if (shared) return shared;
+      }
     }
+    const call = this.callModel(req.messages, base, { useCache });
+    if (useCache) {
+      this.inFlight.set(cacheKey, call);
+      const forget = () => {
+        if (this.inFlight.get(cacheKey) === call) this.inFlight.delete(cacheKey);
+      };
+      call.then(forget, forget);
+    }
+    return call;
+  }
 
-    const estimatedPrompt = estimateMessagesTokens(req.messages);
+  /** One HTTP call to the endpoint, recorded whatever its outcome. */
+  private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean }): Promise<ChatOutcome> {
+    const { model, temperature, maxTokens } = base.request;
+    const { cacheKey } = base;
+    const useCache = opts.useCache;
+    const estimatedPrompt = estimateMessagesTokens(messages);
     const permit = await this.limiter.acquire(model, estimatedPrompt);
     const started = performance.now();
     let usedTokens: number | undefined;
@@ -156,8 +184,8 @@ export class LlmGateway {
       let raw: unknown;
       try {
         raw = await this.client.chat.completions.create(
-          { model, messages: req.messages, temperature, max_tokens: maxTokens },
-          { headers: { [STEP_HEADER]: req.step, [FUNCTION_HEADER]: req.functionId } },
+          { model, messages, temperature, max_tokens: maxTokens },
+          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId } },
         );
       } catch (err) {
         throw classifyLlmError(err, {
@@ -222,7 +250,7 @@ export class LlmGateway {
     }
   }
 
-  private async fromCache(cacheKey: string, base: Omit<ExchangeRecord, 'response' | 'usage' | 'costUsd' | 'latencyMs' | 'queuedMs' | 'cached' | 'recordedAt' | 'error' | 'sourceExchangeKey'>): Promise<ChatOutcome | undefined> {
+  private async fromCache(cacheKey: string, base: ExchangeBase): Promise<ChatOutcome | undefined> {
     const started = performance.now();
     const entry = await this.cache.get(cacheKey);
     if (!entry || !(await this.store.has(entry.exchangeKey))) return undefined;

@@ -117,6 +117,7 @@ const ChatBodySchema = z.object({
   temperature: z.number().optional(),
   max_tokens: z.number().optional(),
   max_completion_tokens: z.number().optional(),
+  stream: z.boolean().optional(),
 });
 
 const MARKER_RE = /^\[prompt:([a-z_]+) v\d+(?: function:([^\]\s]+))?\]/m;
@@ -181,6 +182,7 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     } catch {
       return send(res, 400, errorBody('request body is not JSON', 'invalid_request_error'));
     }
+    if (body.stream) return send(res, 400, errorBody('the scripted LLM server does not stream; send stream: false', 'invalid_request_error'));
     const messages = body.messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
     const { kind, functionName } = identify(messages, req.headers);
     const entry: RecordedRequest = {

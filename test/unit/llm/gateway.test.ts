@@ -89,6 +89,16 @@ describe('LlmGateway against the scripted server over HTTP', () => {
     expect([a0.cached, a1.cached, a2.cached]).toEqual([false, false, false]);
   });
 
+  it('sends identical concurrent requests to the model once and answers the others from the cache', async () => {
+    const config = testConfig(server.url, dataDir);
+    const gateway = new LlmGateway(config, storeFor(config));
+    const req = { step: 'sandbox' as const, functionId: 'fn-add', messages: sandboxPrompt().messages };
+    const outs = await Promise.all([gateway.chat(req), gateway.chat(req), gateway.chat(req)]);
+    expect(server.requests).toHaveLength(1);
+    expect(outs.map((o) => o.cached).sort()).toEqual([false, true, true]);
+    expect(new Set(outs.map((o) => o.text)).size).toBe(1);
+  });
+
   it('does not cache above temperature 0 unless configured to', async () => {
     const plain = testConfig(server.url, dataDir);
     const req = { step: 'sandbox' as const, functionId: 'fn-add', messages: sandboxPrompt().messages, temperature: 0.8 };
