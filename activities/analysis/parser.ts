@@ -4,8 +4,8 @@
  * CPython 3 accepts: any error node, missing node or Python-2-only construct makes the file
  * a skip with a reason, in agreement with Python's own `ast` module.
  */
-import Parser from 'tree-sitter';
-import Python from 'tree-sitter-python';
+import type Parser from 'tree-sitter';
+import { createPythonParser } from '../python-parser';
 
 export type SyntaxNode = Parser.SyntaxNode;
 export type Tree = Parser.Tree;
@@ -14,8 +14,7 @@ let parser: Parser | null = null;
 
 function getParser(): Parser {
   if (!parser) {
-    parser = new Parser();
-    parser.setLanguage(Python as unknown as Parser.Language);
+    parser = createPythonParser();
   }
   return parser;
 }

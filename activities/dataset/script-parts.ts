@@ -1,16 +1,13 @@
 /** Pieces of an evaluation script, found with tree-sitter (the sandboxed copy of the target). */
-import Parser from 'tree-sitter';
+import type Parser from 'tree-sitter';
+import { createPythonParser } from '../python-parser';
 import { findDefinition } from '../llm/sanity';
 
 let parser: Parser | null = null;
 
 /** Source text of `name` or `Class.method` as defined in the script (decorators included), or null. */
 export function definitionSource(script: string, qualname: string): string | null {
-  if (!parser) {
-    parser = new Parser();
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    parser.setLanguage(require('tree-sitter-python') as Parser.Language);
-  }
+  parser ??= createPythonParser();
   const def = findDefinition(parser.parse(script).rootNode, qualname);
   if (!def) return null;
   const node = def.parent?.type === 'decorated_definition' ? def.parent : def;

@@ -9,8 +9,8 @@
  * keywords); comments and whitespace do not count, so reformatting or dropping a comment is
  * never mistaken for lost code, while losing a statement always is.
  */
-import Parser from 'tree-sitter';
-import Python from 'tree-sitter-python';
+import type Parser from 'tree-sitter';
+import { createPythonParser } from '../python-parser';
 import { newImplementationName, testFunctionName } from './prompts';
 
 type Node = Parser.SyntaxNode;
@@ -19,8 +19,7 @@ let parser: Parser | undefined;
 /** Parses Python source and returns the root node. */
 function parse(code: string): { rootNode: Node } {
   if (!parser) {
-    parser = new Parser();
-    parser.setLanguage(Python as unknown as Parser.Language);
+    parser = createPythonParser();
   }
   // The binding reads source in chunks of bufferSize; size it to the text.
   const tree = parser.parse(code, undefined, { bufferSize: Math.max(64 * 1024, code.length * 2 + 1024) });

@@ -9,16 +9,15 @@
  * annotated `-> Angle` inside `class Angle` would fail at class creation, which the original,
  * defined elsewhere, did not.
  */
-import Parser from 'tree-sitter';
-import Python from 'tree-sitter-python';
+import type Parser from 'tree-sitter';
+import { createPythonParser } from '../python-parser';
 
 type Node = Parser.SyntaxNode;
 
 let parser: Parser | null = null;
 function parse(text: string): Parser.Tree {
   if (!parser) {
-    parser = new Parser();
-    parser.setLanguage(Python as unknown as Parser.Language);
+    parser = createPythonParser();
   }
   return parser.parse(text, undefined, { bufferSize: Math.max(64 * 1024, text.length * 2 + 1024) });
 }
