@@ -1,6 +1,6 @@
 /** Unit tests exercise pure domain code; integration tests use the real Temporal dev server,
  * the real Docker engine and a scripted OpenAI-compatible HTTP server. */
-const transform = { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] };
+const transform = { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] };
 module.exports = {
   // Two cores: integration suites share one Docker engine and are heavy, so they run one at a time.
   maxWorkers: 2,

@@ -7,6 +7,7 @@ import type { ArtifactStore } from './artifacts/store';
 import type { FunctionRef, LlmStepResult, PreparedFunction, RunRef, VerdictResult } from './contracts';
 import { definitionSource } from './dataset/script-parts';
 import {
+  DEFAULT_SANDBOX_CACHE_DIR,
   parseCodeAnswer,
   parseVerdict,
   renderPrompt,
@@ -23,8 +24,11 @@ import { parseInstallCommands } from './sandbox/install-commands';
 import type { SandboxResult } from './sandbox/schema';
 import type { LlmActivities } from './types';
 
-/** The writable directory scripts are told to use for files (a tmpfs inside the sandbox). */
-export const SANDBOX_CACHE_DIR = '/scratch/cache';
+/**
+ * The directory scripts are told to write files to: RepoST's `/home/user/tmp`, a tmpfs in the
+ * sandbox that is emptied between runs.
+ */
+const SANDBOX_CACHE_DIR = DEFAULT_SANDBOX_CACHE_DIR;
 
 export interface LlmDependencies {
   store: ArtifactStore;

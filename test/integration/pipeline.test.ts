@@ -83,8 +83,8 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
 
 describe('bad LLM answers and failures end as recorded rejections', () => {
   let factory: TestFactory;
+  // Scripted LLM responses: garbled answers and a refused request.
   const script: LlmScript = {
-    description: 'SCRIPTED LLM RESPONSES: garbled answers and a refused request',
     rules: [
       // No code block at all, every time: regenerated, then rejected at the sandbox stage.
       { kind: 'sandbox', functionName: 'word_frequencies', responses: ['I would rather not write code today.'] },
