@@ -14,7 +14,6 @@ import { distributionForImport, normalizeDistributionName } from './packages';
 import { missingModuleName, parsePythonException } from './python-exception';
 import {
   AstComparisonSchema,
-  CleanupReportSchema,
   HarnessResultSchema,
   SandboxResultSchema,
   type AstComparison,
@@ -62,6 +61,22 @@ export class SandboxCancelledError extends Error {
 }
 
 const HEARTBEAT_MS = 5000;
+/** launch.py's exit status when it found its container unclean (before running anything). */
+const DIRTY_EXIT = 199;
+const DIRTY_MARKER = '[repost-sandbox] container not clean:';
+/** Requests up to this size travel as command-line arguments (one `exec`, no stdin round trip). */
+const ARGV_PAYLOAD_LIMIT = 1024 * 1024;
+const ARGV_CHUNK = 96 * 1024; // below Linux's 128 KiB limit for one argument
+
+/** `python3 -I <harness script> <request>`: the request as argument chunks, or on stdin if large. */
+export function harnessCommand(script: string, request: unknown): { cmd: string[]; stdin?: Buffer } {
+  const json = JSON.stringify(request);
+  const base = ['python3', '-I', `${HARNESS_DIR}/${script}`];
+  if (Buffer.byteLength(json) > ARGV_PAYLOAD_LIMIT) return { cmd: [...base, '-'], stdin: Buffer.from(json) };
+  const chunks: string[] = [];
+  for (let i = 0; i < json.length; i += ARGV_CHUNK) chunks.push(json.slice(i, i + ARGV_CHUNK));
+  return { cmd: [...base, ...chunks] };
+}
 
 interface Borrowed {
   container: Docker.Container;
@@ -96,7 +111,6 @@ export class SandboxExecutor {
         ? new WarmPool(
             {
               create: () => this.createContainer('pool'),
-              clean: (c) => this.cleanContainer(c),
               destroy: (c) => removeContainer(c),
             },
             config.pool.size,
@@ -175,9 +189,8 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        cmd: ['python3', `${HARNESS_DIR}/ast_equiv.py`],
+        ...harnessCommand('ast_equiv.py', { a, b }),
         user: SCRIPT_USER,
-        stdin: Buffer.from(JSON.stringify({ a, b })),
         outputLimitBytes: 1024 * 1024,
       });
       const timer = setTimeout(() => void borrowed.kill(), 30_000);
@@ -232,16 +245,6 @@ export class SandboxExecutor {
     return container;
   }
 
-  private async cleanContainer(container: Docker.Container): Promise<boolean> {
-    const handle = await startExec(this.docker, container, { cmd: ['python3', `${HARNESS_DIR}/cleanup.py`], user: SCRIPT_USER, outputLimitBytes: 64 * 1024 });
-    const timer = setTimeout(() => handle.abandon(), 15_000);
-    const { exitCode } = await handle.done;
-    clearTimeout(timer);
-    if (exitCode !== 0) return false;
-    const report = CleanupReportSchema.safeParse(safeJson(handle.stdout.toString()));
-    return report.success && report.data.clean;
-  }
-
   private async borrow(signal?: AbortSignal): Promise<Borrowed> {
     if (this.pool) {
       const pool = this.pool;
@@ -273,7 +276,16 @@ export class SandboxExecutor {
     };
   }
 
+  /** One run; a container that turns out unclean is replaced and the run repeated on a fresh one. */
   private async runOnce(req: RunRequest, set: PackageSet | null, hooks: RunHooks): Promise<SandboxResult> {
+    let result = await this.runAttempt(req, set, hooks);
+    for (let retry = 0; retry < 2 && result.status === 'infrastructure' && result.notes.some((n) => n.startsWith(DIRTY_MARKER)); retry++) {
+      result = await this.runAttempt(req, set, hooks);
+    }
+    return result;
+  }
+
+  private async runAttempt(req: RunRequest, set: PackageSet | null, hooks: RunHooks): Promise<SandboxResult> {
     const started = Date.now();
     const packages = set?.packages ?? [];
     const infrastructure = (message: string): SandboxResult =>
@@ -300,12 +312,9 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        cmd: ['python3', `${HARNESS_DIR}/launch.py`],
+        ...harnessCommand('launch.py', { runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage ?? null, packageDir: set?.containerPath ?? null }),
         user: SCRIPT_USER,
         workingDir: '/scratch',
-        stdin: Buffer.from(
-          JSON.stringify({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage ?? null, packageDir: set?.containerPath ?? null }),
-        ),
         outputLimitBytes: this.config.outputLimitBytes,
       });
       // Ending a run early removes its container: the whole process tree dies with it.
@@ -325,6 +334,9 @@ export class SandboxExecutor {
 
       const stdout = handle.stdout.toString();
       const stderr = handle.stderr.toString();
+      if (exitCode === DIRTY_EXIT && stderr.startsWith(DIRTY_MARKER)) {
+        return infrastructure(stderr.trim());
+      }
       const truncated = handle.stdout.truncated || handle.stderr.truncated;
       const notes: string[] = [];
       let coverage: CoverageReport | null = null;

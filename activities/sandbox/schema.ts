@@ -75,5 +75,3 @@ export const HarnessResultSchema = z.object({
 
 export const AstComparisonSchema = z.object({ equivalent: z.boolean(), difference: z.string().nullable() });
 export type AstComparison = z.infer<typeof AstComparisonSchema>;
-
-export const CleanupReportSchema = z.object({ clean: z.boolean(), reasons: z.array(z.string()) });

@@ -1,16 +1,15 @@
 /**
  * A bounded pool of warm sandbox containers for one worker. A run borrows a container, executes
- * through `exec` in a fresh run directory, and gives it back; the pool then cleans it (kills
- * every process of the script user, empties the writable mounts, checks for OOM kills) before
- * lending it again. A container is thrown away instead after `recycleAfterRuns` runs, after a
- * timeout or OOM (the caller says it is not reusable), or when cleaning fails.
+ * through `exec` in a fresh run directory, and gives it back. Cleaning happens inside the run's
+ * own exec (the harness kills what the script left running when it ends, and empties and checks
+ * the container before the next script starts, reporting it unclean if it cannot), so a
+ * returned container is lendable at once. A container is thrown away after `recycleAfterRuns`
+ * runs, or when the caller says it is not reusable (timeout, OOM, unclean, lost exec).
  */
 import type Docker from 'dockerode';
 
 export interface PoolHooks {
   create(): Promise<Docker.Container>;
-  /** Returns true when the container is clean and may be lent again. */
-  clean(container: Docker.Container): Promise<boolean>;
   destroy(container: Docker.Container): Promise<void>;
 }
 
@@ -21,13 +20,12 @@ export interface Lease {
 }
 
 interface Slot extends Lease {
-  state: 'idle' | 'busy' | 'cleaning';
+  state: 'idle' | 'busy';
 }
 
 export interface PoolStats {
   created: number;
   recycled: number;
-  dirty: number;
 }
 
 export class WarmPool {
@@ -37,7 +35,7 @@ export class WarmPool {
   private readonly background = new Set<Promise<unknown>>();
   private creating = 0;
   private closed = false;
-  readonly stats: PoolStats = { created: 0, recycled: 0, dirty: 0 };
+  readonly stats: PoolStats = { created: 0, recycled: 0 };
 
   constructor(
     private readonly hooks: PoolHooks,
@@ -84,22 +82,10 @@ export class WarmPool {
       this.discard(slot);
       return;
     }
-    slot.state = 'cleaning';
-    this.track(
-      this.hooks
-        .clean(slot.container)
-        .catch(() => false)
-        .then((clean) => {
-          if (clean && !this.closed) this.makeIdle(slot);
-          else {
-            this.stats.dirty += 1;
-            this.discard(slot);
-          }
-        }),
-    );
+    this.makeIdle(slot);
   }
 
-  /** Containers currently held (idle, busy or being cleaned). */
+  /** Containers currently held (idle or busy). */
   get containerCount(): number {
     return this.slots.size;
   }

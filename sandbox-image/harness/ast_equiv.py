@@ -1,6 +1,6 @@
 """AST equivalence of two function sources, with Python's own `ast`.
 
-Reads {"a": source, "b": source} as JSON on stdin, prints {"equivalent": bool, "difference": str|null}.
+Reads {"a": source, "b": source} as JSON (the arguments joined, or stdin when the only argument is `-`), prints {"equivalent": bool, "difference": str|null}.
 Docstrings and comments are ignored (comments never reach the AST; docstrings are dropped from
 every function and class body); decorators, the signature (parameters, defaults, annotations,
 return annotation) and the body are compared. The first difference is reported with the line
@@ -85,7 +85,8 @@ def compare_functions(source_a, source_b):
 
 
 def main():
-    request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    raw = sys.stdin.buffer.read().decode("utf-8") if sys.argv[1:] == ["-"] else "".join(sys.argv[1:])
+    request = json.loads(raw)
     try:
         result = compare_functions(request["a"], request["b"])
     except ValueError as exc:

@@ -1,12 +1,20 @@
 """Runs one script inside a sandbox container, in a fresh run directory.
 
-Reads a JSON request on stdin (so scripts of any size pass through `docker exec`), writes the
-script and its files into the run directory, then executes the script in this very process with
-`runpy` (one interpreter start per run; coverage.py measures the same way under `coverage run`).
-The script's stdout/stderr are the exec's own streams, so the caller bounds and parses them.
-A structured result (coverage of the target span, harness notes) goes to `result.json` in the
-run directory; the exit status is the script's, as `python3 script.py` would give it.
+Started as `python3 -I launch.py <request JSON in chunks>` (or `-` to read it from stdin when it is
+too large for the command line). `-I` keeps anything an earlier run left (a user site directory,
+PYTHON* variables) from running before the container is cleaned. Then:
+
+1. the container is made clean: leftover processes of the scripts' uid killed, the writable
+   mounts emptied, OOM history checked; if that fails it exits with DIRTY_EXIT and the caller
+   retries on a fresh container;
+2. the script and its files are written into a fresh run directory and the script is executed
+   in this very process with `runpy` (one interpreter start per run; coverage.py measures the
+   same way under `coverage run`), its stdout/stderr being the exec's own streams;
+3. afterwards every other process of the scripts' uid is killed (what the script left running),
+   coverage of the target span is written to `.repost-result.json` in the run directory, and
+   the exit status is the script's, as `python3 script.py` would give it.
 """
+import atexit
 import json
 import os
 import runpy
@@ -15,6 +23,11 @@ import sys
 import traceback
 
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HARNESS_DIR)
+import repost_hygiene as hygiene  # noqa: E402  (prefixed: a script may have its own `hygiene`)
+
+DIRTY_EXIT = 199
+DIRTY_MARKER = "[repost-sandbox] container not clean:"
 
 
 def _safe_join(root, name):
@@ -49,8 +62,19 @@ def _print_uncaught(exc, script_path):
     traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
 
 
+def _read_request():
+    if sys.argv[1:] == ["-"]:
+        return json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    return json.loads("".join(sys.argv[1:]))
+
+
 def main():
-    request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    request = _read_request()
+    reasons = hygiene.make_clean()
+    if reasons:
+        print(DIRTY_MARKER, "; ".join(reasons), file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(DIRTY_EXIT)
     # The script sees an empty stdin, like a non-interactive run.
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
@@ -72,14 +96,23 @@ def main():
 
     os.chdir(run_dir)
     os.environ["CACHE_DIR"] = cache_dir
-    os.environ["TMPDIR"] = os.environ.get("TMPDIR") or "/tmp"
+    os.environ["TMPDIR"] = "/tmp"
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    os.environ["PYTHONUNBUFFERED"] = "1"
+    sys.dont_write_bytecode = True
     package_dir = request.get("packageDir")
     # sys.path as `python3 script.py` has it: the script's folder first, never the harness's.
-    sys.path[:] = [run_dir] + [p for p in sys.path[1:] if p != HARNESS_DIR]
+    sys.path[:] = [run_dir] + [p for p in sys.path if p != HARNESS_DIR]
     if package_dir:
         os.environ["PYTHONPATH"] = package_dir
         site.addsitedir(package_dir)  # also honours .pth files, which PYTHONPATH alone would not
+    else:
+        os.environ.pop("PYTHONPATH", None)
     sys.argv = [script_path]
+
+    # Registered first, so it runs last: after the script's own atexit handlers, whatever the
+    # script left running (children, daemons) dies now rather than when the next run starts.
+    atexit.register(hygiene.kill_others)
 
     target = (request.get("coverage") or {}).get("functionName")
     cov = None
@@ -104,18 +137,13 @@ def main():
     result = {"notes": []}
     if cov is not None:
         sys.path.insert(0, HARNESS_DIR)
-        from coverage_span import span_report
+        from repost_coverage_span import span_report
 
         try:
             result["coverage"] = span_report(cov, script_path, target)
         except LookupError as exc:
             result["coverage"] = None
             result["notes"].append(str(exc))
-    try:
-        sys.stdout.flush()
-        sys.stderr.flush()
-    except Exception:  # noqa: BLE001 - a closed stream must not hide the status
-        pass
     with open(result_path, "w", encoding="utf-8") as fh:
         json.dump(result, fh)
     # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run.

@@ -1,0 +1,94 @@
+"""Keeps a warm container clean between runs; used by launch.py at both ends of every run.
+
+Every process a script can start runs under the scripts' uid, so `kill(-1, SIGKILL)` from that
+uid reaches all of them and nothing else (PID 1 runs under another uid). The writable places are
+small tmpfs mounts that are emptied whole. A container found dirty (a process that survives,
+a file that cannot be removed, an OOM kill in its history) is reported so the pool replaces it.
+"""
+import os
+import shutil
+import signal
+import time
+
+WRITABLE = ["/scratch", "/tmp", "/dev/shm", "/home/user"]
+
+
+def _own_processes():
+    me, uid = os.getpid(), os.getuid()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == me:
+            continue
+        try:
+            with open(f"/proc/{entry}/status") as fh:
+                fields = dict(line.split(":", 1) for line in fh if ":" in line)
+        except OSError:
+            continue
+        if int(fields["Uid"].split()[1]) == uid and not fields["State"].strip().startswith("Z"):
+            found.append(int(entry))
+    return found
+
+
+def kill_others():
+    """Kills every other process of this uid; returns how many survived."""
+    left = _own_processes()
+    for _ in range(20):
+        if not left:
+            return 0
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        time.sleep(0.005)
+        left = _own_processes()
+    return len(left)
+
+
+def wipe(keep=()):
+    """Empties the writable mounts (except the paths in `keep`); returns what could not be removed."""
+    remaining = []
+    for root in WRITABLE:
+        if not os.path.isdir(root):
+            continue
+        for name in os.listdir(root):
+            path = os.path.join(root, name)
+            if path in keep:
+                continue
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+            if os.path.lexists(path):
+                remaining.append(path)
+    return remaining
+
+
+def oom_kills():
+    """The container's OOM-kill counter (cgroup v1 or v2)."""
+    for path in ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events"):
+        try:
+            with open(path) as fh:
+                for line in fh:
+                    name, _, value = line.partition(" ")
+                    if name == "oom_kill":
+                        return int(value)
+        except OSError:
+            continue
+    return 0
+
+
+def make_clean():
+    """Before a run: returns the reasons the container is not clean (empty list: clean)."""
+    reasons = []
+    survivors = kill_others()
+    if survivors:
+        reasons.append(f"{survivors} processes of an earlier run survived SIGKILL")
+    left = wipe()
+    if left:
+        reasons.append(f"cannot remove {', '.join(left[:5])}")
+    if oom_kills() > 0:
+        reasons.append("the memory limit was hit (OOM kill) in this container earlier")
+    return reasons

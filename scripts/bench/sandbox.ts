@@ -1,0 +1,152 @@
+/**
+ * Sandbox benchmarks, measured side by side in one run (`npm run bench:sandbox`):
+ *
+ * 1. Overhead of one trivial script, sequentially: the warm pool vs a bare `docker exec` into one
+ *    long-lived container (RepoST's way: no fresh directory, no cleanup, no isolation between
+ *    runs) vs a cold container per run (strict mode). Aim: pool within 1.5x of the bare exec.
+ * 2. Throughput on the RepoST fixture records with their ground truth: the pool at full
+ *    concurrency vs one run after another (RepoST's sequential way), package cache warm for both.
+ *    Reports how many pass and how many match the coverage rate the record reports.
+ *
+ *   tsx scripts/bench/sandbox.ts [--runs N] [--records path.jsonl] [--concurrency N] [--skip-records] [--json]
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import Docker from 'dockerode';
+import { z } from 'zod';
+import { SandboxExecutor, type SandboxExecutorConfig } from '../../activities/sandbox';
+import { SCRIPT_USER, runContainerOptions } from '../../activities/sandbox/container-spec';
+import { startExec } from '../../activities/sandbox/docker-exec';
+import { removeContainer } from '../../activities/sandbox/executor';
+import { mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../../activities/sandbox/repost-records';
+import { ensureSandboxImage } from '../../sandbox-image/build';
+import { dataPaths, loadConfig } from '../../temporal.config';
+
+const TRIVIAL = 'print("ok")\n';
+
+function stats(samples: number[]) {
+  const s = [...samples].sort((a, b) => a - b);
+  const at = (q: number) => s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
+  return { n: s.length, medianMs: at(0.5), p90Ms: at(0.9), minMs: s[0]!, maxMs: s[s.length - 1]! };
+}
+
+async function timeRuns(n: number, once: () => Promise<void>): Promise<number[]> {
+  for (let i = 0; i < 3; i++) await once(); // warm-up, not counted
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await once();
+    out.push(performance.now() - t0);
+  }
+  return out;
+}
+
+async function bareExecSamples(docker: Docker, config: SandboxExecutorConfig, image: string, packagesDir: string, n: number): Promise<number[]> {
+  const container = await docker.createContainer(runContainerOptions({ image, limits: config, packagesDir, workerId: 'bench-baseline', role: 'baseline' }));
+  await container.start();
+  try {
+    const put = await startExec(docker, container, {
+      cmd: ['sh', '-c', 'mkdir -p /scratch/bench && cat > /scratch/bench/script.py'],
+      user: SCRIPT_USER,
+      stdin: Buffer.from(TRIVIAL),
+      outputLimitBytes: 1024,
+    });
+    await put.done;
+    return await timeRuns(n, async () => {
+      const h = await startExec(docker, container, { cmd: ['python3', '/scratch/bench/script.py'], user: SCRIPT_USER, workingDir: '/scratch/bench', outputLimitBytes: 64 * 1024 });
+      const { exitCode } = await h.done;
+      if (exitCode !== 0 || h.stdout.toString() !== 'ok\n') throw new Error(`baseline run failed: ${exitCode}`);
+    });
+  } finally {
+    await removeContainer(container);
+  }
+}
+
+async function executorSamples(executor: SandboxExecutor, n: number): Promise<number[]> {
+  await executor.warm();
+  return timeRuns(n, async () => {
+    const r = await executor.run({ script: TRIVIAL });
+    if (r.status !== 'passed') throw new Error(`run failed: ${r.status} ${r.stderr}`);
+  });
+}
+
+function recordSummary(outcomes: GroundTruthOutcome[], wallMs: number) {
+  return {
+    wallMs: Math.round(wallMs),
+    records: outcomes.length,
+    passed: outcomes.filter((o) => o.result.status === 'passed').length,
+    coverageMatches: outcomes.filter((o) => o.coverageMatches === true).length,
+    failures: outcomes
+      .filter((o) => o.result.status !== 'passed' || o.coverageMatches === false)
+      .map((o) => ({ idx: o.idx, func: o.funcName, status: o.result.status, coverage: o.coverageRate, recordCoverage: o.recordCoverageRate })),
+  };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      runs: { type: 'string', default: '30' },
+      records: { type: 'string', default: path.resolve(__dirname, '../../../shared/fixtures/repost-execeval-sample.jsonl') },
+      concurrency: { type: 'string' },
+      'skip-records': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+  });
+  const runs = z.coerce.number().int().positive().parse(values.runs);
+  const config = loadConfig();
+  const docker = new Docker();
+  const image = config.sandbox.image ?? (await ensureSandboxImage({ docker })).tag;
+  const packagesDir = dataPaths(config).packages;
+  const base: SandboxExecutorConfig = { ...config.sandbox, workerId: `bench-${process.pid}` };
+  const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
+  const report: Record<string, unknown> = { image, machine: { cpus: (await import('node:os')).cpus().length } };
+
+  log(`overhead of a trivial script, ${runs} sequential runs each (after 3 warm-up runs)`);
+  const pool = new SandboxExecutor(base, { docker, image, packagesDir });
+  const poolSamples = await executorSamples(pool, runs);
+  await pool.close();
+  const bare = await bareExecSamples(docker, base, image, packagesDir, runs);
+  const cold = new SandboxExecutor({ ...base, strict: true }, { docker, image, packagesDir });
+  const coldSamples = await executorSamples(cold, runs);
+  await cold.close();
+  const overhead = { pool: stats(poolSamples), bareExec: stats(bare), cold: stats(coldSamples) };
+  const ratio = overhead.pool.medianMs / overhead.bareExec.medianMs;
+  report.overhead = { ...overhead, poolVsBareExec: Number(ratio.toFixed(2)), coldVsBareExec: Number((overhead.cold.medianMs / overhead.bareExec.medianMs).toFixed(2)) };
+  for (const [name, s] of Object.entries(overhead)) log(`  ${name.padEnd(9)} median ${s.medianMs.toFixed(1)} ms  p90 ${s.p90Ms.toFixed(1)} ms`);
+  log(`  pool / bare exec = ${ratio.toFixed(2)}x (aim <= 1.5x); cold / bare exec = ${(overhead.cold.medianMs / overhead.bareExec.medianMs).toFixed(2)}x`);
+
+  if (!values['skip-records']) {
+    const records = parseRecordsJsonl(fs.readFileSync(values.records!, 'utf8'));
+    const concurrency = values.concurrency ? z.coerce.number().int().positive().parse(values.concurrency) : config.sandbox.pool.size;
+    log(`\n${records.length} RepoST records with ground truth`);
+    // Warm the package cache first so neither side pays for installs.
+    const warmup = new SandboxExecutor(base, { docker, image, packagesDir });
+    await mapConcurrent(records, concurrency, (r) => runGroundTruth(warmup, r));
+    await warmup.close();
+
+    const full = new SandboxExecutor({ ...base, pool: { ...base.pool, size: concurrency } }, { docker, image, packagesDir });
+    await full.warm();
+    let t0 = performance.now();
+    const parallel = recordSummary(await mapConcurrent(records, concurrency, (r) => runGroundTruth(full, r)), performance.now() - t0);
+    await full.close();
+
+    const one = new SandboxExecutor({ ...base, pool: { ...base.pool, size: 1 } }, { docker, image, packagesDir });
+    await one.warm();
+    t0 = performance.now();
+    const sequential = recordSummary(await mapConcurrent(records, 1, (r) => runGroundTruth(one, r)), performance.now() - t0);
+    await one.close();
+
+    report.records = { concurrency, pool: parallel, sequential, speedup: Number((sequential.wallMs / parallel.wallMs).toFixed(2)) };
+    log(`  pool x${concurrency}: ${parallel.wallMs} ms, ${parallel.passed}/${parallel.records} passed, coverage matches ${parallel.coverageMatches}/${parallel.records}`);
+    log(`  sequential: ${sequential.wallMs} ms, ${sequential.passed}/${sequential.records} passed, coverage matches ${sequential.coverageMatches}/${sequential.records}`);
+    log(`  speedup ${(sequential.wallMs / parallel.wallMs).toFixed(2)}x`);
+    for (const f of parallel.failures) log(`  not matching: ${JSON.stringify(f)}`);
+  }
+  if (values.json) console.log(JSON.stringify(report, null, 2));
+}
+
+main().catch((err: Error) => {
+  console.error(err.stack ?? err.message);
+  process.exit(1);
+});
