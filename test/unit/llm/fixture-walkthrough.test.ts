@@ -16,7 +16,7 @@ const record = fs
   .map((l) => JSON.parse(l) as { func_name: string; func_path: string; orig_func: string; orig_context: string })
   .find((r) => r.func_name === 'extract_all_zip_codes')!;
 
-it('sandbox (one regeneration), tests, debug and both checks for extract_all_zip_codes', async () => {
+it('sandbox (one regeneration), tests, debug and both checks for extract_all_zip_codes, then a free re-run', async () => {
   const dataDir = tempDataDir();
   const server = await startScriptedLlmServer(loadLlmScript(path.join(__dirname, '../../fixtures/scripted-llm/repost-zip-codes.json')));
   try {
@@ -56,6 +56,24 @@ it('sandbox (one regeneration), tests, debug and both checks for extract_all_zip
     const exchanges = await listExchanges(dataDir, functionId);
     expect(exchanges.map((e) => `${e.step}#${e.attempt}`)).toEqual(['sandbox#0', 'sandbox#1', 'tests#0', 'debug#0', 'check_functionality#0', 'check_tests#0']);
     expect(exchanges.every((e) => e.promptVersion === '1' && !e.cached)).toBe(true);
+
+    // Re-running the same work against an endpoint that knows no answers costs nothing:
+    // every call is answered from the cache, and recorded as such.
+    const empty = await startScriptedLlmServer({ rules: [] });
+    try {
+      const rerunConfig = testConfig(empty.url, dataDir);
+      const rerun = new LlmGateway(rerunConfig, storeFor(rerunConfig));
+      const replayed = [];
+      for (const e of exchanges) {
+        const original = await storeFor(config).getJson<{ request: { messages: { role: 'system' | 'user' | 'assistant'; content: string }[] } }>(e.exchangeKey);
+        replayed.push(await rerun.chat({ step: e.step as 'sandbox', functionId, messages: original.request.messages, attempt: e.attempt }));
+      }
+      expect(empty.requests).toHaveLength(0);
+      expect(replayed.every((o) => o.cached && o.promptTokens === 0 && o.completionTokens === 0 && o.costUsd === 0)).toBe(true);
+      expect((await listExchanges(dataDir, functionId)).filter((e) => e.cached)).toHaveLength(exchanges.length);
+    } finally {
+      await empty.close();
+    }
   } finally {
     await server.close();
     fs.rmSync(dataDir, { recursive: true, force: true });
