@@ -67,11 +67,22 @@ export const RejectionSchema = z.object({
 });
 export type Rejection = z.infer<typeof RejectionSchema>;
 
-const StoredRecordSchema = z.discriminatedUnion('accepted', [
-  z.object({ accepted: z.literal(true), record: DatasetRecordSchema }),
-  z.object({ accepted: z.literal(false), rejection: RejectionSchema }),
+/** What a replay needs to run the function again. */
+const FunctionRefSchema = z.object({
+  functionId: z.string(),
+  repoId: z.string(),
+  commit: z.string(),
+  snapshotDir: z.string(),
+  path: z.string(),
+  qualname: z.string(),
+  name: z.string(),
+});
+
+export const StoredRecordSchema = z.discriminatedUnion('accepted', [
+  z.object({ accepted: z.literal(true), fn: FunctionRefSchema, record: DatasetRecordSchema }),
+  z.object({ accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema }),
 ]);
-type StoredRecord = z.infer<typeof StoredRecordSchema>;
+export type StoredRecord = z.infer<typeof StoredRecordSchema>;
 
 export function runPaths(outDir: string) {
   return {
@@ -116,10 +127,11 @@ export async function writeFunctionRecord(store: ArtifactStore, input: RecordInp
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
     };
-    stored = { accepted: true, record: DatasetRecordSchema.parse(record) };
+    stored = { accepted: true, fn, record: DatasetRecordSchema.parse(record) };
   } else {
     stored = {
       accepted: false,
+      fn,
       rejection: {
         function_id: fn.functionId,
         repo_name: fn.repoId,
@@ -140,6 +152,10 @@ export async function writeFunctionRecord(store: ArtifactStore, input: RecordInp
 
 export async function writeRepoOutcome(outDir: string, index: string, outcome: RepoOutcome): Promise<void> {
   await writeFileAtomic(path.join(runPaths(outDir).repos, `${index.padStart(6, '0')}.json`), JSON.stringify(outcome));
+}
+
+export async function readStoredRecords(outDir: string): Promise<StoredRecord[]> {
+  return readJsonFiles(runPaths(outDir).records, StoredRecordSchema);
 }
 
 async function readJsonFiles<T>(dir: string, schema: z.ZodType<T>): Promise<T[]> {
@@ -176,7 +192,7 @@ const RepoOutcomeSchema = z.object({
 /** Assembles the run's files from the per-function records; safe to call again. */
 export async function finalizeRunFiles(runId: string, outDir: string): Promise<RunSummary & { skippedRepos: { source: unknown; reason: string }[]; rejectedAt: Record<string, number> }> {
   const p = runPaths(outDir);
-  const stored = await readJsonFiles(p.records, StoredRecordSchema);
+  const stored = await readStoredRecords(outDir);
   const accepted = stored.flatMap((s) => (s.accepted ? [s.record] : []));
   const rejected = stored.flatMap((s) => (s.accepted ? [] : [s.rejection]));
   const repos = await readJsonFiles(p.repos, RepoOutcomeSchema);

@@ -9,6 +9,7 @@ import { DatasetRecordSchema, RejectionSchema } from '../../activities/dataset/r
 import { listExchanges } from '../../activities/llm';
 import { loadLlmScript, type LlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
+import { replayRejected } from '../../scripts/lib/replay';
 import { startTestFactory, type TestFactory } from '../support/factory';
 
 const DEMO_REPO = path.resolve(__dirname, '../../scripts/demo/example-repo');
@@ -68,6 +69,20 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo"` })) listed.push(wf.workflowId);
     expect(listed).toEqual(expect.arrayContaining(['it-demo/crawl', 'it-demo/repo/0']));
     expect(listed.filter((id) => id.startsWith('it-demo/fn/'))).toHaveLength(4);
+  });
+
+  it('replays a rejected function: its record is replaced, not duplicated, and cached answers cost nothing', async () => {
+    const before = factory.llm.requests.length;
+    const outDir = path.join(factory.dataDir, 'runs', 'it-demo');
+    const { outcomes, summary } = await replayRejected({ config: factory.config, client: factory.client, runId: 'it-demo', outDir, filter: { stages: ['test_check'] } });
+    expect(outcomes.map((o) => o.qualname)).toEqual(['collapse_spaces']);
+    expect(outcomes[0]!.stage).toBe('test_check');
+    expect(factory.llm.requests.length).toBe(before);
+    expect(summary.functions).toBe(4);
+    expect(summary.rejected).toBe(1);
+    const ids: string[] = [];
+    for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo" AND WorkflowType = "functionWorkflow"` })) ids.push(wf.workflowId);
+    expect(ids.filter((id) => id.includes('/replay-'))).toHaveLength(1);
   });
 
   it('re-running unchanged work costs no tokens and neither duplicates nor loses a record', async () => {
