@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import { findAbbreviation, parseCodeAnswer, parseDocstringAnswer, parseVerdict } from '../../../activities/llm';
 
 describe('parseCodeAnswer', () => {
@@ -66,6 +67,24 @@ describe('parseCodeAnswer', () => {
     ].join('\n');
     expect(findAbbreviation(code)).toBeUndefined();
     expect(parseCodeAnswer('```python\n' + code + '\n```').ok).toBe(true);
+  });
+});
+
+describe('parseCodeAnswer on RepoST published scripts', () => {
+  const records = fs
+    .readFileSync('/work/shared/fixtures/repost-execeval-sample.jsonl', 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l) as { func_name: string; eval_script: string });
+
+  it('extracts every accepted evaluation script unchanged, with no false abbreviation alarm', () => {
+    const problems = records
+      .map((r) => ({ name: r.func_name, parsed: parseCodeAnswer(`Reasoning: done.\n\n\`\`\`python\n${r.eval_script}\n\`\`\`\n`, 'stop') }))
+      .filter(({ parsed }) => !parsed.ok)
+      .map(({ name, parsed }) => `${name}: ${JSON.stringify(parsed)}`);
+    expect(problems).toEqual([]);
+    const first = parseCodeAnswer(`\`\`\`python\n${records[0]!.eval_script}\n\`\`\``);
+    expect(first.ok && first.code.trim()).toBe(records[0]!.eval_script.trim());
   });
 });
 
