@@ -75,6 +75,28 @@ function importNames(stmt: SyntaxNode): string[] {
   return names;
 }
 
+interface ImportLines {
+  text: string;
+  names: string[];
+  future: boolean;
+}
+
+const importCache = new WeakMap<ModuleInfo, ImportLines[]>();
+
+/** The module's top-level import statements with the names each binds (computed once per module). */
+function importsOf(resolver: Resolver, module: ModuleInfo): ImportLines[] {
+  let list = importCache.get(module);
+  if (!list) {
+    list = resolver.scope(module).importStatements.map((stmt) => ({
+      text: rows(module, stmt.startPosition.row, endRow(stmt)).join('\n'),
+      names: importNames(stmt),
+      future: stmt.type === 'future_import_statement',
+    }));
+    importCache.set(module, list);
+  }
+  return list;
+}
+
 export interface RenderInput {
   resolver: Resolver;
   target: Definition;
@@ -141,14 +163,9 @@ export function renderContext(input: RenderInput): string {
     }
     const code = [...tops.values()].sort((a, b) => a.row - b.row).map((t) => t.lines.join('\n'));
     const used = new Set(code.join('\n').match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
-    const scope = input.resolver.scope(module);
-    const imports = scope.importStatements
-      .filter((stmt) => {
-        if (module === input.target.module) return true;
-        if (stmt.type === 'future_import_statement') return true;
-        return importNames(stmt).some((n) => n === '*' || used.has(n));
-      })
-      .map((stmt) => rows(module, stmt.startPosition.row, endRow(stmt)).join('\n'));
+    const imports = importsOf(input.resolver, module)
+      .filter((imp) => module === input.target.module || imp.future || imp.names.some((n) => n === '*' || used.has(n)))
+      .map((imp) => imp.text);
     const parts = [...(imports.length ? [imports.join('\n')] : []), ...code];
     if (parts.length === 0) continue;
     blocks.push(`## ${module.path}\n${parts.join('\n\n')}\n`);

@@ -16,6 +16,7 @@ export interface References {
 
 type Value = Target | { t: 'super'; cls: Definition };
 
+
 const LOCAL_BINDERS = [
   'assignment',
   'augmented_assignment',
@@ -110,7 +111,36 @@ export function scopeLocals(root: SyntaxNode): LocalNames {
   return { locals, imports, stars };
 }
 
+/** References depend only on the definition, never on the target being analysed: computed once. */
+const referenceCache = new WeakMap<Definition, References>();
+
 export function referencesOf(resolver: Resolver, def: Definition): References {
+  let cached = referenceCache.get(def);
+  if (!cached) referenceCache.set(def, (cached = computeReferences(resolver, def)));
+  return cached;
+}
+
+/** Parents under which an identifier is a name being declared or imported, not a reference. */
+const NON_REFERENCE_PARENTS = new Set([
+  'parameters',
+  'lambda_parameters',
+  'dotted_name',
+  'aliased_import',
+  'global_statement',
+  'nonlocal_statement',
+  'function_definition',
+  'class_definition',
+  'import_prefix',
+]);
+
+/** Identifier positions that name something only when they come first in their parent. */
+const NAME_FIRST_PARENTS = new Set(['keyword_argument', 'default_parameter', 'typed_default_parameter', 'typed_parameter']);
+
+/**
+ * The identifiers of a subtree are fetched in one native call and each is classified by its
+ * parent; only attribute chains are climbed node by node. Much cheaper than visiting every node.
+ */
+function computeReferences(resolver: Resolver, def: Definition): References {
   const module = def.module;
   const found = new Map<Definition, true>();
   const unresolved = new Set<string>();
@@ -122,7 +152,7 @@ export function referencesOf(resolver: Resolver, def: Definition): References {
   /** The class a method belongs to (self/cls/super resolve against it). */
   const ownerClass = def.kind === 'method' ? def.owner : null;
   /** Names a class body binds, visible by bare name in later class-body statements. */
-  const classScope = def.kind === 'class' ? def : null;
+  const classScope = def.kind === 'class' ? resolver.classMembers(def) : null;
 
   const record = (t: Value | null, text: string): void => {
     if (!t) return;
@@ -134,149 +164,105 @@ export function referencesOf(resolver: Resolver, def: Definition): References {
   const typeOfAnnotation = (node: SyntaxNode | null): Definition | null => {
     if (!node) return null;
     let n: SyntaxNode | null = node.type === 'type' ? node.namedChild(0) : node;
-    // Optional[C] / "C": look through one subscript or a string forward reference.
+    // Optional[C]: look through one subscript.
     if (n && n.type === 'subscript' && /^(typing\.)?Optional$/.test(n.childForFieldName('value')?.text ?? '')) n = n.childForFieldName('subscript');
     if (!n || (n.type !== 'identifier' && n.type !== 'attribute')) return null;
     const t = resolver.evalStatic(null, module, n);
     return t.t === 'def' && t.def.kind === 'class' ? t.def : null;
   };
 
-  const collectLocals = (root: SyntaxNode) => {
-    const scope = scopeLocals(root);
-    for (const n of scope.locals) locals.add(n);
-    for (const [k, v] of scope.imports) localImports.set(k, v);
-    for (const star of scope.stars) unresolved.add(star);
-  };
-
-  const evalExpr = (node: SyntaxNode): Value | null => {
-    switch (node.type) {
-      case 'identifier': {
-        const name = node.text;
-        if (locals.has(name)) {
-          if (name === selfName && ownerClass) return { t: 'instance', cls: ownerClass };
-          if (name === clsName && ownerClass) return { t: 'def', def: ownerClass };
-          const imp = localImports.get(name);
-          if (imp) {
-            const t = resolver.resolveBinding(module, imp, new Set());
-            record(t, name);
-            return t;
-          }
-          const cls = localTypes.get(name);
-          return cls ? { t: 'instance', cls } : null;
-        }
-        if (classScope) {
-          const m = resolver.classMembers(classScope).get(name);
-          if (m) return m === 'variable' ? null : { t: 'def', def: m };
-        }
-        const t = resolver.resolveName(module, name, new Set());
+  const resolveIdentifier = (name: string): Value | null => {
+    if (locals.has(name)) {
+      if (name === selfName && ownerClass) return { t: 'instance', cls: ownerClass };
+      if (name === clsName && ownerClass) return { t: 'def', def: ownerClass };
+      const imp = localImports.get(name);
+      if (imp) {
+        const t = resolver.resolveBinding(module, imp, new Set());
         record(t, name);
         return t;
       }
-      case 'attribute': {
-        const base = evalExpr(node.childForFieldName('object')!);
-        const attr = node.childForFieldName('attribute')!.text;
-        if (!base) return null;
-        if (base.t === 'super') {
-          for (const b of resolver.baseClasses(base.cls)) {
-            const m = resolver.member(b, attr, true);
-            if (m) {
-              record({ t: 'def', def: m }, attr);
-              return { t: 'def', def: m };
-            }
-          }
-          return null;
+      const cls = localTypes.get(name);
+      return cls ? { t: 'instance', cls } : null;
+    }
+    if (classScope) {
+      const m = classScope.get(name);
+      if (m) return m === 'variable' ? null : { t: 'def', def: m };
+    }
+    if (name === 'super') return ownerClass ? { t: 'super', cls: ownerClass } : null;
+    const t = resolver.resolveName(module, name, new Set());
+    record(t, name);
+    return t;
+  };
+
+  const attributeOf = (base: Value | null, attr: string): Value | null => {
+    if (!base) return null;
+    if (base.t === 'super') {
+      for (const b of resolver.baseClasses(base.cls)) {
+        const m = resolver.member(b, attr, true);
+        if (m) {
+          record({ t: 'def', def: m }, attr);
+          return { t: 'def', def: m };
         }
-        if (base.t === 'external' || base.t === 'builtin' || base.t === 'unresolved') return { t: 'external', name: attr };
-        const m = resolver.member$(base, attr);
-        if (m.t === 'def') {
-          record(m, attr);
-          return m;
-        }
-        if (base.t === 'instance' || base.t === 'def') {
-          // An attribute assigned in a method (`self.repo = Repo()`) has the type of its value.
-          const cls = base.t === 'instance' ? base.cls : base.def.kind === 'class' ? base.def : null;
-          const attrType = cls ? instanceAttributeType(resolver, cls, attr) : null;
-          if (attrType) return { t: 'instance', cls: attrType };
-          return null;
-        }
-        if (m.t === 'unresolved') record(m, attr);
-        return m;
       }
-      case 'call': {
-        const fn = node.childForFieldName('function')!;
-        const args = node.childForFieldName('arguments');
-        const fname = fn.type === 'identifier' ? fn.text : fn.type === 'attribute' ? fn.childForFieldName('attribute')!.text : '';
-        if (fname === 'super' && fn.type === 'identifier' && !locals.has('super')) {
-          if (args) visit(args);
-          const cls = ownerClass ?? null;
-          return cls ? { t: 'super', cls } : null;
-        }
-        if (DYNAMIC_CALLS.has(fname) && (fn.type === 'identifier' ? !locals.has(fname) : true)) {
-          if (!(fname === 'getattr' && args && args.namedChildren[1]?.type === 'string')) unresolved.add(clip(`${fn.text}(${args ? args.text.slice(1, -1) : ''})`));
-        }
-        const f = evalExpr(fn);
-        if (args) visit(args);
-        if (f && f.t === 'def' && f.def.kind === 'class') return { t: 'instance', cls: f.def };
-        return null;
-      }
-      case 'parenthesized_expression':
-        return node.namedChildCount === 1 ? evalExpr(node.namedChild(0)!) : (visit(node), null);
-      default:
-        visit(node);
-        return null;
+      return null;
+    }
+    if (base.t === 'external' || base.t === 'builtin' || base.t === 'unresolved') return { t: 'external', name: attr };
+    const m = resolver.member$(base, attr);
+    if (m.t === 'def') {
+      record(m, attr);
+      return m;
+    }
+    if (base.t === 'instance' || base.t === 'def') {
+      // An attribute assigned in a method (`self.repo = Repo()`) has the type of its value.
+      const cls = base.t === 'instance' ? base.cls : base.def.kind === 'class' ? base.def : null;
+      const attrType = cls ? instanceAttributeType(resolver, cls, attr) : null;
+      return attrType ? { t: 'instance', cls: attrType } : null;
+    }
+    if (m.t === 'unresolved') record(m, attr);
+    return m;
+  };
+
+  /** From an identifier up its chain of `.attr` and calls: `mod.Cls(...).method`. */
+  const climb = (id: SyntaxNode): void => {
+    let value = resolveIdentifier(id.text);
+    let node = id;
+    for (;;) {
+      const parent = node.parent;
+      if (!parent || parent.startIndex !== node.startIndex || !value) return;
+      if (parent.type === 'attribute') {
+        const attr = parent.lastNamedChild;
+        if (!attr || attr.id === node.id) return;
+        value = attributeOf(value, attr.text);
+      } else if (parent.type === 'call') {
+        if (value.t === 'super') {
+          // super() itself: the value stays the proxy for the owner's bases.
+        } else value = value.t === 'def' && value.def.kind === 'class' ? { t: 'instance', cls: value.def } : null;
+      } else if (parent.type === 'parenthesized_expression') {
+        // (expr).attr: look through the parentheses.
+      } else return;
+      node = parent;
     }
   };
 
-  const visitParameters = (params: SyntaxNode | null) => {
-    if (!params) return;
-    for (const p of params.namedChildren) {
-      const value = p.childForFieldName('value');
-      const type = p.childForFieldName('type') ?? p.namedChildren.find((c) => c.type === 'type') ?? null;
-      if (value) visit(value);
-      if (type) visit(type);
-    }
-  };
-
-  const visit = (node: SyntaxNode): void => {
-    switch (node.type) {
-      case 'identifier':
-      case 'attribute':
-      case 'call':
-        evalExpr(node);
-        return;
-      case 'comment':
-      case 'import_statement':
-      case 'import_from_statement':
-      case 'future_import_statement':
-      case 'global_statement':
-      case 'nonlocal_statement':
-      case 'dotted_name':
-        return;
-      case 'keyword_argument': {
-        const v = node.childForFieldName('value');
-        if (v) visit(v);
-        return;
-      }
-      case 'string':
-        for (const c of node.namedChildren) if (c.type === 'interpolation') visit(c);
-        return;
-      case 'function_definition':
-      case 'lambda':
-        visitParameters(node.childForFieldName('parameters'));
-        for (const f of ['return_type', 'body']) {
-          const c = node.childForFieldName(f);
-          if (c) visit(c);
+  const scan = (root: SyntaxNode | null): void => {
+    if (!root) return;
+    for (const id of root.descendantsOfType('identifier')) {
+      const parent = id.parent;
+      if (!parent) continue;
+      const pt = parent.type;
+      const name = id.text;
+      if (pt === 'attribute') {
+        if (parent.startIndex !== id.startIndex) {
+          if (name === 'import_module' && parent.parent?.type === 'call') unresolved.add(clip(parent.parent.text));
+          continue; // `.name` of an attribute: handled when its chain is climbed
         }
-        return;
-      case 'class_definition': {
-        const sup = node.childForFieldName('superclasses');
-        if (sup) visit(sup);
-        const body = node.childForFieldName('body');
-        if (body) visit(body);
-        return;
+      } else if (NON_REFERENCE_PARENTS.has(pt)) continue;
+      else if (NAME_FIRST_PARENTS.has(pt) && parent.startIndex === id.startIndex) continue;
+      if (DYNAMIC_CALLS.has(name) && pt === 'call' && !locals.has(name)) {
+        const args = parent.childForFieldName('arguments');
+        if (!(name === 'getattr' && args && args.namedChildren[1]?.type === 'string')) unresolved.add(clip(parent.text));
       }
-      default:
-        for (const c of node.namedChildren) visit(c);
+      climb(id);
     }
   };
 
@@ -291,7 +277,10 @@ export function referencesOf(resolver: Resolver, def: Definition): References {
       if (decoText.some((d) => /^@\s*classmethod\b/.test(d)) || /^__(new|init_subclass|class_getitem)__$/.test(def.node.childForFieldName('name')!.text)) clsName = names[0]!;
       else selfName = names[0]!;
     }
-    collectLocals(def.node);
+    const scope = scopeLocals(def.node);
+    for (const n of scope.locals) locals.add(n);
+    for (const [k, v] of scope.imports) localImports.set(k, v);
+    for (const star of scope.stars) unresolved.add(star);
     // Annotated parameters and `v = LocalClass(...)` give locals a known class.
     if (params) {
       for (const p of params.namedChildren) {
@@ -303,37 +292,34 @@ export function referencesOf(resolver: Resolver, def: Definition): References {
       }
     }
     const body = def.node.childForFieldName('body');
-    if (body) {
+    if (body && body.text.includes('=')) {
       for (const a of body.descendantsOfType('assignment')) {
         const left = a.childForFieldName('left');
+        if (left?.type !== 'identifier') continue;
         const right = a.childForFieldName('right');
-        if (left?.type !== 'identifier' || !right) continue;
-        const cls = right.type === 'call' ? classOfCall(resolver, def, right) : typeOfAnnotation(a.childForFieldName('type'));
+        const cls = right?.type === 'call' ? classOfCall(resolver, def, right) : typeOfAnnotation(a.childForFieldName('type'));
         if (cls) localTypes.set(left.text, cls);
       }
     }
-    for (const d of decorators) visit(d);
-    visitParameters(params);
-    const ret = def.node.childForFieldName('return_type');
-    if (ret) visit(ret);
-    if (body) visit(body);
+    for (const d of decorators) scan(d);
+    scan(params);
+    scan(def.node.childForFieldName('return_type'));
+    scan(body);
   } else if (def.kind === 'class') {
-    for (const d of decorators) visit(d);
-    const sup = def.node.childForFieldName('superclasses');
-    if (sup) visit(sup);
+    for (const d of decorators) scan(d);
+    scan(def.node.childForFieldName('superclasses'));
     const body = def.node.childForFieldName('body');
-    if (body) {
-      // Class-body statements run at definition time; methods are reached separately.
-      for (const stmt of body.namedChildren) {
-        if (stmt.type === 'function_definition' || stmt.type === 'class_definition' || stmt.type === 'decorated_definition') {
-          if (stmt.type === 'decorated_definition') for (const d of stmt.namedChildren) if (d.type === 'decorator') visit(d);
-          continue;
-        }
-        visit(stmt);
+    // Class-body statements run at definition time; methods are reached separately.
+    for (let stmt = body?.firstNamedChild ?? null; stmt; stmt = stmt.nextNamedSibling) {
+      if (stmt.type === 'function_definition' || stmt.type === 'class_definition') continue;
+      if (stmt.type === 'decorated_definition') {
+        for (const d of stmt.namedChildren) if (d.type === 'decorator') scan(d);
+        continue;
       }
+      scan(stmt);
     }
   } else {
-    visit(def.node);
+    scan(def.node);
   }
   return { defs: [...found.keys()], unresolved: [...unresolved] };
 }

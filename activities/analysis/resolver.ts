@@ -57,6 +57,7 @@ export class Resolver {
   private scopes = new Map<string, Scope>();
   private defs = new Map<string, Definition>();
   private members = new Map<string, Map<string, Definition | 'variable'>>();
+  private bases = new Map<Definition, Definition[]>();
   private moduleCache = new Map<string, ModuleInfo | { key: string } | null>();
   private roots: string[];
 
@@ -256,9 +257,13 @@ export class Resolver {
 
   /** Local base classes of a class, in declaration order. */
   baseClasses(cls: Definition): Definition[] {
-    const bases = cls.node.childForFieldName('superclasses');
-    if (!bases) return [];
+    const cached = this.bases.get(cls);
+    if (cached) return cached;
     const out: Definition[] = [];
+    // Set before resolving so that a cyclic hierarchy (class A(B), class B(A)) terminates.
+    this.bases.set(cls, out);
+    const bases = cls.node.childForFieldName('superclasses');
+    if (!bases) return out;
     for (const b of bases.namedChildren) {
       if (b.type === 'keyword_argument' || b.type === 'comment') continue;
       const t = this.evalStatic(cls.owner ? cls.owner : null, cls.module, b);
