@@ -176,8 +176,9 @@ export class Resolver {
       const sub = this.findModule(module.key ? `${module.key}/${name}` : name);
       if (sub) return this.moduleTarget(sub);
     }
+    // Possibly from a library's star import: reported, not guessed.
     const externalStar = scope.starImports.find((s) => !this.resolveModule(module, s.level, s.module));
-    if (externalStar) return { t: 'external', name: `${externalStar.module}.*:${name}` };
+    if (externalStar) return { t: 'unresolved', name: `${name} (star import from ${'.'.repeat(externalStar.level)}${externalStar.module}?)` };
     return { t: 'unresolved', name };
   }
 
