@@ -63,9 +63,18 @@ function isPython2Only(node: SyntaxNode): boolean {
   return !(first && first.type === 'parenthesized_expression' && first.startIndex === node.startIndex + 'print'.length);
 }
 
-/** The smallest error node: the best guess of where the syntax error is. */
+/** The smallest error node, or the first missing one: the best guess of where the syntax error is. */
 function firstError(node: SyntaxNode): SyntaxNode | null {
   const errors = node.descendantsOfType('ERROR');
-  if (errors.length === 0) return null;
-  return errors.reduce((best, e) => (e.endIndex - e.startIndex < best.endIndex - best.startIndex ? e : best));
+  if (errors.length > 0) return errors.reduce((best, e) => (e.endIndex - e.startIndex < best.endIndex - best.startIndex ? e : best));
+  const missing = (n: SyntaxNode): SyntaxNode | null => {
+    if (n.isMissing) return n;
+    for (const c of n.children) {
+      if (!c.hasError && !c.isMissing) continue;
+      const found = missing(c);
+      if (found) return found;
+    }
+    return null;
+  };
+  return missing(node);
 }
