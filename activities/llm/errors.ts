@@ -3,7 +3,7 @@
  * dropped connections) are worth retrying, after `retryAfterMs` when the server said how long
  * to wait; permanent ones (bad request, bad key, unknown model) fail the same way every time.
  */
-import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
 
 export class LlmTransientError extends Error {
   override name = 'LlmTransientError';
@@ -63,6 +63,10 @@ const PERMANENT_HINTS: Record<number, string> = {
 export function classifyLlmError(err: unknown, context: { model: string; baseURL: string; elapsedMs?: number; timeoutMs?: number }): LlmError {
   if (err instanceof LlmTransientError || err instanceof LlmPermanentError) return err;
   const where = `model ${context.model} at ${context.baseURL}`;
+  if (err instanceof APIUserAbortError) {
+    // The caller gave up (a cancelled activity); retrying is the caller's decision.
+    return new LlmTransientError(`LLM request aborted by the caller (${where})`, undefined, undefined, { cause: err });
+  }
   if (err instanceof APIConnectionTimeoutError) {
     return new LlmTransientError(`LLM request timed out (${where})`, undefined, undefined, { cause: err });
   }

@@ -122,7 +122,11 @@ export class LlmGateway {
     return c.enabled && (temperature === 0 || c.aboveZeroTemperature);
   }
 
-  async chat(input: ChatRequest): Promise<ChatOutcome> {
+  /**
+   * One chat completion. `options.signal` aborts the HTTP call (pass the activity's
+   * cancellation signal so a cancelled activity stops waiting on the model).
+   */
+  async chat(input: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatOutcome> {
     const checked = ChatRequestSchema.safeParse(input);
     if (!checked.success) {
       throw new LlmPermanentError(`invalid chat request: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, undefined);
@@ -160,7 +164,7 @@ export class LlmGateway {
         if (shared) return shared;
       }
     }
-    const call = this.callModel(req.messages, base, { useCache });
+    const call = this.callModel(req.messages, base, { useCache, signal: options.signal });
     if (useCache) {
       this.inFlight.set(cacheKey, call);
       const forget = () => {
@@ -172,7 +176,7 @@ export class LlmGateway {
   }
 
   /** One HTTP call to the endpoint, recorded whatever its outcome. */
-  private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean }): Promise<ChatOutcome> {
+  private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean; signal?: AbortSignal }): Promise<ChatOutcome> {
     const { model, temperature, maxTokens } = base.request;
     const { cacheKey } = base;
     const useCache = opts.useCache;
@@ -185,7 +189,7 @@ export class LlmGateway {
       try {
         raw = await this.client.chat.completions.create(
           { model, messages, temperature, max_tokens: maxTokens },
-          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId } },
+          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
       } catch (err) {
         throw classifyLlmError(err, {

@@ -67,6 +67,21 @@ describe('transient and permanent failures through the real openai client', () =
     expect(err.message).toMatch(/timed out/);
   });
 
+  it('an aborted call (a cancelled activity) stops waiting at once', async () => {
+    server = await startScriptedLlmServer({ rules: [{ kind: 'docstring', responses: [{ fault: 'slow', delayMs: 3000 }] }] });
+    const config = testConfig(server.url, dataDir);
+    const gateway = new LlmGateway(config, storeFor(config));
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    const err = await failureOf(
+      gateway.chat({ step: 'docstring', functionId: 'fn-f', messages: renderPrompt('docstring', { functionName: 'f', code: 'def f():\n    return 1\n' }).messages }, { signal: controller.signal }),
+    );
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(err).toBeInstanceOf(LlmTransientError);
+    expect(err.message).toMatch(/aborted/);
+  });
+
   it('a malformed JSON body is transient', async () => {
     const { call } = await gatewayWith([{ fault: 'malformed' }]);
     const err = await failureOf(call());
