@@ -19,7 +19,7 @@ import { LlmPermanentError, LlmTransientError, classifyLlmError } from './errors
 import { EXCHANGE_SCHEMA, appendExchangeIndex, type ExchangeRecord } from './exchange';
 import { RateLimiter } from './rate-limiter';
 import { estimateMessagesTokens, estimateTokens } from './tokens';
-import type { ChatOutcome, ChatRequest, LlmStep } from './types';
+import { LLM_STEPS, type ChatOutcome, type ChatRequest, type LlmStep } from './types';
 
 /** Which configured model a step uses when the request does not name one. */
 export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string {
@@ -54,7 +54,7 @@ const CompletionSchema = z.object({
 });
 
 const ChatRequestSchema = z.object({
-  step: z.enum(['sandbox', 'aggregate', 'tests', 'debug', 'coverage', 'check_functionality', 'check_tests', 'docstring', 'solve']),
+  step: z.enum(LLM_STEPS),
   functionId: z.string().min(1),
   runId: z.string().optional(),
   repoId: z.string().optional(),

@@ -114,4 +114,44 @@ describe('rate limiting through the gateway', () => {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
   });
+
+  it('spaces large prompts to the tokens-per-minute budget, corrected by the reported usage', async () => {
+    const dataDir = tempDataDir();
+    const server = await startScriptedLlmServer({ rules: [], fallback: 'ok' });
+    try {
+      // 60000/min = 1000 tokens per second, burst 1000. Each prompt is about 2000 tokens, so the
+      // first goes at once and drives the bucket to about -1000; the next waits about 2 s.
+      const config = testConfig(server.url, dataDir, { llm: { tokensPerMinute: 60_000, cache: { enabled: false } } });
+      const gateway = new LlmGateway(config, storeFor(config), { record: false });
+      const big = (i: number) => [{ role: 'user' as const, content: `${i} ` + 'x'.repeat(8000) }];
+      const outs = await Promise.all([0, 1].map((i) => gateway.chat({ step: 'solve', functionId: `fn-${i}`, messages: big(i) })));
+      expect(outs.every((o) => o.promptTokens >= 2000)).toBe(true);
+      const gap = server.requests[1]!.receivedAt - server.requests[0]!.receivedAt;
+      expect(gap).toBeGreaterThanOrEqual(1800);
+      expect(gap).toBeLessThan(3500);
+    } finally {
+      await server.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it('never has more calls in flight than the concurrency cap', async () => {
+    const dataDir = tempDataDir();
+    const server = await startScriptedLlmServer({ rules: [], fallback: 'ok' }, { latencyMs: 200 });
+    try {
+      const config = testConfig(server.url, dataDir, { llm: { cache: { enabled: false } } });
+      const gateway = new LlmGateway(config, storeFor(config), { record: false, concurrency: 2 });
+      let peak = 0;
+      const watch = setInterval(() => (peak = Math.max(peak, gateway.limiter.inFlight)), 5);
+      const started = performance.now();
+      await Promise.all(Array.from({ length: 6 }, (_, i) => gateway.chat({ step: 'solve', functionId: `fn-${i}`, messages: [{ role: 'user', content: `q${i}` }] })));
+      clearInterval(watch);
+      // Six calls of 200 ms, two at a time: three waves.
+      expect(performance.now() - started).toBeGreaterThanOrEqual(590);
+      expect(peak).toBe(2);
+    } finally {
+      await server.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });
