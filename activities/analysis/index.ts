@@ -4,6 +4,7 @@
  * prompt needs. Plain TypeScript; the activities wrap it.
  */
 import { createHash } from 'node:crypto';
+import * as path from 'node:path';
 import { classesOf, type ClassInfo } from './classes';
 import { estimateTokens, renderContext } from './context';
 import { dependencyClosure } from './dependencies';
@@ -39,6 +40,10 @@ function repoIdOf(rootDir: string, options: AnalysisOptions): string {
   return options.repoId ?? rootDir.replace(/[\\/]+$/, '').split(/[\\/]/).pop()!;
 }
 
+/** Parsed repositories kept by openCached(): each holds its trees in memory, so only a few. */
+const ANALYZER_CACHE_SIZE = 3;
+const analyzerCache = new Map<string, Promise<RepositoryAnalyzer>>();
+
 /** A parsed repository kept in memory so that many functions can be analysed from one parse. */
 export class RepositoryAnalyzer {
   private readonly resolver: Resolver;
@@ -56,6 +61,27 @@ export class RepositoryAnalyzer {
   static async open(rootDir: string, options?: AnalysisOptionsInput): Promise<RepositoryAnalyzer> {
     const opts = resolveOptions(options);
     return new RepositoryAnalyzer(await Repository.load(rootDir, opts), opts, repoIdOf(rootDir, opts));
+  }
+
+  /**
+   * Like open(), but keeps the last few parsed repositories in memory: a snapshot directory is
+   * immutable, so analysing its functions one after another needs one parse, not one per function.
+   * Do not use on a folder that changes.
+   */
+  static async openCached(rootDir: string, options?: AnalysisOptionsInput): Promise<RepositoryAnalyzer> {
+    const key = JSON.stringify([path.resolve(rootDir), options ?? {}]);
+    let entry = analyzerCache.get(key);
+    if (!entry) {
+      entry = RepositoryAnalyzer.open(rootDir, options);
+      analyzerCache.set(key, entry);
+      entry.catch(() => analyzerCache.delete(key));
+      while (analyzerCache.size > ANALYZER_CACHE_SIZE) analyzerCache.delete(analyzerCache.keys().next().value!);
+    } else {
+      // Most recently used last.
+      analyzerCache.delete(key);
+      analyzerCache.set(key, entry);
+    }
+    return entry;
   }
 
   /** For tests and benchmarks: a repository given as a map of path -> source. */

@@ -5,3 +5,4 @@ export { localSource, localSnapshot, hashTree } from './local';
 export { SnapshotStore, DEFAULT_LIMITS, type SnapshotLimits } from './snapshot';
 export { splitOf, type Split, type DateWindow } from './split';
 export { GitHubSource, seededSample, searchQuery, type GitHubSourceOptions } from './github';
+export { gitHubSourceFromConfig, snapshotStoreFromConfig, crawlFiltersFromConfig, snapshotGitHubRepository } from './from-config';

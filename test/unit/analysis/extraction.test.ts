@@ -120,3 +120,15 @@ describe('ids and selection', () => {
     expect(selectCandidates(fns, 100, 7)).toHaveLength(40);
   });
 });
+
+describe('openCached', () => {
+  it('parses an immutable snapshot once for many analyses', async () => {
+    const dir = path.join(REPOS, 'shop');
+    const a = await RepositoryAnalyzer.openCached(dir, { repoId: 'x' });
+    const b = await RepositoryAnalyzer.openCached(dir, { repoId: 'x' });
+    const c = await RepositoryAnalyzer.openCached(dir, { repoId: 'y' });
+    expect(b).toBe(a);
+    expect(c).not.toBe(a);
+    expect(c.functions()[0]!.id).not.toBe(a.functions()[0]!.id);
+  });
+});

@@ -90,3 +90,18 @@ describe('SnapshotStore', () => {
     expect(() => store.dirFor('a/b', '../etc')).toThrow(/not a commit id/);
   });
 });
+
+describe('configuration', () => {
+  it('builds the crawl filters of each split from the crawl section', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { loadConfig } = require('../../../temporal.config') as typeof import('../../../temporal.config');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { crawlFiltersFromConfig } = require('../../../activities/sources') as typeof import('../../../activities/sources');
+    const config = loadConfig({ env: {}, overrides: { crawl: { licenses: ['mit', 'bsd-3-clause'], minStars: 3 } } });
+    expect(crawlFiltersFromConfig(config, 'train')).toEqual({
+      language: 'Python', licenses: ['mit', 'bsd-3-clause'], includeForks: false, maxSizeKb: 10240, minStars: 3,
+      createdFrom: '2023-01-31', createdTo: '2024-08-31', includeArchived: false,
+    });
+    expect(crawlFiltersFromConfig(config, 'eval')).toMatchObject({ createdFrom: '2024-09-01' });
+  });
+});

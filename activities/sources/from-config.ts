@@ -1,0 +1,44 @@
+/**
+ * The sources as the rest of the factory uses them: built from the typed configuration
+ * (github.baseURL/token, crawl filters and windows, snapshots under the data directory).
+ */
+import type { Config } from '../../temporal.config';
+import { dataPaths } from '../../temporal.config';
+import { GitHubSource } from './github';
+import { SnapshotStore } from './snapshot';
+import type { CrawlFilters, RepoRef, SnapshotResult } from './types';
+
+export function gitHubSourceFromConfig(config: Pick<Config, 'github'>, log?: (message: string) => void): GitHubSource {
+  return new GitHubSource({ baseURL: config.github.baseURL, token: config.github.token, log });
+}
+
+export function snapshotStoreFromConfig(config: Pick<Config, 'dataDir'>): SnapshotStore {
+  return new SnapshotStore(dataPaths(config).snapshots);
+}
+
+/** The RepoST crawl filters for one split, from the crawl section of the configuration. */
+export function crawlFiltersFromConfig(config: Pick<Config, 'crawl'>, split: 'train' | 'eval'): CrawlFilters {
+  const window = split === 'train' ? config.crawl.trainWindow : config.crawl.evalWindow;
+  return {
+    language: 'Python',
+    licenses: config.crawl.licenses,
+    includeForks: false,
+    maxSizeKb: config.crawl.maxRepoSizeKb,
+    minStars: config.crawl.minStars,
+    createdFrom: window.from,
+    createdTo: window.to,
+    includeArchived: false,
+  };
+}
+
+/** Pin and snapshot one GitHub repository ('owner/name', optionally at a commit). */
+export async function snapshotGitHubRepository(
+  config: Pick<Config, 'github' | 'dataDir' | 'crawl'>,
+  fullName: string,
+  commit?: string,
+  log?: (message: string) => void,
+): Promise<SnapshotResult> {
+  const [owner, name] = fullName.split('/');
+  const ref: RepoRef = { id: fullName, owner: owner ?? null, name: name ?? fullName, commit: commit ?? null, createdAt: null, license: null, stars: null, sizeKb: null, defaultBranch: null };
+  return gitHubSourceFromConfig(config, log).snapshot(ref, snapshotStoreFromConfig(config), { maxSizeKb: config.crawl.maxRepoSizeKb });
+}
