@@ -108,6 +108,7 @@ function skeletonLines(module: ModuleInfo, cls: SyntaxNode, indent: string, unit
   out.push(`${indent}${header.replace(/\s*\n\s*/g, ' ')}`);
   const inner = `${indent}    `;
   units.total++;
+  const headerLines = out.length;
   const doc = docstringNode(body);
   if (doc) {
     units.documented++;
@@ -116,12 +117,13 @@ function skeletonLines(module: ModuleInfo, cls: SyntaxNode, indent: string, unit
   let members = 0;
   for (const def of body ? definitionsIn(body) : []) {
     members++;
+    // Members are separated by a blank line, but none directly under the class line.
+    if (out.length > headerLines) out.push('');
     if (def.type === 'class_definition') {
-      out.push('', ...skeletonLines(module, def, inner, units));
+      out.push(...skeletonLines(module, def, inner, units));
       continue;
     }
     units.total++;
-    out.push('');
     for (const d of decoratorsOf(def)) out.push(`${inner}${d.text}`);
     out.push(`${inner}${signatureOf(def, module.text)}:`);
     const fdoc = docstringNode(def.childForFieldName('body'));

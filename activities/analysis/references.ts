@@ -147,6 +147,8 @@ function computeReferences(resolver: Resolver, def: Definition): References {
   const locals = new Set<string>();
   const localImports = new Map<string, Binding>();
   const localTypes = new Map<string, Definition>();
+  /** Locals assigned the result of a call: typed lazily when first used. */
+  const assignedCalls = new Map<string, SyntaxNode>();
   let selfName: string | null = null;
   let clsName: string | null = null;
   /** The class a method belongs to (self/cls/super resolve against it). */
@@ -182,7 +184,18 @@ function computeReferences(resolver: Resolver, def: Definition): References {
         return t;
       }
       const cls = localTypes.get(name);
-      return cls ? { t: 'instance', cls } : null;
+      if (cls) return { t: 'instance', cls };
+      // `v = Cls(...)`, `v = cls()`, `v = mod.Cls(...)`: evaluated on first use, once.
+      const call = assignedCalls.get(name);
+      if (call) {
+        assignedCalls.delete(name);
+        const f = evalNode(call.childForFieldName('function'));
+        if (f && f.t === 'def' && f.def.kind === 'class') {
+          localTypes.set(name, f.def);
+          return { t: 'instance', cls: f.def };
+        }
+      }
+      return null;
     }
     if (classScope) {
       const m = classScope.get(name);
@@ -220,6 +233,14 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     }
     if (m.t === 'unresolved') record(m, attr);
     return m;
+  };
+
+  const evalNode = (node: SyntaxNode | null): Value | null => {
+    if (!node) return null;
+    if (node.type === 'identifier') return resolveIdentifier(node.text);
+    if (node.type === 'attribute') return attributeOf(evalNode(node.childForFieldName('object')), node.lastNamedChild!.text);
+    if (node.type === 'parenthesized_expression' && node.namedChildCount === 1) return evalNode(node.firstNamedChild);
+    return null;
   };
 
   /** From an identifier up its chain of `.attr` and calls: `mod.Cls(...).method`. */
@@ -297,8 +318,11 @@ function computeReferences(resolver: Resolver, def: Definition): References {
         const left = a.childForFieldName('left');
         if (left?.type !== 'identifier') continue;
         const right = a.childForFieldName('right');
-        const cls = right?.type === 'call' ? classOfCall(resolver, def, right) : typeOfAnnotation(a.childForFieldName('type'));
-        if (cls) localTypes.set(left.text, cls);
+        if (right?.type === 'call') assignedCalls.set(left.text, right);
+        else {
+          const cls = typeOfAnnotation(a.childForFieldName('type'));
+          if (cls) localTypes.set(left.text, cls);
+        }
       }
     }
     for (const d of decorators) scan(d);

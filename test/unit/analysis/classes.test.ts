@@ -44,7 +44,7 @@ describe('classes', () => {
     );
     const item = get(shop, 'Item').skeleton;
     expect(item.startsWith('@dataclass\nclass Item(Base):\n    """A thing on sale."""\n')).toBe(true);
-    expect(item).toContain('\n    class Meta:\n\n        def key(self, item):\n            pass');
+    expect(item).toContain('\n\n    class Meta:\n        def key(self, item):\n            pass');
     expect(item).not.toContain('ordering');
     // A skeleton is valid Python.
     expect(() => RepositoryAnalyzer.fromSources({ 's.py': `${item}\n` }).functions()).not.toThrow();

@@ -170,3 +170,55 @@ describe('dependencies in an application (webapp, mlkit, scripts)', () => {
     expect(deps(a.analyze('b.py', 'B.m'))).toEqual(expect.arrayContaining(['b.py::B']));
   });
 });
+
+describe('method reachability', () => {
+  const repo = RepositoryAnalyzer.fromSources({
+    'lib/__init__.py': '',
+    'lib/engine.py': [
+      'import json',
+      '',
+      'class Codec:',
+      '    def encode(self, value):',
+      '        return json.dumps(value)',
+      '',
+      'class Engine:',
+      '    DEFAULT = 3',
+      '',
+      '    def __init__(self):',
+      '        self.codec = Codec()',
+      '',
+      '    @classmethod',
+      '    def build(cls, n):',
+      '        engine = cls()',
+      '        return engine.run(n or cls.DEFAULT)',
+      '',
+      '    def run(self, n):',
+      '        return self.codec.encode([n])',
+      '',
+      '    def unused(self):',
+      '        return 0',
+      '',
+      '    class Options:',
+      '        def merged(self, other):',
+      '            return other',
+      '',
+      'def configure(extra):',
+      '    opts = Engine.Options()',
+      '    return opts.merged(extra)',
+      '',
+    ].join('\n'),
+  });
+
+  it('follows cls, instance attributes assigned a local class, and class attributes', () => {
+    const a = repo.analyze('lib/engine.py', 'Engine.build');
+    expect(deps(a)).toEqual(['lib/engine.py::Codec', 'lib/engine.py::Codec.encode', 'lib/engine.py::Engine', 'lib/engine.py::Engine.__init__', 'lib/engine.py::Engine.run']);
+    expect(a.context).not.toContain('def unused');
+    expect(a.context).toContain('    DEFAULT = 3');
+  });
+
+  it('renders a nested class inside the shell of its outer class', () => {
+    const a = repo.analyze('lib/engine.py', 'configure');
+    expect(deps(a)).toEqual(['lib/engine.py::Engine', 'lib/engine.py::Engine.Options', 'lib/engine.py::Engine.Options.merged', 'lib/engine.py::Engine.__init__', 'lib/engine.py::Codec'].sort());
+    expect(a.context).toContain('class Engine:\n    DEFAULT = 3\n\n    def __init__(self):\n        self.codec = Codec()\n\n    class Options:\n        def merged(self, other):\n            return other\n');
+  });
+});
