@@ -9,6 +9,7 @@ import Docker from 'dockerode';
 import type { Config } from '../../temporal.config';
 import { HARNESS_DIR, LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole } from './container-spec';
 import { startExec } from './docker-exec';
+import { DIRTY_EXIT, DIRTY_MARKER, jsonHarnessCommand, launchCommand } from './harness-command';
 import { PackageCache, type PackageSet } from './package-cache';
 import { distributionForImport, normalizeDistributionName } from './packages';
 import { missingModuleName, parsePythonException } from './python-exception';
@@ -61,27 +62,11 @@ export class SandboxCancelledError extends Error {
 }
 
 const HEARTBEAT_MS = 5000;
-/** launch.py's exit status when it found its container unclean (before running anything). */
-const DIRTY_EXIT = 199;
-const DIRTY_MARKER = '[repost-sandbox] container not clean:';
-/** Requests up to this size travel as command-line arguments (one `exec`, no stdin round trip). */
-const ARGV_PAYLOAD_LIMIT = 1024 * 1024;
-const ARGV_CHUNK = 96 * 1024; // below Linux's 128 KiB limit for one argument
-
-/** `python3 -I <harness script> <request>`: the request as argument chunks, or on stdin if large. */
-export function harnessCommand(script: string, request: unknown): { cmd: string[]; stdin?: Buffer } {
-  const json = JSON.stringify(request);
-  const base = ['python3', '-I', `${HARNESS_DIR}/${script}`];
-  if (Buffer.byteLength(json) > ARGV_PAYLOAD_LIMIT) return { cmd: [...base, '-'], stdin: Buffer.from(json) };
-  const chunks: string[] = [];
-  for (let i = 0; i < json.length; i += ARGV_CHUNK) chunks.push(json.slice(i, i + ARGV_CHUNK));
-  return { cmd: [...base, ...chunks] };
-}
 
 interface Borrowed {
   container: Docker.Container;
   /** Gives the container back (pool) or removes it (cold); `reusable: false` always removes it. */
-  release(reusable: boolean): void;
+  release(reusable: boolean): Promise<void>;
   /** Removes the container now (timeout, cancellation): every process in it dies. */
   kill(): Promise<void>;
 }
@@ -91,7 +76,6 @@ export class SandboxExecutor {
   readonly workerId: string;
   private readonly pool: WarmPool | null;
   readonly packages: PackageCache;
-  private readonly background = new Set<Promise<unknown>>();
 
   constructor(
     readonly config: SandboxExecutorConfig,
@@ -189,7 +173,7 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...harnessCommand('ast_equiv.py', { a, b }),
+        ...jsonHarnessCommand('ast_equiv.py', { a, b }),
         user: SCRIPT_USER,
         outputLimitBytes: 1024 * 1024,
       });
@@ -200,7 +184,7 @@ export class SandboxExecutor {
       reusable = true;
       return AstComparisonSchema.parse(JSON.parse(handle.stdout.toString()));
     } finally {
-      borrowed.release(reusable);
+      await borrowed.release(reusable);
     }
   }
 
@@ -224,12 +208,6 @@ export class SandboxExecutor {
 
   async close(): Promise<void> {
     await this.pool?.close();
-    while (this.background.size > 0) await Promise.allSettled([...this.background]);
-  }
-
-  private track(p: Promise<unknown>): void {
-    this.background.add(p);
-    void p.finally(() => this.background.delete(p));
   }
 
   private async createContainer(role: ContainerRole): Promise<Docker.Container> {
@@ -252,7 +230,7 @@ export class SandboxExecutor {
       let released = false;
       return {
         container: lease.container,
-        release: (reusable) => {
+        release: async (reusable) => {
           if (released) return;
           released = true;
           pool.release(lease, reusable);
@@ -269,11 +247,8 @@ export class SandboxExecutor {
     const container = await this.createContainer('cold');
     let removal: Promise<void> | null = null;
     const remove = () => (removal ??= removeContainer(container));
-    return {
-      container,
-      release: () => this.track(remove()),
-      kill: () => remove(),
-    };
+    // Strict mode pays for the removal inside the run: nothing of it outlives the run.
+    return { container, release: () => remove(), kill: () => remove() };
   }
 
   /** One run; a container that turns out unclean is replaced and the run repeated on a fresh one. */
@@ -312,7 +287,7 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...harnessCommand('launch.py', { runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage ?? null, packageDir: set?.containerPath ?? null }),
+        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null }),
         user: SCRIPT_USER,
         workingDir: '/scratch',
         outputLimitBytes: this.config.outputLimitBytes,
@@ -375,7 +350,7 @@ export class SandboxExecutor {
       if (timer) clearTimeout(timer);
       if (heartbeat) clearInterval(heartbeat);
       if (onAbort) hooks.signal?.removeEventListener('abort', onAbort);
-      borrowed.release(reusable);
+      await borrowed.release(reusable);
     }
   }
 

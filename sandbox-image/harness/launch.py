@@ -1,26 +1,27 @@
 """Runs one script inside a sandbox container, in a fresh run directory.
 
-Started as `python3 -I launch.py <request JSON in chunks>` (or `-` to read it from stdin when it is
-too large for the command line). `-I` keeps anything an earlier run left (a user site directory,
-PYTHON* variables) from running before the container is cleaned. Then:
+Started as `python3 -I launch.py <fields>` where the request travels as command-line arguments
+(`name count part...`, a value being its parts joined; `file:<path>` for extra files), or as
+`launch.py -` with the request as JSON on stdin when it is too large or holds NUL characters.
+`-I` keeps anything an earlier run left (a user site directory, PYTHON* variables) from running
+before the container is cleaned. Then:
 
 1. the container is made clean: leftover processes of the scripts' uid killed, the writable
    mounts emptied, OOM history checked; if that fails it exits with DIRTY_EXIT and the caller
    retries on a fresh container;
 2. the script and its files are written into a fresh run directory and the script is executed
-   in this very process with `runpy` (one interpreter start per run; coverage.py measures the
-   same way under `coverage run`), its stdout/stderr being the exec's own streams;
+   in this very process, as `python3 script.py` would run it (one interpreter start per run;
+   coverage.py measures the same way under `coverage run`), its stdout/stderr being the exec's;
 3. afterwards every other process of the scripts' uid is killed (what the script left running),
    coverage of the target span is written to `.repost-result.json` in the run directory, and
-   the exit status is the script's, as `python3 script.py` would give it.
+   the exit status is the script's.
+
+Imports are kept to what the interpreter has loaded anyway: this file's start-up cost is part of
+every run's overhead. Everything else is imported only when needed.
 """
 import atexit
-import json
 import os
-import runpy
-import site
 import sys
-import traceback
 
 HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HARNESS_DIR)
@@ -56,20 +57,50 @@ def _exit_code_of(exc):
 
 def _print_uncaught(exc, script_path):
     """Prints the traceback as Python would, starting at the script's first frame."""
+    import traceback
+
     tb = exc.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != script_path:
         tb = tb.tb_next
     traceback.print_exception(type(exc), exc, tb, file=sys.stderr)
 
 
-def _read_request():
-    if sys.argv[1:] == ["-"]:
+def _read_request(argv):
+    if argv == ["-"]:
+        import json
+
         return json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    return json.loads("".join(sys.argv[1:]))
+    request, files, i = {}, {}, 0
+    while i < len(argv):
+        name, count = argv[i], int(argv[i + 1])
+        value = "".join(argv[i + 2 : i + 2 + count])
+        i += 2 + count
+        if name.startswith("file:"):
+            files[name[5:]] = value
+        else:
+            request[name] = value
+    request["files"] = files
+    if request.get("coverage"):
+        request["coverage"] = {"functionName": request["coverage"]}
+    return request
+
+
+def _run_as_main(script_path):
+    """What `python3 script.py` does: a fresh `__main__` module, the compiled file executed in it."""
+    with open(script_path, "rb") as fh:
+        source = fh.read()
+    main = type(sys)("__main__")
+    main.__file__ = script_path
+    main.__cached__ = None
+    main.__loader__ = None
+    main.__spec__ = None
+    main.__builtins__ = __builtins__
+    sys.modules["__main__"] = main
+    exec(compile(source, script_path, "exec"), main.__dict__)
 
 
 def main():
-    request = _read_request()
+    request = _read_request(sys.argv[1:])
     reasons = hygiene.make_clean()
     if reasons:
         print(DIRTY_MARKER, "; ".join(reasons), file=sys.stderr)
@@ -104,12 +135,13 @@ def main():
     # sys.path as `python3 script.py` has it: the script's folder first, never the harness's.
     sys.path[:] = [run_dir] + [p for p in sys.path if p != HARNESS_DIR]
     if package_dir:
+        import site
+
         os.environ["PYTHONPATH"] = package_dir
         site.addsitedir(package_dir)  # also honours .pth files, which PYTHONPATH alone would not
     else:
         os.environ.pop("PYTHONPATH", None)
     sys.argv = [script_path]
-
     # Registered first, so it runs last: after the script's own atexit handlers, whatever the
     # script left running (children, daemons) dies now rather than when the next run starts.
     atexit.register(hygiene.kill_others)
@@ -124,7 +156,7 @@ def main():
 
     status = 0
     try:
-        runpy.run_path(script_path, run_name="__main__")
+        _run_as_main(script_path)
     except SystemExit as exc:
         status = _exit_code_of(exc)
     except BaseException as exc:  # noqa: BLE001 - everything uncaught is the script's failure
@@ -134,18 +166,20 @@ def main():
         if cov is not None:
             cov.stop()
 
-    result = {"notes": []}
     if cov is not None:
+        import json
+
         sys.path.insert(0, HARNESS_DIR)
         from repost_coverage_span import span_report
 
+        result = {"notes": []}
         try:
             result["coverage"] = span_report(cov, script_path, target)
         except LookupError as exc:
             result["coverage"] = None
             result["notes"].append(str(exc))
-    with open(result_path, "w", encoding="utf-8") as fh:
-        json.dump(result, fh)
+        with open(result_path, "w", encoding="utf-8") as fh:
+            json.dump(result, fh)
     # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run.
     sys.exit(status)
 

@@ -6,9 +6,9 @@ small tmpfs mounts that are emptied whole. A container found dirty (a process th
 a file that cannot be removed, an OOM kill in its history) is reported so the pool replaces it.
 """
 import os
-import shutil
-import signal
 import time
+
+SIGKILL = 9  # the `signal` module would pull in `enum`; this runs before every script
 
 WRITABLE = ["/scratch", "/tmp", "/dev/shm", "/home/user"]
 
@@ -36,12 +36,26 @@ def kill_others():
         if not left:
             return 0
         try:
-            os.kill(-1, signal.SIGKILL)
+            os.kill(-1, SIGKILL)
         except ProcessLookupError:
             pass
         time.sleep(0.005)
         left = _own_processes()
     return len(left)
+
+
+def _remove_tree(path):
+    """shutil.rmtree without importing shutil (this runs before every script)."""
+    for dirpath, dirnames, filenames in os.walk(path, topdown=False):
+        for name in filenames:
+            os.unlink(os.path.join(dirpath, name))
+        for name in dirnames:
+            full = os.path.join(dirpath, name)
+            if os.path.islink(full):
+                os.unlink(full)
+            else:
+                os.rmdir(full)
+    os.rmdir(path)
 
 
 def wipe(keep=()):
@@ -56,7 +70,7 @@ def wipe(keep=()):
                 continue
             try:
                 if os.path.isdir(path) and not os.path.islink(path):
-                    shutil.rmtree(path)
+                    _remove_tree(path)
                 else:
                     os.unlink(path)
             except OSError:

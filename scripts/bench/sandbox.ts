@@ -31,44 +31,48 @@ function stats(samples: number[]) {
   return { n: s.length, medianMs: at(0.5), p90Ms: at(0.9), minMs: s[0]!, maxMs: s[s.length - 1]! };
 }
 
-async function timeRuns(n: number, once: () => Promise<void>): Promise<number[]> {
-  for (let i = 0; i < 3; i++) await once(); // warm-up, not counted
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const t0 = performance.now();
-    await once();
-    out.push(performance.now() - t0);
+type Timed = () => Promise<void>;
+
+/**
+ * Times each contender `n` times, round-robin (one run of each in turn), after 3 warm-up rounds,
+ * so a busy machine slows all of them alike and the ratios stay meaningful.
+ */
+async function timeRoundRobin(n: number, contenders: Record<string, Timed>): Promise<Record<string, number[]>> {
+  const samples: Record<string, number[]> = Object.fromEntries(Object.keys(contenders).map((k) => [k, []]));
+  for (let round = 0; round < n + 3; round++) {
+    for (const [name, once] of Object.entries(contenders)) {
+      const t0 = performance.now();
+      await once();
+      if (round >= 3) samples[name]!.push(performance.now() - t0);
+    }
   }
-  return out;
+  return samples;
 }
 
-async function bareExecSamples(docker: Docker, config: SandboxExecutorConfig, image: string, packagesDir: string, n: number): Promise<number[]> {
-  const container = await docker.createContainer(runContainerOptions({ image, limits: config, packagesDir, workerId: 'bench-baseline', role: 'baseline' }));
+/** RepoST's way: one long-lived container, the script put there once, `python3 script.py` per run. */
+async function bareExecContender(docker: Docker, config: SandboxExecutorConfig, image: string, packagesDir: string) {
+  const container = await docker.createContainer(runContainerOptions({ image, limits: config, packagesDir, workerId: config.workerId!, role: 'baseline' }));
   await container.start();
-  try {
-    const put = await startExec(docker, container, {
-      cmd: ['sh', '-c', 'mkdir -p /scratch/bench && cat > /scratch/bench/script.py'],
-      user: SCRIPT_USER,
-      stdin: Buffer.from(TRIVIAL),
-      outputLimitBytes: 1024,
-    });
-    await put.done;
-    return await timeRuns(n, async () => {
-      const h = await startExec(docker, container, { cmd: ['python3', '/scratch/bench/script.py'], user: SCRIPT_USER, workingDir: '/scratch/bench', outputLimitBytes: 64 * 1024 });
-      const { exitCode } = await h.done;
-      if (exitCode !== 0 || h.stdout.toString() !== 'ok\n') throw new Error(`baseline run failed: ${exitCode}`);
-    });
-  } finally {
-    await removeContainer(container);
-  }
+  const put = await startExec(docker, container, {
+    cmd: ['sh', '-c', 'mkdir -p /scratch/bench && cat > /scratch/bench/script.py'],
+    user: SCRIPT_USER,
+    stdin: Buffer.from(TRIVIAL),
+    outputLimitBytes: 1024,
+  });
+  await put.done;
+  const once: Timed = async () => {
+    const h = await startExec(docker, container, { cmd: ['python3', '/scratch/bench/script.py'], user: SCRIPT_USER, workingDir: '/scratch/bench', outputLimitBytes: 64 * 1024 });
+    const { exitCode } = await h.done;
+    if (exitCode !== 0 || h.stdout.toString() !== 'ok\n') throw new Error(`baseline run failed: ${exitCode}`);
+  };
+  return { once, close: () => removeContainer(container) };
 }
 
-async function executorSamples(executor: SandboxExecutor, n: number): Promise<number[]> {
-  await executor.warm();
-  return timeRuns(n, async () => {
+function executorContender(executor: SandboxExecutor): Timed {
+  return async () => {
     const r = await executor.run({ script: TRIVIAL });
-    if (r.status !== 'passed') throw new Error(`run failed: ${r.status} ${r.stderr}`);
-  });
+    if (r.status !== 'passed') throw new Error(`run failed: ${r.status} ${r.stderr} ${r.notes.join('; ')}`);
+  };
 }
 
 function recordSummary(outcomes: GroundTruthOutcome[], wallMs: number) {
@@ -102,15 +106,20 @@ async function main(): Promise<void> {
   const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
   const report: Record<string, unknown> = { image, machine: { cpus: (await import('node:os')).cpus().length } };
 
-  log(`overhead of a trivial script, ${runs} sequential runs each (after 3 warm-up runs)`);
+  log(`overhead of a trivial script: ${runs} runs of each, round-robin, after 3 warm-up rounds`);
   const pool = new SandboxExecutor(base, { docker, image, packagesDir });
-  const poolSamples = await executorSamples(pool, runs);
-  await pool.close();
-  const bare = await bareExecSamples(docker, base, image, packagesDir, runs);
   const cold = new SandboxExecutor({ ...base, strict: true }, { docker, image, packagesDir });
-  const coldSamples = await executorSamples(cold, runs);
-  await cold.close();
-  const overhead = { pool: stats(poolSamples), bareExec: stats(bare), cold: stats(coldSamples) };
+  const bare = await bareExecContender(docker, base, image, packagesDir);
+  await pool.warm();
+  let samples: Record<string, number[]>;
+  try {
+    samples = await timeRoundRobin(runs, { pool: executorContender(pool), bareExec: bare.once, cold: executorContender(cold) });
+  } finally {
+    await pool.close();
+    await cold.close();
+    await bare.close();
+  }
+  const overhead = { pool: stats(samples.pool!), bareExec: stats(samples.bareExec!), cold: stats(samples.cold!) };
   const ratio = overhead.pool.medianMs / overhead.bareExec.medianMs;
   report.overhead = { ...overhead, poolVsBareExec: Number(ratio.toFixed(2)), coldVsBareExec: Number((overhead.cold.medianMs / overhead.bareExec.medianMs).toFixed(2)) };
   for (const [name, s] of Object.entries(overhead)) log(`  ${name.padEnd(9)} median ${s.medianMs.toFixed(1)} ms  p90 ${s.p90Ms.toFixed(1)} ms`);
