@@ -23,32 +23,7 @@ function parse(code: string): { rootNode: Node } {
   }
   // The binding reads source in chunks of bufferSize; size it to the text.
   const tree = parser.parse(code, undefined, { bufferSize: Math.max(64 * 1024, code.length * 2 + 1024) });
-  return { rootNode: rootOf(tree) };
-}
-
-/**
- * The root node, also when tree-sitter's JS wrapper has been evaluated more than once in the
- * process (test runners that reset their module registry per file do this while the native
- * binding stays loaded). Each re-evaluation breaks the `rootNode` getter and wraps
- * `rootNodeWithOffset` once more, each layer unpacking the extent argument one level, so the
- * extent is nested until the call goes through.
- */
-function rootOf(tree: Parser.Tree): Node {
-  const direct = tree.rootNode as Node | undefined;
-  if (direct) return direct;
-  let extent: unknown = { row: 0, column: 0 };
-  for (let depth = 1; depth <= 16; depth++) {
-    try {
-      const node = tree.rootNodeWithOffset(0, extent as Parser.Point) as Node | null;
-      if (node) return node;
-    } catch (err) {
-      // Too little nesting shows up as a type error in one of the layers (from the native side
-      // or another realm, so compared by name): nest once more.
-      if ((err as Error | undefined)?.name !== 'TypeError') throw err;
-    }
-    extent = { row: extent, column: 0 };
-  }
-  throw new Error('tree-sitter: cannot obtain the root node of a parsed tree');
+  return { rootNode: tree.rootNode };
 }
 
 /** Allowed shortfalls (RepoST): the sandboxed function may lose at most 20 tokens, the script 50. */
