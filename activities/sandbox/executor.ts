@@ -129,7 +129,7 @@ export class SandboxExecutor {
     const notes: string[] = [];
     let set: PackageSet | null = null;
     if (requirements.length > 0) {
-      const ensured = await this.packages.ensure(requirements);
+      const ensured = await this.install(requirements, hooks);
       if (ensured.ok) set = ensured.set;
       else notes.push(ensured.error);
     }
@@ -154,8 +154,7 @@ export class SandboxExecutor {
       }
       installs += 1;
       requirements.push(distribution);
-      hooks.heartbeat?.();
-      const ensured = await this.packages.ensure(requirements);
+      const ensured = await this.install(requirements, hooks);
       if (!ensured.ok) {
         notes.push(`installing ${distribution} for module ${missing} failed: ${ensured.error}`);
         break;
@@ -165,6 +164,18 @@ export class SandboxExecutor {
       result = await this.runOnce(req, set, hooks);
     }
     return { ...result, requirements: set?.requirements ?? [], notes: [...notes, ...result.notes] };
+  }
+
+  /** Installs (or finds cached) a requirement set, heartbeating meanwhile; cancellation is checked after. */
+  private async install(requirements: string[], hooks: RunHooks) {
+    hooks.heartbeat?.();
+    const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;
+    try {
+      return await this.packages.ensure(requirements);
+    } finally {
+      if (beat) clearInterval(beat);
+      if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled during a package install');
+    }
   }
 
   /** AST equivalence of two function sources, computed by the harness inside the sandbox. */
