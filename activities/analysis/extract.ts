@@ -67,9 +67,10 @@ export function parameterNames(params: SyntaxNode | null): string[] {
 }
 
 /** Whether a body returns a value, not counting nested functions, lambdas or classes. */
-export function returnsValue(def: SyntaxNode): boolean {
+export function returnsValue(def: SyntaxNode, source?: string): boolean {
+  if (source !== undefined && !source.includes('return')) return false;
   const body = def.childForFieldName('body');
-  if (!body || !body.text.includes('return')) return false;
+  if (!body) return false;
   // A cursor walk over statements only: expressions cannot contain a return statement, and
   // nested scopes do not count. Much cheaper than materialising every descendant node.
   const cursor = body.walk();
@@ -112,6 +113,7 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
       const outer = outerNode(def);
       const startLine = outer.startPosition.row + 1;
       const endLine = lastCodeRow(def) + 1;
+      const source = lines.slice(startLine - 1, endLine).join('\n');
       out.push({
         path,
         qualname: [...classChain, name].join('.'),
@@ -122,8 +124,8 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
         signature: signatureOf(def, text),
         docstring: docstringOf(body),
         decorators: decoratorsOf(def).map((d) => d.text.replace(/^@\s*/, '').trim()),
-        returns: returnsValue(def),
-        source: lines.slice(startLine - 1, endLine).join('\n'),
+        returns: returnsValue(def, source),
+        source,
         isAsync: isAsync(def),
         params: parameterNames(def.childForFieldName('parameters')),
         classChain,

@@ -3,6 +3,7 @@
  * function is recorded as `droppedBy`, so the funnel can say why every function was dropped.
  */
 import type { ExtractedFunction } from './extract';
+import type { SyntaxNode } from './parser';
 import type { AnalysisOptions } from './types';
 
 /**
@@ -49,8 +50,10 @@ function isLiteral(node: { type: string; namedChildren: { type: string; namedChi
 export function isTrivialBody(fn: ExtractedFunction): boolean {
   const body = fn.node.childForFieldName('body');
   if (!body) return true;
-  let stmts = body.namedChildren.filter((c) => c.type !== 'comment');
-  if (fn.docstring !== null) stmts = stmts.slice(1);
+  // Only the first two statements matter: walk siblings instead of materialising the body.
+  const stmts: SyntaxNode[] = [];
+  for (let c = body.firstNamedChild; c && stmts.length < 3; c = c.nextNamedSibling) if (c.type !== 'comment') stmts.push(c);
+  if (fn.docstring !== null) stmts.shift();
   if (stmts.length === 0) return true;
   if (stmts.length > 1) return false;
   const s = stmts[0]!;

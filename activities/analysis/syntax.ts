@@ -56,10 +56,10 @@ export function definitionsIn(container: SyntaxNode, out: SyntaxNode[] = []): Sy
  * blocks (CPython's end_lineno stops at the last statement).
  */
 export function lastCodeRow(node: SyntaxNode): number {
-  for (let i = node.childCount - 1; i >= 0; i--) {
-    const child = node.child(i)!;
-    if (child.type === 'comment') continue;
-    if (child.childCount > 0 && (STATEMENT_CONTAINERS.has(child.type) || child.type === 'function_definition' || child.type === 'class_definition' || child.type === 'decorated_definition')) {
+  for (let child = node.lastChild; child; child = child.previousSibling) {
+    const type = child.type;
+    if (type === 'comment') continue;
+    if (child.childCount > 0 && (STATEMENT_CONTAINERS.has(type) || type === 'function_definition' || type === 'class_definition' || type === 'decorated_definition')) {
       return lastCodeRow(child);
     }
     return child.endPosition.row;
