@@ -22,6 +22,11 @@ function endRow(node: SyntaxNode): number {
   return end.column === 0 && end.row > node.startPosition.row ? end.row - 1 : end.row;
 }
 
+/** Last row of a definition: its span, except a statement ending at the start of the next line. */
+function endRowOf(def: Definition): number {
+  return def.kind === 'variable' ? endRow(def.node) : def.endLine - 1;
+}
+
 function rows(module: ModuleInfo, from: number, to: number): string[] {
   return module.lines.slice(from, to + 1);
 }
@@ -37,30 +42,68 @@ function topLevel(def: Definition): Definition {
   return d;
 }
 
-/** Class shell with the needed members; `members` holds qualnames of included methods and nested classes. */
-function renderClass(module: ModuleInfo, cls: SyntaxNode, qualname: string, members: Set<string>): string[] {
+interface ClassLayout {
+  /** Rows of the decorators and the class line(s); null when the class fits on one line. */
+  header: [number, number] | null;
+  whole: [number, number];
+  indent: number;
+  members: ({ kind: 'function'; name: string; rows: [number, number] } | { kind: 'class'; name: string; node: SyntaxNode } | { kind: 'statement'; rows: [number, number] })[];
+}
+
+const layoutCache = new WeakMap<ModuleInfo, Map<number, ClassLayout>>();
+
+/** Where the parts of a class are, computed once per class node (rendering happens per target). */
+function classLayout(module: ModuleInfo, cls: SyntaxNode): ClassLayout {
+  let perModule = layoutCache.get(module);
+  if (!perModule) layoutCache.set(module, (perModule = new Map()));
+  const cached = perModule.get(cls.id);
+  if (cached) return cached;
   const outer = outerNode(cls);
   const body = cls.childForFieldName('body');
-  if (!body || body.startPosition.row === cls.startPosition.row) return rows(module, outer.startPosition.row, endRow(cls));
-  const firstStmt = body.namedChildren.find((c) => c.type !== 'comment') ?? body;
-  const out = rows(module, outer.startPosition.row, firstStmt.startPosition.row - 1);
-  const headerLength = out.length;
-  for (const stmt of body.namedChildren) {
-    if (stmt.type === 'comment') continue;
-    const def = unwrapDefinition(stmt);
-    if (def) {
+  const whole: [number, number] = [outer.startPosition.row, endRow(cls)];
+  let layout: ClassLayout;
+  if (!body || body.startPosition.row === cls.startPosition.row) {
+    layout = { header: null, whole, indent: 0, members: [] };
+  } else {
+    let first = body.firstNamedChild;
+    while (first && first.type === 'comment') first = first.nextNamedSibling;
+    const firstRow = (first ?? body).startPosition.row;
+    layout = { header: [outer.startPosition.row, firstRow - 1], whole, indent: (first ?? body).startPosition.column, members: [] };
+    for (let stmt = body.firstNamedChild; stmt; stmt = stmt.nextNamedSibling) {
+      if (stmt.type === 'comment') continue;
+      const def = unwrapDefinition(stmt);
+      if (!def) {
+        layout.members.push({ kind: 'statement', rows: [stmt.startPosition.row, endRow(stmt)] });
+        continue;
+      }
       const name = def.childForFieldName('name')?.text ?? '';
-      const q = `${qualname}.${name}`;
-      const include = def.type === 'function_definition' ? members.has(q) : [...members].some((m) => m === q || m.startsWith(`${q}.`));
-      if (!include) continue;
-      // Members are separated by a blank line, as PEP 8 lays out a class.
-      if (out.length > headerLength && out[out.length - 1]!.trim() !== '') out.push('');
-      out.push(...(def.type === 'function_definition' ? rows(module, stmt.startPosition.row, endRow(def)) : renderClass(module, def, q, members)));
+      if (def.type === 'function_definition') layout.members.push({ kind: 'function', name, rows: [stmt.startPosition.row, endRow(def)] });
+      else layout.members.push({ kind: 'class', name, node: def });
+    }
+  }
+  perModule.set(cls.id, layout);
+  return layout;
+}
+
+/** Class shell with the needed members; `members` holds qualnames of included methods and nested classes. */
+function renderClass(module: ModuleInfo, cls: SyntaxNode, qualname: string, members: Set<string>): string[] {
+  const layout = classLayout(module, cls);
+  if (!layout.header) return rows(module, layout.whole[0], layout.whole[1]);
+  const out = rows(module, layout.header[0], layout.header[1]);
+  const headerLength = out.length;
+  for (const m of layout.members) {
+    if (m.kind === 'statement') {
+      out.push(...rows(module, m.rows[0], m.rows[1]));
       continue;
     }
-    out.push(...rows(module, stmt.startPosition.row, endRow(stmt)));
+    const q = `${qualname}.${m.name}`;
+    const include = m.kind === 'function' ? members.has(q) : [...members].some((x) => x === q || x.startsWith(`${q}.`));
+    if (!include) continue;
+    // Members are separated by a blank line, as PEP 8 lays out a class.
+    if (out.length > headerLength && out[out.length - 1]!.trim() !== '') out.push('');
+    out.push(...(m.kind === 'function' ? rows(module, m.rows[0], m.rows[1]) : renderClass(module, m.node, q, members)));
   }
-  if (out.length === headerLength) out.push(`${' '.repeat(firstStmt.startPosition.column)}pass`);
+  if (out.length === headerLength) out.push(`${' '.repeat(layout.indent)}pass`);
   return out;
 }
 
@@ -153,13 +196,12 @@ export function renderContext(input: RenderInput): string {
     const tops = new Map<number, { row: number; lines: string[] }>();
     for (const d of defs) {
       const top = topLevel(d);
-      const node = top.kind === 'variable' ? top.node : outerNode(top.node);
-      if (tops.has(node.id)) continue;
-      const lines =
-        top.kind === 'class'
-          ? renderClass(module, top.node, top.qualname, members)
-          : rows(module, node.startPosition.row, top.kind === 'variable' ? endRow(node) : endRow(top.node));
-      tops.set(node.id, { row: node.startPosition.row, lines: dedent(lines, node.startPosition.column) });
+      // Definitions sharing a statement (`a, b = ...`) are rendered once.
+      const row = top.startLine - 1;
+      if (tops.has(row)) continue;
+      const lines = top.kind === 'class' ? renderClass(module, top.node, top.qualname, members) : rows(module, row, endRowOf(top));
+      const first = module.lines[row] ?? '';
+      tops.set(row, { row, lines: dedent(lines, first.length - first.trimStart().length) });
     }
     const code = [...tops.values()].sort((a, b) => a.row - b.row).map((t) => t.lines.join('\n'));
     const used = new Set(code.join('\n').match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
