@@ -4,7 +4,7 @@
  *   tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install]
  *                              [--timeout S] [--strict] [--json]
  *   tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict]
- *                              [--coverage-of original|new-implementation] [--limit N] [--json]
+ *                              [--coverage-of original|new-implementation] [--limit N] [--no-install] [--json]
  *   tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
  *   tsx scripts/sandbox.ts cleanup
  */
@@ -20,7 +20,7 @@ import { dataPaths, loadConfig } from '../temporal.config';
 
 const USAGE = `usage:
   tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install] [--timeout S] [--strict] [--json]
-  tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict] [--coverage-of original|new-implementation] [--limit N] [--json]
+  tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict] [--coverage-of original|new-implementation] [--limit N] [--no-install] [--json]
   tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
   tsx scripts/sandbox.ts cleanup`;
 
@@ -104,6 +104,7 @@ async function cmdBatch(argv: string[]): Promise<number> {
       strict: { type: 'boolean' },
       'coverage-of': { type: 'string' },
       limit: { type: 'string' },
+      'no-install': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -117,7 +118,7 @@ async function cmdBatch(argv: string[]): Promise<number> {
   try {
     await executor.warm();
     const outcomes = await mapConcurrent(records, concurrency, async (record) => {
-      const o = await runGroundTruth(executor, record, { coverageOf });
+      const o = await runGroundTruth(executor, record, { coverageOf, install: !values['no-install'] });
       if (!values.json) {
         const cov = o.coverageRate === null ? 'no coverage' : `coverage ${o.coverageRate.toFixed(2)} (record ${o.recordCoverageRate ?? '-'})`;
         const why = o.result.status === 'passed' ? '' : ` ${o.result.exception ? `${o.result.exception.type}: ${o.result.exception.message.split('\n')[0]}` : (o.result.notes.at(-1) ?? '')}`;

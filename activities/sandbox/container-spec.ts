@@ -12,7 +12,10 @@ export type SandboxLimits = Pick<Config['sandbox'], 'memoryMb' | 'cpus' | 'pidsL
 export const SCRIPT_USER = '10001:10001';
 export const INIT_USER = '10002:10002';
 export const HARNESS_DIR = '/opt/repost/harness';
-export const PACKAGES_MOUNT = '/opt/repost/packages';
+/** The host's package cache (one folder per requirement set), mounted read-only. */
+export const PACKAGES_MOUNT = '/opt/repost/package-cache';
+/** Packages baked into a dataset image (`scripts/sandbox.ts image`); the image's PYTHONPATH. */
+export const BAKED_PACKAGES = '/opt/repost/packages';
 export const SCRATCH_DIR = '/scratch';
 /** RepoST's prompts told the LLM to write files under /home/user/tmp; its records still do. */
 export const LEGACY_HOME = '/home/user';

@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type Docker from 'dockerode';
 import type { SandboxExecutor } from './executor';
-import { PACKAGES_MOUNT } from './container-spec';
+import { BAKED_PACKAGES } from './container-spec';
 import { mapConcurrent, runGroundTruth, type RepostRecord } from './repost-records';
 import type { InstalledPackage } from './schema';
 
@@ -52,7 +52,7 @@ export async function buildDatasetImage(
       path.join(ctx, 'Dockerfile'),
       [
         `FROM ${executor.image}`,
-        `COPY --chown=0:0 packages/ ${PACKAGES_MOUNT}/`,
+        `COPY --chown=0:0 packages/ ${BAKED_PACKAGES}/`,
         `LABEL dev.repost.dataset-requirements=${JSON.stringify(union.join(' '))}`,
         '',
       ].join('\n'),

@@ -48,16 +48,23 @@ export interface GroundTruthOutcome {
 export type CoverageTarget = 'original' | 'new-implementation';
 
 /** The run RepoST's harness does for a record with its ground truth. */
-export function groundTruthRequest(record: RepostRecord, options: { coverageOf?: CoverageTarget; timeoutSec?: number } = {}): RunRequest {
+export interface GroundTruthOptions {
+  coverageOf?: CoverageTarget;
+  timeoutSec?: number;
+  /** Install missing modules (default); off to check that an image already holds everything. */
+  install?: boolean;
+}
+
+export function groundTruthRequest(record: RepostRecord, options: GroundTruthOptions = {}): RunRequest {
   const script = withNewImplementation(record.eval_script, record.orig_func, record.func_name);
   const functionName = options.coverageOf === 'new-implementation' ? newImplementationName(record.func_name) : record.func_name;
-  return { script, coverage: { functionName }, install: true, timeoutSec: options.timeoutSec };
+  return { script, coverage: { functionName }, install: options.install ?? true, timeoutSec: options.timeoutSec };
 }
 
 export async function runGroundTruth(
   executor: SandboxExecutor,
   record: RepostRecord,
-  options: { coverageOf?: CoverageTarget; timeoutSec?: number; hooks?: RunHooks } = {},
+  options: GroundTruthOptions & { hooks?: RunHooks } = {},
 ): Promise<GroundTruthOutcome> {
   const result = await executor.run(groundTruthRequest(record, options), options.hooks);
   const coverageRate = result.coverage?.rate ?? null;

@@ -27,6 +27,7 @@ HARNESS_DIR = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HARNESS_DIR)
 import repost_hygiene as hygiene  # noqa: E402  (prefixed: a script may have its own `hygiene`)
 
+BAKED_PACKAGES = "/opt/repost/packages"
 DIRTY_EXIT = 199
 DIRTY_MARKER = "[repost-sandbox] container not clean:"
 
@@ -131,14 +132,16 @@ def main():
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     os.environ["PYTHONUNBUFFERED"] = "1"
     sys.dont_write_bytecode = True
-    package_dir = request.get("packageDir")
+    # Packages: the run's cached requirement set, then any baked into a dataset image.
+    package_dirs = [d for d in (request.get("packageDir"), BAKED_PACKAGES) if d and os.path.isdir(d) and os.listdir(d)]
     # sys.path as `python3 script.py` has it: the script's folder first, never the harness's.
     sys.path[:] = [run_dir] + [p for p in sys.path if p != HARNESS_DIR]
-    if package_dir:
+    if package_dirs:
         import site
 
-        os.environ["PYTHONPATH"] = package_dir
-        site.addsitedir(package_dir)  # also honours .pth files, which PYTHONPATH alone would not
+        os.environ["PYTHONPATH"] = os.pathsep.join(package_dirs)
+        for d in package_dirs:
+            site.addsitedir(d)  # also honours .pth files, which PYTHONPATH alone would not
     else:
         os.environ.pop("PYTHONPATH", None)
     sys.argv = [script_path]
