@@ -139,6 +139,11 @@ export class RepositoryAnalyzer {
     return this.resolver.definition(module, f.qualname, f.kind, f.node, owner);
   }
 
+  /** The kept functions to process: at most options.maxFunctionsPerRepo, sampled by options.seed. */
+  candidates(): FunctionEntry[] {
+    return selectCandidates(this.functions(), this.options.maxFunctionsPerRepo, this.options.seed);
+  }
+
   /** Every class (nested included, test classes excluded) with its skeleton and metrics. */
   classes(): ClassInfo[] {
     return classesOf(this.repo, this.resolver);

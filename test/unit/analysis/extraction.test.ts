@@ -132,3 +132,13 @@ describe('openCached', () => {
     expect(c.functions()[0]!.id).not.toBe(a.functions()[0]!.id);
   });
 });
+
+describe('candidates', () => {
+  it('applies maxFunctionsPerRepo and seed from the options', () => {
+    const sources: Record<string, string> = {};
+    for (let i = 0; i < 12; i++) sources[`m${i}.py`] = `def f${i}(a):\n    x = a * ${i}\n    return x\n`;
+    const a = RepositoryAnalyzer.fromSources(sources, { maxFunctionsPerRepo: 5, seed: 3 });
+    expect(a.candidates()).toHaveLength(5);
+    expect(a.candidates().map((f) => f.id)).toEqual(selectCandidates(a.functions(), 5, 3).map((f) => f.id));
+  });
+});
