@@ -49,7 +49,32 @@ export function parsePython(text: string): ParseResult {
       return { ok: false, reason: `syntax error at line ${lit.startPosition.row + 1}: Python 2 integer literal ${lit.text}` };
     }
   }
+  const legacy = python2Construct(root, text);
+  if (legacy) return { ok: false, reason: `syntax error at line ${legacy.node.startPosition.row + 1}: Python 2 ${legacy.what}` };
   return { ok: true, tree };
+}
+
+/** Python 2 forms the grammar accepts silently; each search is guarded by a cheap text test. */
+function python2Construct(root: SyntaxNode, text: string): { node: SyntaxNode; what: string } | null {
+  if (/except[^:\n]*,/.test(text)) {
+    for (const n of root.descendantsOfType('except_clause')) if (n.childrenForFieldName('value').length > 1) return { node: n, what: "'except E, name' clause" };
+  }
+  if (/\braise\b[^\n]*,/.test(text)) {
+    for (const n of root.descendantsOfType('raise_statement')) if (n.firstNamedChild?.type === 'expression_list') return { node: n, what: "'raise E, message' statement" };
+  }
+  if (text.includes('`') || /\b[uU][rR]['"]/.test(text)) {
+    for (const n of root.descendantsOfType('string_start')) {
+      if (n.text === '`') return { node: n, what: 'backtick repr' };
+      if (/^[uU][rR]/.test(n.text)) return { node: n, what: `${n.text.replace(/['"]+$/, '')} string prefix` };
+    }
+  }
+  if (text.includes('((') || /,\s*\(/.test(text)) {
+    for (const n of root.descendantsOfType('tuple_pattern')) {
+      const parent = n.parent?.type;
+      if (parent === 'parameters' || parent === 'lambda_parameters' || parent === 'default_parameter') return { node: n, what: 'tuple parameter' };
+    }
+  }
+  return null;
 }
 
 /**

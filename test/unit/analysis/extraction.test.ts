@@ -54,6 +54,11 @@ describe('extraction', () => {
       { path: 'pkg/neq.py', reason: "syntax error at line 2: Python 2 '<>' operator" },
       { path: 'pkg/octal.py', reason: 'syntax error at line 2: Python 2 integer literal 0777' },
       { path: 'pkg/old.py', reason: 'syntax error at line 5: Python 2 print statement' },
+      { path: 'pkg/py2_backtick.py', reason: 'syntax error at line 2: Python 2 backtick repr' },
+      { path: 'pkg/py2_except.py', reason: "syntax error at line 4: Python 2 'except E, name' clause" },
+      { path: 'pkg/py2_raise.py', reason: "syntax error at line 2: Python 2 'raise E, message' statement" },
+      { path: 'pkg/py2_tupleparam.py', reason: 'syntax error at line 1: Python 2 tuple parameter' },
+      { path: 'pkg/py2_ur.py', reason: 'syntax error at line 1: Python 2 ur string prefix' },
       { path: 'pkg/sibling.py', reason: 'symlink points outside the repository' },
     ]);
   });
