@@ -170,6 +170,26 @@ describe('SandboxExecutor', () => {
     expect((await containersOf(workerId)).length).toBeLessThanOrEqual(2);
   });
 
+  test('process pools, spawn and subprocesses work, and see the installed packages', async () => {
+    const script = [
+      'import multiprocessing as mp, subprocess, sys',
+      'from concurrent.futures import ProcessPoolExecutor',
+      'def sq(x):',
+      '    return x * x',
+      'if __name__ == "__main__":',
+      '    with ProcessPoolExecutor(2) as ex:',
+      '        assert list(ex.map(sq, range(5))) == [0, 1, 4, 9, 16]',
+      '    with mp.get_context("spawn").Pool(2) as p:',
+      '        assert p.map(sq, [1, 2, 3]) == [1, 4, 9]',
+      '    out = subprocess.run([sys.executable, "-c", "import yaml; print(yaml.__version__)"], capture_output=True, text=True)',
+      '    print(out.stdout.strip() or out.stderr)',
+    ].join('\n');
+    const result = await executor.run({ script, requirements: ['PyYAML'] });
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe('passed');
+    expect(result.stdout.trim()).toBe(result.packages.find((p) => p.name === 'PyYAML')!.version);
+  });
+
   test('runs in parallel share nothing', async () => {
     const script = 'import os, time\np = os.path.join(os.environ["CACHE_DIR"], "mine")\nassert not os.path.exists(p)\nopen(p, "w").write("1")\ntime.sleep(0.5)\nprint(sorted(os.listdir("/scratch")).__len__())\n';
     const results = await Promise.all(Array.from({ length: 4 }, () => executor.run({ script })));
