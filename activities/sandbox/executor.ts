@@ -214,6 +214,7 @@ export class SandboxExecutor {
       return tokenHost === host && !processAlive(Number(pid));
     });
     await Promise.all(stale.map((c) => removeContainer(this.docker.getContainer(c.Id))));
+    this.packages.removeAbandonedInstalls();
     return stale.length;
   }
 
@@ -289,6 +290,8 @@ export class SandboxExecutor {
       return infrastructure(`could not get a sandbox container: ${(err as Error).message}`);
     }
 
+    // The run's duration is the script's: waiting for a container is not counted.
+    const execStarted = Date.now();
     const runDir = `/scratch/run-${randomBytes(6).toString('hex')}`;
     const timeoutSec = req.timeoutSec ?? this.config.timeoutSec;
     let ended: 'timeout' | 'cancelled' | null = null;
@@ -315,7 +318,7 @@ export class SandboxExecutor {
       if (hooks.heartbeat) heartbeat = setInterval(hooks.heartbeat, HEARTBEAT_MS);
 
       const { exitCode } = await handle.done;
-      const durationMs = Date.now() - started;
+      const durationMs = Date.now() - execStarted;
       if (ended === 'cancelled') throw new SandboxCancelledError('sandbox run cancelled; its container was removed');
 
       const stdout = handle.stdout.toString();

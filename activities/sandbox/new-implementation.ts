@@ -9,16 +9,13 @@
  * annotated `-> Angle` inside `class Angle` would fail at class creation, which the original,
  * defined elsewhere, did not.
  */
-import type Parser from 'tree-sitter';
-import { createPythonParser } from '../python-parser';
+import { createPythonParser, type PythonParser, type SyntaxNode, type Tree } from '../python-parser';
 
-type Node = Parser.SyntaxNode;
+type Node = SyntaxNode;
 
-let parser: Parser | null = null;
-function parse(text: string): Parser.Tree {
-  if (!parser) {
-    parser = createPythonParser();
-  }
+let parser: PythonParser | null = null;
+function parse(text: string): Tree {
+  parser ??= createPythonParser();
   return parser.parse(text, undefined, { bufferSize: Math.max(64 * 1024, text.length * 2 + 1024) });
 }
 
@@ -86,7 +83,7 @@ export function renamedCopy(originalFunctionSource: string, methodName: string, 
 }
 
 /** Rows (0-based) that begin inside a multi-line string: indenting them would change the string. */
-function rowsInsideStrings(tree: Parser.Tree): Set<number> {
+function rowsInsideStrings(tree: Tree): Set<number> {
   const rows = new Set<number>();
   const walk = (n: Node) => {
     if (n.type === 'string' || n.type === 'concatenated_string') {

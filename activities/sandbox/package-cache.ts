@@ -106,6 +106,25 @@ export class PackageCache {
     fs.mkdirSync(options.packagesDir, { recursive: true });
   }
 
+  /** Deletes temporary install folders older than two install timeouts (left by a crashed worker). */
+  removeAbandonedInstalls(): number {
+    const cutoff = Date.now() - 2 * this.options.installTimeoutSec * 1000;
+    let removed = 0;
+    for (const entry of fs.readdirSync(this.options.packagesDir)) {
+      if (!entry.startsWith('.tmp-')) continue;
+      const full = path.join(this.options.packagesDir, entry);
+      try {
+        if (fs.statSync(full).mtimeMs < cutoff) {
+          fs.rmSync(full, { recursive: true, force: true });
+          removed += 1;
+        }
+      } catch {
+        // Already gone: another worker cleaned it.
+      }
+    }
+    return removed;
+  }
+
   /** The installed set for these requirements, if it is already in the cache. */
   lookup(requirements: string[]): PackageSet | null {
     const key = requirementSetKey(requirements);

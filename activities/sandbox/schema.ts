@@ -50,7 +50,9 @@ export type InstalledPackage = z.infer<typeof InstalledPackageSchema>;
 
 export const SandboxResultSchema = z.object({
   status: SandboxStatusSchema,
+  /** null when the run was killed (timeout) or its status was lost. */
   exitCode: z.number().nullable(),
+  /** How long the script ran (exec start to end); waiting for a container or an install is not counted. */
   durationMs: z.number(),
   stdout: z.string(),
   stderr: z.string(),
