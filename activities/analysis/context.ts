@@ -36,6 +36,27 @@ function dedent(lines: string[], by: number): string[] {
   return lines.map((l) => (l.slice(0, by).trim() === '' ? l.slice(by) : l.trimStart()));
 }
 
+const costCache = new WeakMap<Definition, number>();
+
+/**
+ * Estimated tokens a definition adds to a context: its own lines, or for a class its shell
+ * (header, docstring, class attributes) since its members are counted as they are included.
+ */
+export function definitionTokens(def: Definition): number {
+  let cost = costCache.get(def);
+  if (cost === undefined) {
+    if (def.kind === 'class') {
+      const layout = classLayout(def.module, def.node);
+      const parts = layout.header ? [layout.header, ...layout.members.filter((m) => m.kind === 'statement').map((m) => (m as { rows: [number, number] }).rows)] : [layout.whole];
+      cost = parts.reduce((n, [a, b]) => n + estimateTokens(rows(def.module, a, b).join('\n')), 0);
+    } else {
+      cost = estimateTokens(rows(def.module, def.startLine - 1, endRowOf(def)).join('\n'));
+    }
+    costCache.set(def, cost);
+  }
+  return cost;
+}
+
 function topLevel(def: Definition): Definition {
   let d = def;
   while (d.owner) d = d.owner;

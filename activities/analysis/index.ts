@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { classesOf, type ClassInfo } from './classes';
-import { estimateTokens, renderContext } from './context';
+import { definitionTokens, estimateTokens, renderContext } from './context';
 import { dependencyClosure } from './dependencies';
 import type { ExtractedFunction } from './extract';
 import { firstFailingRule } from './filters';
@@ -149,6 +149,49 @@ export class RepositoryAnalyzer {
     return classesOf(this.repo, this.resolver);
   }
 
+  /**
+   * The dependencies that fit the token budget. Whole distance levels are kept nearest first
+   * (the direct ones always); the first level that does not fit is cut and everything farther
+   * goes, so what is left out is always the farthest. Costs are estimated per definition, then
+   * the rendered text is checked and trimmed further if imports pushed it over.
+   */
+  private fitBudget(defs: Definition[], distance: Map<Definition, number>, render: (defs: Definition[]) => string): { kept: Definition[]; truncated: { path: string; qualname: string }[] } {
+    const budget = this.options.contextTokenBudget;
+    if (budget === 0) return { kept: defs, truncated: [] };
+    let used = estimateTokens(render([]));
+    const kept: Definition[] = [];
+    let cutAt = Infinity;
+    for (const d of defs) {
+      const dist = distance.get(d)!;
+      const cost = definitionTokens(d);
+      if (dist <= 1 || (dist < cutAt && used + cost <= budget)) {
+        kept.push(d);
+        used += cost;
+      } else if (dist < cutAt) cutAt = dist;
+    }
+    let context = render(kept);
+    while (estimateTokens(context) > budget) {
+      // Imports and class shells are not in the estimates: drop more, farthest first.
+      let excess = estimateTokens(context) - budget;
+      let dropped = false;
+      for (let i = kept.length - 1; i >= 0 && excess > 0; i--) {
+        if (distance.get(kept[i]!)! <= 1) break;
+        excess -= definitionTokens(kept[i]!);
+        kept.splice(i, 1);
+        dropped = true;
+      }
+      if (!dropped) break;
+      context = render(kept);
+    }
+    const keptSet = new Set(kept);
+    const truncated = defs
+      .map((d, i) => ({ d, i }))
+      .filter(({ d }) => !keptSet.has(d))
+      .sort((a, b) => distance.get(b.d)! - distance.get(a.d)! || b.i - a.i)
+      .map(({ d }) => ({ path: d.module.path, qualname: d.qualname }));
+    return { kept, truncated };
+  }
+
   /** Dependencies and context of one function, whether or not a filter drops it. */
   analyze(path: string, qualname: string): FunctionAnalysis {
     const entries = this.functions();
@@ -172,31 +215,8 @@ export class RepositoryAnalyzer {
       distance: closure.distance.get(d)!,
     }));
     const render = (defs: Definition[]) => renderContext({ resolver: this.resolver, target, defs, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
-    let kept = closure.defs;
-    let context = render(kept);
-    const truncated: { path: string; qualname: string }[] = [];
-    const budget = this.options.contextTokenBudget;
-    if (budget > 0 && estimateTokens(context) > budget) {
-      // Farthest first, later-discovered first among equals; direct dependencies always stay.
-      const droppable = closure.defs
-        .map((d, i) => ({ d, i, dist: closure.distance.get(d)! }))
-        .filter((x) => x.dist >= 2)
-        .sort((a, b) => b.dist - a.dist || b.i - a.i);
-      const removed = new Set<Definition>();
-      let excess = estimateTokens(context) - budget;
-      for (const { d } of droppable) {
-        if (excess <= 0) {
-          context = render(kept.filter((k) => !removed.has(k)));
-          excess = estimateTokens(context) - budget;
-          if (excess <= 0) break;
-        }
-        removed.add(d);
-        truncated.push({ path: d.module.path, qualname: d.qualname });
-        excess -= estimateTokens(d.module.lines.slice(d.startLine - 1, d.endLine).join('\n'));
-      }
-      kept = kept.filter((k) => !removed.has(k));
-      context = render(kept);
-    }
+    const { kept, truncated } = this.fitBudget(closure.defs, closure.distance, render);
+    const context = render(kept);
     return {
       ...entries[index]!,
       standalone: dependencies.length === 0,
