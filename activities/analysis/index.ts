@@ -48,6 +48,7 @@ const analyzerCache = new Map<string, Promise<RepositoryAnalyzer>>();
 export class RepositoryAnalyzer {
   private readonly resolver: Resolver;
   private entries: FunctionEntry[] | null = null;
+  private indexByName: Map<string, number> | null = null;
 
   private constructor(
     /** The parsed repository (modules, skipped files). */
@@ -196,8 +197,12 @@ export class RepositoryAnalyzer {
   analyze(path: string, qualname: string): FunctionAnalysis {
     const entries = this.functions();
     const extracted = this.repo.functions();
-    let index = -1;
-    for (let i = 0; i < extracted.length; i++) if (extracted[i]!.path === path && extracted[i]!.qualname === qualname) index = i;
+    if (!this.indexByName) {
+      // The last definition of a name is the one Python binds.
+      this.indexByName = new Map();
+      extracted.forEach((f, i) => this.indexByName!.set(`${f.path}::${f.qualname}`, i));
+    }
+    const index = this.indexByName.get(`${path}::${qualname}`) ?? -1;
     if (index < 0) {
       const skip = this.repo.skipped.find((s) => s.path === path);
       throw new Error(skip ? `${path} was skipped: ${skip.reason}` : `no function ${qualname} in ${path}`);

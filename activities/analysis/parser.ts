@@ -68,7 +68,7 @@ function python2Construct(root: SyntaxNode, text: string): { node: SyntaxNode; w
       if (/^[uU][rR]/.test(n.text)) return { node: n, what: `${n.text.replace(/['"]+$/, '')} string prefix` };
     }
   }
-  if (text.includes('((') || /,\s*\(/.test(text)) {
+  if (/\bdef\s+\w+\s*\([^)]*\(|\blambda[^:\n]*\(/.test(text)) {
     for (const n of root.descendantsOfType('tuple_pattern')) {
       const parent = n.parent?.type;
       if (parent === 'parameters' || parent === 'lambda_parameters' || parent === 'default_parameter') return { node: n, what: 'tuple parameter' };
