@@ -147,7 +147,7 @@ describe('GitHub source', () => {
   it('keeps a commit given by a list and retries through 5xx and rate limits', async () => {
     const sha = gh.repos.find((r) => r.full_name === 'acme/webapp')!._recorded.head_sha;
     gh.faults.set('/repos/acme/webapp', ['server-error', 'too-many-requests']);
-    gh.faults.set('/codeload/acme/webapp', ['rate-limit']);
+    gh.faults.set('/codeload/acme/webapp', ['rate-limit', 'secondary-rate-limit']);
     const out = await drive<{ results: SnapshotResult[]; logs: string[] }>({ baseURL: gh.baseURL, dataDir, op: 'snapshot', refs: [ref('acme/webapp', sha)] });
     const web = out.results[0]!;
     if (!web.ok) throw new Error(web.skip.reason);
@@ -155,6 +155,7 @@ describe('GitHub source', () => {
     expect(fs.existsSync(path.join(web.snapshot.dir, 'app/services/users.py'))).toBe(true);
     expect(gh.faults.get('/repos/acme/webapp')).toEqual([]);
     expect(gh.faults.get('/codeload/acme/webapp')).toEqual([]);
-    expect(out.logs.some((l) => /rate limit/.test(l))).toBe(true);
+    expect(out.logs.some((l) => /^rate limited on GET/.test(l))).toBe(true);
+    expect(out.logs.some((l) => /^secondary rate limit on GET/.test(l))).toBe(true);
   });
 });
