@@ -75,6 +75,7 @@ export function runContainerOptions(args: {
         [LEGACY_HOME]: tmpfs('uid=10001,gid=10001,mode=0755'),
       },
       ShmSize: 64 * MiB,
+      IpcMode: 'private',
       Binds: [`${args.packagesDir}:${PACKAGES_MOUNT}:ro`],
       Ulimits: [{ Name: 'nofile', Soft: 4096, Hard: 4096 }],
       LogConfig: { Type: 'none', Config: {} },

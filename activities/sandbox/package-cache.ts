@@ -229,14 +229,29 @@ export class PackageCache {
     }
   }
 
-  private installOnHost(targetDir: string, requirements: string[]): Promise<{ ok: boolean; log: string }> {
-    const args = [
-      '-m', 'pip', 'install', '--no-cache-dir', '--disable-pip-version-check', '--target', targetDir,
-      '--python-version', '3.11', '--implementation', 'cp', '--abi', 'cp311', '--abi', 'abi3', '--abi', 'none',
-      '--platform', 'manylinux2014_x86_64', '--platform', 'manylinux_2_17_x86_64', '--platform', 'manylinux_2_28_x86_64',
-      '--platform', 'manylinux_2_5_x86_64', '--platform', 'linux_x86_64', '--platform', 'any',
-      '--only-binary=:all:', ...requirements,
-    ];
+  /**
+   * The host's pip, installing for the image's interpreter: CPython 3.11 wheels for every glibc the
+   * image's Debian (2.36) runs. Packages published only as source then get a second try with the
+   * host's own pip, which builds them, but only when the host's Python is 3.11 as well.
+   */
+  private async installOnHost(targetDir: string, requirements: string[]): Promise<{ ok: boolean; log: string }> {
+    const platforms = ['manylinux2014_x86_64', 'manylinux1_x86_64', 'linux_x86_64', 'any'];
+    for (let minor = 5; minor <= 36; minor++) platforms.push(`manylinux_2_${minor}_x86_64`);
+    const base = ['-m', 'pip', 'install', '--no-cache-dir', '--disable-pip-version-check', '--target', targetDir];
+    const binaryOnly = await this.hostPip([
+      ...base, '--python-version', '3.11', '--implementation', 'cp', '--abi', 'cp311', '--abi', 'abi3', '--abi', 'none',
+      ...platforms.flatMap((p) => ['--platform', p]), '--only-binary=:all:', ...requirements,
+    ]);
+    if (binaryOnly.ok) return binaryOnly;
+    const version = await this.hostPip(['-c', 'import sys; print(sys.version_info[:2] == (3, 11))']);
+    if (version.log.trim() !== 'True') return binaryOnly;
+    fs.rmSync(targetDir, { recursive: true, force: true });
+    fs.mkdirSync(targetDir, { mode: 0o777 });
+    const built = await this.hostPip([...base, ...requirements]);
+    return built.ok ? built : { ok: false, log: `${binaryOnly.log}\n${built.log}` };
+  }
+
+  private hostPip(args: string[]): Promise<{ ok: boolean; log: string }> {
     return new Promise((resolve) => {
       const child = spawn('python3', args, { stdio: ['ignore', 'pipe', 'pipe'] });
       let log = '';
@@ -250,6 +265,7 @@ export class PackageCache {
       });
     });
   }
+
 }
 
 /** Docker's multiplexed log format: 8-byte frame headers before each chunk. */
