@@ -98,7 +98,7 @@ export function scopeLocals(root: SyntaxNode): LocalNames {
         break;
       }
       case 'global_statement':
-      case 'nonlocal_statement':
+        // `nonlocal` names stay local: they are bound by an enclosing function inside the subtree.
         for (const c of n.namedChildren) if (c.type === 'identifier') globals.add(c.text);
         break;
       case 'keyword_pattern':
@@ -155,6 +155,11 @@ function computeReferences(resolver: Resolver, def: Definition): References {
   const ownerClass = def.kind === 'method' ? def.owner : null;
   /** Names a class body binds, visible by bare name in later class-body statements. */
   const classScope = def.kind === 'class' ? resolver.classMembers(def) : null;
+  /**
+   * A method's decorators, annotations and default values are evaluated in the class body, so
+   * the class's own names are visible there (not in the method body).
+   */
+  let signatureScope: Map<string, Definition | 'variable'> | null = null;
 
   const record = (t: Value | null, text: string): void => {
     if (!t) return;
@@ -197,9 +202,15 @@ function computeReferences(resolver: Resolver, def: Definition): References {
       }
       return null;
     }
-    if (classScope) {
-      const m = classScope.get(name);
-      if (m) return m === 'variable' ? null : { t: 'def', def: m };
+    const members = classScope ?? signatureScope;
+    if (members) {
+      const m = members.get(name);
+      if (m) {
+        // A class variable lives in the class shell; a member (method, nested class) is needed itself.
+        if (m === 'variable') return ownerClass ? { t: 'def', def: ownerClass } : null;
+        record({ t: 'def', def: m }, name);
+        return { t: 'def', def: m };
+      }
     }
     if (name === 'super') return ownerClass ? { t: 'super', cls: ownerClass } : null;
     const t = resolver.resolveName(module, name, new Set());
@@ -287,6 +298,22 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     }
   };
 
+  /**
+   * Names bound inside a class-body or module-level statement that are not the definition's own
+   * names: comprehension variables, lambda parameters, walrus targets.
+   */
+  const addLocals = (stmt: SyntaxNode) => {
+    if (!/\bfor\b|\blambda\b|:=/.test(stmt.text)) return;
+    for (const n of stmt.descendantsOfType(['for_in_clause', 'lambda_parameters', 'named_expression'])) {
+      if (n.type === 'for_in_clause') for (const name of targetNames(n.childForFieldName('left'))) locals.add(name);
+      else if (n.type === 'lambda_parameters') for (const name of parameterNames(n)) locals.add(name);
+      else {
+        const name = n.childForFieldName('name');
+        if (name) locals.add(name.text);
+      }
+    }
+  };
+
   const outer = def.node.parent?.type === 'decorated_definition' ? def.node.parent : null;
   const decorators = outer ? outer.namedChildren.filter((c) => c.type === 'decorator') : [];
 
@@ -325,9 +352,11 @@ function computeReferences(resolver: Resolver, def: Definition): References {
         }
       }
     }
+    signatureScope = ownerClass ? resolver.classMembers(ownerClass) : null;
     for (const d of decorators) scan(d);
     scan(params);
     scan(def.node.childForFieldName('return_type'));
+    signatureScope = null;
     scan(body);
   } else if (def.kind === 'class') {
     for (const d of decorators) scan(d);
@@ -340,9 +369,11 @@ function computeReferences(resolver: Resolver, def: Definition): References {
         for (const d of stmt.namedChildren) if (d.type === 'decorator') scan(d);
         continue;
       }
+      addLocals(stmt);
       scan(stmt);
     }
   } else {
+    addLocals(def.node);
     scan(def.node);
   }
   return { defs: [...found.keys()], unresolved: [...unresolved] };

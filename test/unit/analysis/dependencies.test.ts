@@ -222,3 +222,38 @@ describe('method reachability', () => {
     expect(a.context).toContain('class Engine:\n    DEFAULT = 3\n\n    def __init__(self):\n        self.codec = Codec()\n\n    class Options:\n        def merged(self, other):\n            return other\n');
   });
 });
+
+describe('scopes', () => {
+  it('sees class names in method signatures, comprehension variables in module and class statements, nonlocal names', () => {
+    const a = RepositoryAnalyzer.fromSources({
+      'm.py': [
+        'LIMITS = {k: v for k, v in [("a", 1)]}',
+        'SQUARE = lambda q: q * q',
+        '',
+        'class Box:',
+        '    class Info:',
+        '        pass',
+        '',
+        '    sizes = [s * 2 for s in range(3)]',
+        '',
+        '    def info(self, default: Info = None) -> Info:',
+        '        return default or LIMITS',
+        '',
+        'def counter(start):',
+        '    total = start',
+        '    def bump(step):',
+        '        nonlocal total',
+        '        total += step',
+        '        return SQUARE(total)',
+        '    return bump',
+        '',
+      ].join('\n'),
+    });
+    const info = a.analyze('m.py', 'Box.info');
+    expect(info.unresolved).toEqual([]);
+    expect(deps(info)).toEqual(['m.py::Box', 'm.py::Box.Info', 'm.py::LIMITS']);
+    const counter = a.analyze('m.py', 'counter');
+    expect(counter.unresolved).toEqual([]);
+    expect(deps(counter)).toEqual(['m.py::SQUARE']);
+  });
+});
