@@ -10,6 +10,7 @@ import type { Config } from '../../temporal.config';
 import { HARNESS_DIR, LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole } from './container-spec';
 import { startExec } from './docker-exec';
 import { DIRTY_EXIT, DIRTY_MARKER, jsonHarnessCommand, launchCommand } from './harness-command';
+import { validateRequirement } from './install-commands';
 import { PackageCache, type PackageSet } from './package-cache';
 import { distributionForImport, normalizeDistributionName } from './packages';
 import { missingModuleName, parsePythonException } from './python-exception';
@@ -125,13 +126,21 @@ export class SandboxExecutor {
    * installed (at most `maxInstallsPerScript` times) and the script run again.
    */
   async run(req: RunRequest, hooks: RunHooks = {}): Promise<SandboxResult> {
-    const requirements: string[] = [...(req.requirements ?? [])];
     const notes: string[] = [];
+    let requirements: string[] = [];
+    for (const r of req.requirements ?? []) {
+      if (validateRequirement(r)) requirements.push(r);
+      else notes.push(`requirement ${JSON.stringify(r)} ignored: not a package name with an optional version`);
+    }
     let set: PackageSet | null = null;
     if (requirements.length > 0) {
       const ensured = await this.install(requirements, hooks);
       if (ensured.ok) set = ensured.set;
-      else notes.push(ensured.error);
+      else {
+        // Suggested up front but not installable: start bare and install what the run shows it needs.
+        notes.push(ensured.error);
+        requirements = [];
+      }
     }
     let result = await this.runOnce(req, set, hooks);
     let installs = 0;

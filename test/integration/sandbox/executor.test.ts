@@ -148,6 +148,18 @@ describe('SandboxExecutor', () => {
     expect(result.notes.join('\n')).toMatch(/installing repost_no_such_module_xyz .* failed/);
   });
 
+  test('unusable suggested requirements are dropped and the run installs what it needs', async () => {
+    const result = await executor.run({
+      script: 'import yaml\nprint("ok")\n',
+      install: true,
+      requirements: ['repost-no-such-distribution-xyz', 'rm -rf /'],
+    });
+    expect(result.status).toBe('passed');
+    expect(result.requirements).toEqual(['pyyaml']);
+    expect(result.notes.join('\n')).toMatch(/"rm -rf \/" ignored/);
+    expect(result.notes.join('\n')).toMatch(/repost-no-such-distribution-xyz failed/);
+  });
+
   test('cancellation removes the container and rejects', async () => {
     const controller = new AbortController();
     const beats: number[] = [];
