@@ -276,9 +276,15 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     }
   };
 
+  // With postponed evaluation of annotations (PEP 563), annotations are strings at run time:
+  // what they name is not needed to run the code.
+  const lazyAnnotations = postponedAnnotations(module);
+
   const scan = (root: SyntaxNode | null): void => {
-    if (!root) return;
+    if (!root || (lazyAnnotations && root.type === 'type')) return;
+    const typeRanges = lazyAnnotations && root.text.includes(':') ? root.descendantsOfType('type').map((t) => [t.startIndex, t.endIndex] as const) : [];
     for (const id of root.descendantsOfType('identifier')) {
+      if (typeRanges.length && typeRanges.some(([a, b]) => id.startIndex >= a && id.startIndex < b)) continue;
       const parent = id.parent;
       if (!parent) continue;
       const pt = parent.type;
@@ -377,6 +383,14 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     scan(def.node);
   }
   return { defs: [...found.keys()], unresolved: [...unresolved] };
+}
+
+const postponed = new WeakMap<Definition['module'], boolean>();
+
+function postponedAnnotations(module: Definition['module']): boolean {
+  let v = postponed.get(module);
+  if (v === undefined) postponed.set(module, (v = /^from\s+__future__\s+import\s[^\n]*\bannotations\b/m.test(module.text)));
+  return v;
 }
 
 function classOfCall(resolver: Resolver, def: Definition, call: SyntaxNode): Definition | null {

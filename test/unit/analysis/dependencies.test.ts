@@ -257,3 +257,15 @@ describe('scopes', () => {
     expect(deps(counter)).toEqual(['m.py::SQUARE']);
   });
 });
+
+describe('annotations', () => {
+  const sources = (future: boolean) => ({
+    'types_.py': 'class Money:\n    pass\n\nRate = float\n',
+    'calc.py': `${future ? 'from __future__ import annotations\n' : ''}from types_ import Money, Rate\n\nDEFAULT = 2\n\ndef convert(m: Money, r: Rate = DEFAULT) -> Money:\n    total: Money = m\n    return total\n`,
+  });
+
+  it('follows annotations when they are evaluated, not when postponed (PEP 563)', () => {
+    expect(deps(RepositoryAnalyzer.fromSources(sources(false)).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT', 'types_.py::Money', 'types_.py::Rate']);
+    expect(deps(RepositoryAnalyzer.fromSources(sources(true)).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT']);
+  });
+});
