@@ -168,15 +168,7 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     else if (t.t === 'unresolved') unresolved.add(t.name || text);
   };
 
-  const typeOfAnnotation = (node: SyntaxNode | null): Definition | null => {
-    if (!node) return null;
-    let n: SyntaxNode | null = node.type === 'type' ? node.namedChild(0) : node;
-    // Optional[C]: look through one subscript.
-    if (n && n.type === 'subscript' && /^(typing\.)?Optional$/.test(n.childForFieldName('value')?.text ?? '')) n = n.childForFieldName('subscript');
-    if (!n || (n.type !== 'identifier' && n.type !== 'attribute')) return null;
-    const t = resolver.evalStatic(null, module, n);
-    return t.t === 'def' && t.def.kind === 'class' ? t.def : null;
-  };
+  const typeOfAnnotation = (node: SyntaxNode | null): Definition | null => annotationClass(resolver, def, node);
 
   const resolveIdentifier = (name: string): Value | null => {
     if (locals.has(name)) {
@@ -194,10 +186,10 @@ function computeReferences(resolver: Resolver, def: Definition): References {
       const call = assignedCalls.get(name);
       if (call) {
         assignedCalls.delete(name);
-        const f = evalNode(call.childForFieldName('function'));
-        if (f && f.t === 'def' && f.def.kind === 'class') {
-          localTypes.set(name, f.def);
-          return { t: 'instance', cls: f.def };
+        const result = callResult(resolver, evalNode(call.childForFieldName('function')));
+        if (result && result.t === 'instance') {
+          localTypes.set(name, result.cls);
+          return result;
         }
       }
       return null;
@@ -268,7 +260,7 @@ function computeReferences(resolver: Resolver, def: Definition): References {
       } else if (parent.type === 'call') {
         if (value.t === 'super') {
           // super() itself: the value stays the proxy for the owner's bases.
-        } else value = value.t === 'def' && value.def.kind === 'class' ? { t: 'instance', cls: value.def } : null;
+        } else value = callResult(resolver, value);
       } else if (parent.type === 'parenthesized_expression') {
         // (expr).attr: look through the parentheses.
       } else return;
@@ -413,13 +405,15 @@ export function instanceAttributeType(resolver: Resolver, cls: Definition, attr:
     const body = cls.node.childForFieldName('body');
     if (body) {
       for (const b of scopeOf(body).bindings.values()) {
-        if (b.kind !== 'function') continue;
+        if (b.kind !== 'function' || !b.node.text.includes('self.')) continue;
+        const paramTypes = annotatedParameters(resolver, cls, b.node);
         for (const a of b.node.descendantsOfType('assignment')) {
           const left = a.childForFieldName('left');
-          const right = a.childForFieldName('right');
-          if (left?.type !== 'attribute' || left.childForFieldName('object')?.text !== 'self' || right?.type !== 'call') continue;
-          const t = classOfCall(resolver, cls, right);
-          if (t) types.set(left.childForFieldName('attribute')!.text, t);
+          if (left?.type !== 'attribute' || left.childForFieldName('object')?.text !== 'self') continue;
+          const name = left.childForFieldName('attribute')!.text;
+          const annotated = a.childForFieldName('type');
+          const t = (annotated && annotationClass(resolver, cls, annotated)) || valueClass(resolver, cls, a.childForFieldName('right'), paramTypes);
+          if (t && !types.has(name)) types.set(name, t);
         }
       }
     }
@@ -429,6 +423,62 @@ export function instanceAttributeType(resolver: Resolver, cls: Definition, attr:
   for (const base of resolver.baseClasses(cls)) {
     const t = instanceAttributeType(resolver, base, attr, seen);
     if (t) return t;
+  }
+  return null;
+}
+
+/** The local class an annotation names (`C`, `mod.C`, `Optional[C]`, `C | None`), or null. */
+export function annotationClass(resolver: Resolver, context: Definition, node: SyntaxNode | null): Definition | null {
+  let n: SyntaxNode | null = node && node.type === 'type' ? node.firstNamedChild : node;
+  if (n && n.type === 'subscript' && /^(typing\.|t\.)?Optional$/.test(n.childForFieldName('value')?.text ?? '')) n = n.childForFieldName('subscript');
+  if (n && n.type === 'binary_operator' && n.lastNamedChild?.text === 'None') n = n.firstNamedChild;
+  if (n && n.type === 'string') {
+    // A forward reference: "C" or "mod.C".
+    const inner = n.text.replace(/^[a-zA-Z]*(['"])(.*)\1$/, '$2');
+    if (!/^[A-Za-z_][\w.]*$/.test(inner)) return null;
+    const parts = inner.split('.');
+    let t = resolver.resolveName(context.module, parts[0]!, new Set());
+    for (const p of parts.slice(1)) t = resolver.member$(t, p);
+    return t.t === 'def' && t.def.kind === 'class' ? t.def : null;
+  }
+  if (!n || (n.type !== 'identifier' && n.type !== 'attribute')) return null;
+  const t = resolver.evalStatic(null, context.module, n);
+  return t.t === 'def' && t.def.kind === 'class' ? t.def : null;
+}
+
+function annotatedParameters(resolver: Resolver, context: Definition, fn: SyntaxNode): Map<string, Definition> {
+  const out = new Map<string, Definition>();
+  const params = fn.childForFieldName('parameters');
+  for (const p of params?.namedChildren ?? []) {
+    if (p.type !== 'typed_parameter' && p.type !== 'typed_default_parameter') continue;
+    const name = p.type === 'typed_parameter' ? p.namedChildren.find((c) => c.type === 'identifier')?.text : p.childForFieldName('name')?.text;
+    const cls = annotationClass(resolver, context, p.childForFieldName('type'));
+    if (name && cls) out.set(name, cls);
+  }
+  return out;
+}
+
+/** The local class of a value: `C(...)`, an annotated parameter, or either side of `a or C()`. */
+function valueClass(resolver: Resolver, context: Definition, node: SyntaxNode | null, params: Map<string, Definition>): Definition | null {
+  if (!node) return null;
+  if (node.type === 'call') return classOfCall(resolver, context, node);
+  if (node.type === 'identifier') return params.get(node.text) ?? null;
+  if (node.type === 'boolean_operator' || node.type === 'conditional_expression') {
+    for (const c of node.namedChildren) {
+      const t = valueClass(resolver, context, c, params);
+      if (t) return t;
+    }
+  }
+  return null;
+}
+
+/** What calling a value gives: an instance of a local class, directly or by return annotation. */
+function callResult(resolver: Resolver, callee: Value | null): Value | null {
+  if (!callee || callee.t !== 'def') return null;
+  if (callee.def.kind === 'class') return { t: 'instance', cls: callee.def };
+  if (callee.def.kind === 'function' || callee.def.kind === 'method') {
+    const cls = annotationClass(resolver, callee.def.owner ?? callee.def, callee.def.node.childForFieldName('return_type'));
+    return cls ? { t: 'instance', cls } : null;
   }
   return null;
 }

@@ -269,3 +269,44 @@ describe('annotations', () => {
     expect(deps(RepositoryAnalyzer.fromSources(sources(true)).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT']);
   });
 });
+
+describe('types a static reader can know', () => {
+  const repo = RepositoryAnalyzer.fromSources({
+    'svc.py': [
+      'from typing import Optional',
+      '',
+      'class Repo:',
+      '    def load(self, k):',
+      '        return k',
+      '',
+      'class Service:',
+      '    def __init__(self, repo: Optional["Repo"] = None, cache=None):',
+      '        self.repo = repo or Repo()',
+      '        self.cache: "Cache" = cache',
+      '',
+      '    def get(self, k):',
+      '        return self.repo.load(k) + self.cache.hit(k)',
+      '',
+      'def make() -> Service:',
+      '    return Service()',
+      '',
+      'def use(k):',
+      '    return make().get(k)',
+      '',
+      'def use_local(k):',
+      '    svc = make()',
+      '    return svc.get(k)',
+      '',
+      'class Cache:',
+      '    def hit(self, k):',
+      '        return 1',
+      '',
+    ].join('\n'),
+  });
+
+  it('follows return annotations, attribute annotations, annotated parameters and `a or C()`', () => {
+    const expected = ['svc.py::Cache', 'svc.py::Cache.hit', 'svc.py::Repo', 'svc.py::Repo.load', 'svc.py::Service', 'svc.py::Service.__init__', 'svc.py::Service.get', 'svc.py::make'];
+    expect(deps(repo.analyze('svc.py', 'use'))).toEqual(expected);
+    expect(deps(repo.analyze('svc.py', 'use_local'))).toEqual(expected);
+  });
+});
