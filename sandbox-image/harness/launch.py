@@ -100,6 +100,27 @@ def _run_as_main(script_path):
     exec(compile(source, script_path, "exec"), main.__dict__)
 
 
+def _write_result(cov, script_path, target, result_path):
+    """Coverage of the target span into the run directory; never changes the run's status."""
+    import json
+
+    sys.path.insert(0, HARNESS_DIR)
+    from repost_coverage_span import span_report
+
+    result = {"notes": [], "coverage": None}
+    try:
+        result["coverage"] = span_report(cov, script_path, target)
+    except LookupError as exc:
+        result["notes"].append(str(exc))
+    except Exception as exc:  # noqa: BLE001 - e.g. the script deleted or rewrote its own file
+        result["notes"].append(f"coverage could not be measured: {type(exc).__name__}: {exc}")
+    try:
+        with open(result_path, "w", encoding="utf-8") as fh:
+            json.dump(result, fh)
+    except OSError:
+        pass  # the script removed its run directory; the caller notes the missing result
+
+
 def main():
     request = _read_request(sys.argv[1:])
     reasons = hygiene.make_clean()
@@ -170,19 +191,7 @@ def main():
             cov.stop()
 
     if cov is not None:
-        import json
-
-        sys.path.insert(0, HARNESS_DIR)
-        from repost_coverage_span import span_report
-
-        result = {"notes": []}
-        try:
-            result["coverage"] = span_report(cov, script_path, target)
-        except LookupError as exc:
-            result["coverage"] = None
-            result["notes"].append(str(exc))
-        with open(result_path, "w", encoding="utf-8") as fh:
-            json.dump(result, fh)
+        _write_result(cov, script_path, target, result_path)
     # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run.
     sys.exit(status)
 

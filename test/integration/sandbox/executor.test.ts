@@ -112,6 +112,16 @@ describe('SandboxExecutor', () => {
     expect(result.notes.join('\n')).toMatch(/'nope' is not defined/);
   });
 
+  test('a script that removes its own run directory keeps its status; coverage is noted missing', async () => {
+    const result = await executor.run({
+      script: 'import os, shutil\ndef f():\n    return 1\nf()\nshutil.rmtree(os.path.dirname(os.path.abspath(__file__)))\n',
+      coverage: { functionName: 'f' },
+    });
+    expect(result.status).toBe('passed');
+    expect(result.coverage).toBeNull();
+    expect(result.notes.join('\n')).toMatch(/left no result/);
+  });
+
   test('AST equivalence ignores docstrings and comments, not decorators or defaults', async () => {
     expect(await executor.astEquivalent('def f(a, b=1):\n    """Doc."""\n    return a + b  # sum\n', 'def f(a, b=1):\n    return (a + b)\n')).toEqual({
       equivalent: true,
