@@ -9,7 +9,6 @@
  *   tsx scripts/sandbox.ts cleanup
  */
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SandboxExecutor, type SandboxResult } from '../activities/sandbox';
@@ -185,4 +184,3 @@ if (require.main === module) {
     },
   );
 }
-void path;

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import Docker from 'dockerode';
 import type { Config } from '../../temporal.config';
-import { HARNESS_DIR, LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole } from './container-spec';
+import { LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole } from './container-spec';
 import { startExec } from './docker-exec';
 import { DIRTY_EXIT, DIRTY_MARKER, jsonHarnessCommand, launchCommand } from './harness-command';
 import { validateRequirement } from './install-commands';
