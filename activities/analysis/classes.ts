@@ -79,15 +79,13 @@ export function cyclomaticComplexity(fn: SyntaxNode): number {
   return 1 + fn.descendantsOfType([...DECISIONS, 'boolean_operator']).length;
 }
 
-export function maxNestingDepth(node: SyntaxNode, depth = 0): number {
-  let best = depth;
-  for (const c of node.namedChildren) {
-    const d = NESTING.has(c.type) ? depth + 1 : depth;
-    if (c.type === 'elif_clause' || c.type === 'else_clause' || c.type === 'except_clause' || c.type === 'finally_clause') {
-      best = Math.max(best, maxNestingDepth(c, depth));
-    } else {
-      best = Math.max(best, maxNestingDepth(c, d));
-    }
+/** Deepest nesting of control statements under `node` (no recursion: safe on any tree depth). */
+export function maxNestingDepth(node: SyntaxNode): number {
+  let best = 0;
+  for (const n of node.descendantsOfType([...NESTING])) {
+    let depth = 1;
+    for (let p = n.parent; p && p.id !== node.id; p = p.parent) if (NESTING.has(p.type)) depth++;
+    best = Math.max(best, depth);
   }
   return best;
 }

@@ -14,7 +14,7 @@ export const KEYWORD_GROUPS: Record<string, RegExp> = {
   gpu: /\b(cuda|cudnn|cupy|gpu|gpus|nvidia|nccl|torch\.distributed|tpu|jax\.devices|to\(\s*['"]cuda)/i,
   cloud: /\b(boto3?|botocore|s3|aws|azure|gcp|google\.cloud|bigquery|firebase|firestore|dynamodb|sagemaker|kubernetes)\b/i,
   plotting: /\b(matplotlib|pyplot|plt|seaborn|sns|plotly|bokeh|altair|savefig|imshow)\b/,
-  multiprocessing: /\b(multiprocessing|threading|Thread|ThreadPool|ProcessPool\w*|ThreadPoolExecutor|ProcessPoolExecutor|concurrent\.futures|mpi4py|ray|dask|joblib|Pool)\b/,
+  multiprocessing: /\b(multiprocessing|threading|Thread|ThreadPool|ProcessPool\w*|ThreadPoolExecutor|ProcessPoolExecutor|concurrent\.futures|mpi4py|dask|joblib|Pool)\b|\bray\.(init|remote|get|put)\b/,
   async: /(\basync\s+(def|with|for)\b|\bawait\b|\basyncio\b|\baiohttp\b|\btrio\b)/,
   cli: /(\bargparse\b|\bArgumentParser\b|\bclick\.|@click\b|\btyper\b|\bsys\.argv\b|\binput\s*\(|\bgetpass\b|\bfire\.Fire\b)/,
   gui: /\b(tkinter|Tkinter|PyQt\d?|PySide\d?|pygame|wx\.|curses)\b/,

@@ -147,3 +147,12 @@ describe('candidates', () => {
     expect(a.candidates().map((f) => f.id)).toEqual(selectCandidates(a.functions(), 5, 3).map((f) => f.id));
   });
 });
+
+describe('keyword filters', () => {
+  const dropped = (body: string) => RepositoryAnalyzer.fromSources({ 'm.py': body }).functions()[0]!.droppedBy;
+  it('do not fire on look-alike names', () => {
+    expect(dropped('def trace(ray, s3_bucket):\n    hit = ray.origin + 1\n    return hit, s3_bucket\n')).toBeNull();
+    expect(dropped('def pool_size(ConnectionPool):\n    n = ConnectionPool.size\n    return n\n')).toBeNull();
+    expect(dropped('def start(cfg):\n    ray.init(cfg)\n    return cfg\n')).toBe('keyword:multiprocessing');
+  });
+});
