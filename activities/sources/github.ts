@@ -170,6 +170,7 @@ export class GitHubSource {
         const q = searchQuery(filters, license, fmtDate(from), fmtDate(to));
         const first = await this.searchPage(q, 1);
         windows++;
+        if (first.incomplete_results) this.log(`search timed out on GitHub's side, results may be incomplete: ${q}`);
         if (first.total_count > this.cap && to > from) {
           const mid = from + Math.floor((to - from) / DAY / 2) * DAY;
           // Later half pushed first so that the earlier half is searched first.
