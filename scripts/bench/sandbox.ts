@@ -91,7 +91,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       runs: { type: 'string', default: '30' },
-      records: { type: 'string', default: path.resolve(__dirname, '../../../shared/fixtures/repost-execeval-sample.jsonl') },
+      records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },
       concurrency: { type: 'string' },
       'skip-records': { type: 'boolean' },
       json: { type: 'boolean' },

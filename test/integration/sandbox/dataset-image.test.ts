@@ -6,8 +6,9 @@ import { SandboxExecutor } from '../../../activities/sandbox';
 import { buildDatasetImage } from '../../../activities/sandbox/dataset-image';
 import { parseRecordsJsonl, runGroundTruth } from '../../../activities/sandbox/repost-records';
 import { docker, makeExecutor, testConfig } from './sandbox-env';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
-const FIXTURE = path.join(__dirname, '../../../../shared/fixtures/repost-execeval-sample.jsonl');
+const FIXTURE = REPOST_SAMPLE;
 const TAG = `repost-dataset-test:${process.pid}`;
 
 test('records pass in the dataset image with an empty package cache and no installs', async () => {

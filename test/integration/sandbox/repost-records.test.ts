@@ -4,8 +4,9 @@ import * as path from 'node:path';
 import type { SandboxExecutor } from '../../../activities/sandbox';
 import { mapConcurrent, parseRecordsJsonl, runGroundTruth } from '../../../activities/sandbox/repost-records';
 import { makeExecutor } from './sandbox-env';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
-const FIXTURE = path.join(__dirname, '../../../../shared/fixtures/repost-execeval-sample.jsonl');
+const FIXTURE = REPOST_SAMPLE;
 /** A method with a self-referencing annotation, a no-branch function, branchy ones, and a numpy one. */
 const PICKED = ['681', '301', '19', '451', '246', '252'];
 

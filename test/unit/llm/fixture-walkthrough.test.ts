@@ -8,9 +8,10 @@ import { LlmGateway, listExchanges, parseCodeAnswer, parseVerdict, renderPrompt 
 import { checkSandboxScript, checkTestScript } from '../../../activities/llm/sanity';
 import { loadLlmScript, startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
 const record = fs
-  .readFileSync('/work/shared/fixtures/repost-execeval-sample.jsonl', 'utf8')
+  .readFileSync(REPOST_SAMPLE, 'utf8')
   .trim()
   .split('\n')
   .map((l) => JSON.parse(l) as { func_name: string; func_path: string; orig_func: string; orig_context: string })

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { findAbbreviation, parseCodeAnswer, parseDocstringAnswer, parseVerdict } from '../../../activities/llm';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
 describe('parseCodeAnswer', () => {
   it('takes the last python block and the optional bash block', () => {
@@ -72,7 +73,7 @@ describe('parseCodeAnswer', () => {
 
 describe('parseCodeAnswer on RepoST published scripts', () => {
   const records = fs
-    .readFileSync('/work/shared/fixtures/repost-execeval-sample.jsonl', 'utf8')
+    .readFileSync(REPOST_SAMPLE, 'utf8')
     .trim()
     .split('\n')
     .map((l) => JSON.parse(l) as { func_name: string; eval_script: string });

@@ -9,9 +9,10 @@ import {
   type PromptVars,
 } from '../../../activities/llm';
 import { PROMPTS_DIR, parsePromptTemplate } from '../../../activities/llm/prompts';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
 /** One record of RepoST's published evaluation set, to render prompts with real code. */
-const sample = JSON.parse(fs.readFileSync('/work/shared/fixtures/repost-execeval-sample.jsonl', 'utf8').split('\n')[0]!) as {
+const sample = JSON.parse(fs.readFileSync(REPOST_SAMPLE, 'utf8').split('\n')[0]!) as {
   func_name: string;
   func_path: string;
   orig_func: string;

@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
 import { checkSandboxScript, checkTestScript, countCodeTokens } from '../../../activities/llm/sanity';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
 interface RepostRecord {
   func_name: string;
@@ -8,7 +9,7 @@ interface RepostRecord {
   eval_script: string;
 }
 const records = fs
-  .readFileSync('/work/shared/fixtures/repost-execeval-sample.jsonl', 'utf8')
+  .readFileSync(REPOST_SAMPLE, 'utf8')
   .trim()
   .split('\n')
   .map((l) => JSON.parse(l) as RepostRecord);

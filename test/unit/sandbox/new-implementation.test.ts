@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { newImplementationName, renamedCopy, withNewImplementation } from '../../../activities/sandbox/new-implementation';
 import { parseRecordsJsonl } from '../../../activities/sandbox/repost-records';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
 const SCRIPT = `import re
 
@@ -53,7 +54,7 @@ describe('withNewImplementation', () => {
   });
 
   test('every fixture record gets exactly one new implementation where its tests expect it', () => {
-    const records = parseRecordsJsonl(fs.readFileSync(path.join(__dirname, '../../../../shared/fixtures/repost-execeval-sample.jsonl'), 'utf8'));
+    const records = parseRecordsJsonl(fs.readFileSync(REPOST_SAMPLE, 'utf8'));
     expect(records).toHaveLength(40);
     for (const r of records) {
       const out = withNewImplementation(r.eval_script, r.orig_func, r.func_name);

@@ -1,8 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { groundTruthRequest, mapConcurrent, parseRecordsJsonl } from '../../../activities/sandbox/repost-records';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
-const FIXTURE = path.join(__dirname, '../../../../shared/fixtures/repost-execeval-sample.jsonl');
+const FIXTURE = REPOST_SAMPLE;
 
 describe('RepoST records', () => {
   test('the fixture parses: 40 records with ids, functions, scripts and coverage rates', () => {
