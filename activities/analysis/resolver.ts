@@ -91,22 +91,6 @@ export class Resolver {
     return d;
   }
 
-  /** Finds a definition by file and qualified name (functions, methods, classes, variables). */
-  lookup(path: string, qualname: string): Definition | null {
-    const module = this.repo.modules.get(path);
-    if (!module) return null;
-    const parts = qualname.split('.');
-    let target = this.resolveName(module, parts[0]!, new Set());
-    for (const part of parts.slice(1)) {
-      if (target.t !== 'def' || target.def.kind !== 'class') return null;
-      const m = this.member(target.def, part, false);
-      if (!m) return null;
-      target = { t: 'def', def: m };
-    }
-    if (target.t !== 'def' || target.def.module !== module) return null;
-    return target.def;
-  }
-
   private findModule(key: string): ModuleInfo | { key: string } | null {
     const m = this.repo.byKey.get(key);
     if (m) return m;
