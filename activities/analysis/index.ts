@@ -56,7 +56,8 @@ export class RepositoryAnalyzer {
     readonly options: AnalysisOptions,
     readonly repoId: string,
   ) {
-    this.resolver = new Resolver(repo);
+    const rootNames = [path.basename(path.resolve(repo.root)), repoId.split('/').pop()!].filter((n) => /^[A-Za-z_]\w*$/.test(n));
+    this.resolver = new Resolver(repo, rootNames);
   }
 
   static async open(rootDir: string, options?: AnalysisOptionsInput): Promise<RepositoryAnalyzer> {

@@ -61,7 +61,14 @@ export class Resolver {
   private moduleCache = new Map<string, ModuleInfo | { key: string } | null>();
   private roots: string[];
 
-  constructor(readonly repo: Repository) {
+  /**
+   * @param rootPackageNames names under which the root folder itself is imported when it is a
+   *   package (has `__init__.py`): its folder name, the repository's name.
+   */
+  constructor(
+    readonly repo: Repository,
+    private readonly rootPackageNames: string[] = [],
+  ) {
     // Directories Python could have on sys.path: the root and conventional source folders
     // (a directory with __init__.py is a package, never a root).
     const roots = [''];
@@ -126,6 +133,11 @@ export class Resolver {
           result = found;
           break;
         }
+      }
+      // `import mypkg.util` from inside a repository whose root folder is the package mypkg.
+      const [first, ...rest] = rel.split('/');
+      if (!result && this.repo.byKey.has('') && this.rootPackageNames.includes(first!)) {
+        result = rest.length ? this.findModule(rest.join('/')) : this.repo.byKey.get('')!;
       }
     }
     this.moduleCache.set(cacheKey, result);

@@ -310,3 +310,17 @@ describe('types a static reader can know', () => {
     expect(deps(repo.analyze('svc.py', 'use_local'))).toEqual(expected);
   });
 });
+
+describe('a repository whose root is the package', () => {
+  it('resolves absolute imports through the root package name', () => {
+    const a = RepositoryAnalyzer.fromSources(
+      {
+        '__init__.py': 'from mylib.core import run\n',
+        'core.py': 'from mylib import util\nfrom mylib.util import twice\n\ndef run(x):\n    return util.clamp(twice(x))\n',
+        'util.py': 'def twice(x):\n    return 2 * x\n\ndef clamp(x):\n    return min(x, 10)\n',
+      },
+      { repoId: 'someone/mylib' },
+    );
+    expect(deps(a.analyze('core.py', 'run'))).toEqual(['util.py::clamp', 'util.py::twice']);
+  });
+});
