@@ -58,7 +58,8 @@ export function definitionsIn(container: SyntaxNode, out: SyntaxNode[] = []): Sy
 export function lastCodeRow(node: SyntaxNode): number {
   for (let child = node.lastChild; child; child = child.previousSibling) {
     const type = child.type;
-    if (type === 'comment') continue;
+    // Comments and a dangling backslash continuation are not code (CPython's end_lineno agrees).
+    if (type === 'comment' || type === 'line_continuation') continue;
     if (child.childCount > 0 && (STATEMENT_CONTAINERS.has(type) || type === 'function_definition' || type === 'class_definition' || type === 'decorated_definition')) {
       return lastCodeRow(child);
     }
