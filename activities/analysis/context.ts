@@ -206,11 +206,30 @@ function fileOrder(input: RenderInput, included: Set<Definition>): ModuleInfo[] 
   return [...order.filter((m) => m !== targetModule), targetModule];
 }
 
+/** One file of a context: its path and the code shown from it. */
+export interface ContextBlock {
+  path: string;
+  code: string;
+}
+
+/**
+ * Context text from its blocks: `## path` then the code, blocks separated by a blank line.
+ * `fenced` wraps each block in a ```python fence, the way RepoST's published contexts look.
+ */
+export function formatContext(blocks: ContextBlock[], options: { fenced?: boolean } = {}): string {
+  if (options.fenced) return blocks.map((b) => `\`\`\`python\n## ${b.path}\n${b.code}\n\`\`\`\n`).join('\n\n');
+  return blocks.map((b) => `## ${b.path}\n${b.code}\n`).join('\n');
+}
+
 export function renderContext(input: RenderInput): string {
+  return formatContext(renderContextBlocks(input));
+}
+
+export function renderContextBlocks(input: RenderInput): ContextBlock[] {
   const included = new Set(input.defs);
   const all = new Set(included);
   if (input.includeTarget) all.add(input.target);
-  const blocks: string[] = [];
+  const blocks: ContextBlock[] = [];
   for (const module of fileOrder(input, included)) {
     const defs = [...all].filter((d) => d.module === module);
     const members = new Set(defs.filter((d) => d.owner).map((d) => d.qualname));
@@ -231,7 +250,7 @@ export function renderContext(input: RenderInput): string {
       .map((imp) => imp.text);
     const parts = [...(imports.length ? [imports.join('\n')] : []), ...code];
     if (parts.length === 0) continue;
-    blocks.push(`## ${module.path}\n${parts.join('\n\n')}\n`);
+    blocks.push({ path: module.path, code: parts.join('\n\n') });
   }
-  return blocks.join('\n');
+  return blocks;
 }

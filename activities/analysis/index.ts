@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { classesOf, type ClassInfo } from './classes';
-import { definitionTokens, estimateTokens, renderContext } from './context';
+import { definitionTokens, estimateTokens, formatContext, renderContext, renderContextBlocks } from './context';
 import { dependencyClosure } from './dependencies';
 import type { ExtractedFunction } from './extract';
 import { firstFailingRule } from './filters';
@@ -25,7 +25,7 @@ import {
 import type { z } from 'zod';
 
 export * from './types';
-export { estimateTokens } from './context';
+export { estimateTokens, formatContext, type ContextBlock } from './context';
 export { classesOf, isOpenClassGenTestClass, cyclomaticComplexity, type ClassInfo, type ClassMetrics } from './classes';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
 
@@ -222,13 +222,15 @@ export class RepositoryAnalyzer {
     }));
     const render = (defs: Definition[]) => renderContext({ resolver: this.resolver, target, defs, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
     const { kept, truncated } = this.fitBudget(closure.defs, closure.distance, render);
-    const context = render(kept);
+    const contextBlocks = renderContextBlocks({ resolver: this.resolver, target, defs: kept, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
+    const context = formatContext(contextBlocks);
     return {
       ...entries[index]!,
       standalone: dependencies.length === 0,
       dependencies,
       unresolved: closure.unresolved,
       context,
+      contextBlocks,
       truncated,
       contextTokens: estimateTokens(context),
     };

@@ -53,6 +53,8 @@ export interface FunctionAnalysis extends FunctionEntry {
   unresolved: string[];
   /** `## path` blocks grouped by file in dependency order, the target's file last. */
   context: string;
+  /** The same context per file, for other layouts (formatContext(blocks, { fenced: true }) gives RepoST's). */
+  contextBlocks: { path: string; code: string }[];
   /** Definitions left out of the context to respect the token budget (farthest first). */
   truncated: { path: string; qualname: string }[];
   /** Estimated tokens of `context`. */

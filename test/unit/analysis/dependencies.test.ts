@@ -3,7 +3,7 @@
  * and on small in-memory repositories for single features.
  */
 import * as path from 'node:path';
-import { RepositoryAnalyzer, type FunctionAnalysis } from '../../../activities/analysis';
+import { formatContext, RepositoryAnalyzer, type FunctionAnalysis } from '../../../activities/analysis';
 
 const REPOS = path.resolve(__dirname, '../../fixtures/repos');
 const open = (name: string, options = {}) => RepositoryAnalyzer.open(path.join(REPOS, name), options);
@@ -322,5 +322,17 @@ describe('a repository whose root is the package', () => {
       { repoId: 'someone/mylib' },
     );
     expect(deps(a.analyze('core.py', 'run'))).toEqual(['util.py::clamp', 'util.py::twice']);
+  });
+});
+
+describe('context blocks', () => {
+  it('gives the context per file, and RepoST fenced layout on request', async () => {
+    const shop = await open('shop');
+    const a = shop.analyze('scripts/report.py', 'main');
+    expect(a.contextBlocks.map((b) => b.path)).toEqual(['scripts/helpers.py', 'shop/util/text.py', 'shop/core/pricing.py', 'scripts/report.py']);
+    expect(formatContext(a.contextBlocks)).toBe(a.context);
+    const fenced = formatContext(a.contextBlocks, { fenced: true });
+    expect(fenced.startsWith('```python\n## scripts/helpers.py\ndef fmt(value):\n    return "%.2f" % value\n```\n')).toBe(true);
+    expect(fenced.match(/```python\n## /g)).toHaveLength(4);
   });
 });
