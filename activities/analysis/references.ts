@@ -226,6 +226,8 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     const m = resolver.member$(base, attr);
     if (m.t === 'def') {
       record(m, attr);
+      // Reading a property on an instance runs it: its value has the property's return type.
+      if (base.t === 'instance' && m.def.kind === 'method' && isProperty(m.def)) return callResult(resolver, m);
       return m;
     }
     if (base.t === 'instance' || base.t === 'def') {
@@ -375,6 +377,12 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     scan(def.node);
   }
   return { defs: [...found.keys()], unresolved: [...unresolved] };
+}
+
+function isProperty(def: Definition): boolean {
+  const outer = def.node.parent;
+  if (!outer || outer.type !== 'decorated_definition') return false;
+  return outer.namedChildren.some((d) => d.type === 'decorator' && /^@\s*(property|(functools\.)?cached_property)\s*$/.test(d.text));
 }
 
 const postponed = new WeakMap<Definition['module'], boolean>();

@@ -301,6 +301,14 @@ describe('types a static reader can know', () => {
       '    def hit(self, k):',
       '        return 1',
       '',
+      'class Client:',
+      '    @property',
+      '    def service(self) -> Service:',
+      '        return make()',
+      '',
+      '    def fetch(self, k):',
+      '        return self.service.get(k)',
+      '',
     ].join('\n'),
   });
 
@@ -308,6 +316,10 @@ describe('types a static reader can know', () => {
     const expected = ['svc.py::Cache', 'svc.py::Cache.hit', 'svc.py::Repo', 'svc.py::Repo.load', 'svc.py::Service', 'svc.py::Service.__init__', 'svc.py::Service.get', 'svc.py::make'];
     expect(deps(repo.analyze('svc.py', 'use'))).toEqual(expected);
     expect(deps(repo.analyze('svc.py', 'use_local'))).toEqual(expected);
+  });
+
+  it('gives a property read the property\'s return type', () => {
+    expect(deps(repo.analyze('svc.py', 'Client.fetch'))).toEqual(expect.arrayContaining(['svc.py::Client.service', 'svc.py::Service.get', 'svc.py::Repo.load']));
   });
 });
 
