@@ -1,8 +1,9 @@
 /**
  * What one definition refers to: walks its code (decorators, default values, annotations, base
  * classes, body) and resolves every free name and attribute chain to a local definition when
- * it is one. Tracks the few types a static reader can know for sure: `self`/`cls`, `super()`,
- * local variables and attributes assigned an instance of a local class, annotated parameters.
+ * it is one. Tracks the types a static reader can know for sure: `self`/`cls`, `super()`,
+ * locals and attributes assigned an instance of a local class (directly or through a return
+ * annotation), annotated parameters and attributes, property reads.
  */
 import { importBindings, scopeOf, targetNames, type Binding } from './bindings';
 import { parameterNames } from './extract';
@@ -15,7 +16,6 @@ export interface References {
 }
 
 type Value = Target | { t: 'super'; cls: Definition };
-
 
 const LOCAL_BINDERS = [
   'assignment',
