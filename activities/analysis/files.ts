@@ -107,16 +107,16 @@ export async function readPythonFiles(rootDir: string, options: ReadOptions): Pr
           skipped.push({ path: rel, reason: 'symlink points outside the repository' });
           continue;
         }
-        const st = await fs.stat(real);
-        if (st.isFile() && rel.endsWith('.py')) await readOne(abs, rel, st.size);
+        const st = await fs.stat(real).catch(() => null);
+        if (st && st.isFile() && rel.endsWith('.py')) await readOne(abs, rel, st.size);
         continue;
       }
       if (entry.isDirectory()) {
         if (ignore.has(entry.name) || entry.name.endsWith('.egg-info')) continue;
         await walk(abs);
       } else if (entry.isFile() && entry.name.endsWith('.py')) {
-        const st = await fs.stat(abs);
-        await readOne(abs, rel, st.size);
+        const st = await fs.stat(abs).catch(() => null);
+        if (st) await readOne(abs, rel, st.size);
       }
     }
   }
@@ -126,7 +126,13 @@ export async function readPythonFiles(rootDir: string, options: ReadOptions): Pr
       skipped.push({ path: rel, reason: `file too large (${size} bytes > ${options.maxFileBytes})` });
       return;
     }
-    const bytes = await fs.readFile(abs);
+    let bytes: Buffer;
+    try {
+      bytes = await fs.readFile(abs);
+    } catch (err) {
+      skipped.push({ path: rel, reason: `unreadable file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` });
+      return;
+    }
     if (bytes.includes(0)) {
       skipped.push({ path: rel, reason: 'binary content (NUL byte)' });
       return;

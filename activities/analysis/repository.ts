@@ -18,6 +18,15 @@ export interface ModuleInfo {
   tree: Tree;
 }
 
+/** A parser failure on one file is a skip like a syntax error, never the end of the analysis. */
+function safeParse(text: string): ReturnType<typeof parsePython> {
+  try {
+    return parsePython(text);
+  } catch (err) {
+    return { ok: false, reason: `parser failure: ${(err as Error).message}` };
+  }
+}
+
 export class Repository {
   readonly modules = new Map<string, ModuleInfo>();
   /** Module key -> module. */
@@ -37,7 +46,7 @@ export class Repository {
     const { files, skipped } = await readPythonFiles(rootDir, options);
     const repo = new Repository(rootDir, skipped);
     for (const file of files) {
-      const parsed = parsePython(file.text);
+      const parsed = safeParse(file.text);
       if (!parsed.ok) {
         skipped.push({ path: file.path, reason: parsed.reason });
         continue;
@@ -52,7 +61,7 @@ export class Repository {
   static fromSources(sources: Record<string, string>): Repository {
     const repo = new Repository('.', []);
     for (const [path, text] of Object.entries(sources).sort(([a], [b]) => (a < b ? -1 : 1))) {
-      const parsed = parsePython(text);
+      const parsed = safeParse(text);
       if (parsed.ok) repo.add(path, text, parsed.tree);
       else repo.skipped.push({ path, reason: parsed.reason });
     }
