@@ -2,12 +2,13 @@
  * Runs the GitHub source in its own Node process (the Octokit packages are ES modules, which
  * this jest setup cannot load) and prints the result as JSON. Input: one JSON argument.
  */
-import { GitHubSource, SnapshotStore, type RepoRef } from '../../../activities/sources';
+import { GitHubSource, SnapshotStore, snapshotGitHubRepository, type RepoRef } from '../../../activities/sources';
+import { loadConfig } from '../../../temporal.config';
 
 interface Command {
   baseURL: string;
   dataDir: string;
-  op: 'search' | 'snapshot';
+  op: 'search' | 'snapshot' | 'from-config';
   cap?: number;
   perPage?: number;
   filters?: Record<string, unknown>;
@@ -19,6 +20,13 @@ interface Command {
 async function main(): Promise<void> {
   const cmd = JSON.parse(process.argv[2]!) as Command;
   const logs: string[] = [];
+  if (cmd.op === 'from-config') {
+    // The wiring the activities use: everything from the typed configuration.
+    const config = loadConfig({ env: {}, overrides: { dataDir: cmd.dataDir, github: { baseURL: cmd.baseURL } } });
+    const result = await snapshotGitHubRepository(config, cmd.refs![0]!.id, cmd.refs![0]!.commit ?? undefined, (m) => logs.push(m));
+    process.stdout.write(JSON.stringify({ result, logs }));
+    return;
+  }
   const gh = new GitHubSource({
     baseURL: cmd.baseURL,
     searchResultCap: cmd.cap,

@@ -158,4 +158,18 @@ describe('GitHub source', () => {
     expect(out.logs.some((l) => /^rate limited on GET/.test(l))).toBe(true);
     expect(out.logs.some((l) => /^secondary rate limit on GET/.test(l))).toBe(true);
   });
+
+  it('is wired from the configuration: base URL, snapshot folder under the data directory, size limit', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'data-'));
+    try {
+      const out = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: dir, op: 'from-config', refs: [ref('datalab/mlkit')] });
+      if (!out.result.ok) throw new Error(out.result.skip.reason);
+      expect(out.result.snapshot.dir).toBe(path.join(dir, 'snapshots', 'datalab', 'mlkit', gh.repos.find((r) => r.full_name === 'datalab/mlkit')!._recorded.head_sha, 'tree'));
+      expect(out.result.ref.createdAt).toBe('2023-11-20T08:00:00Z');
+      const huge = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: dir, op: 'from-config', refs: [ref('huge/monorepo')] });
+      expect(huge.result.ok).toBe(false);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
