@@ -37,7 +37,7 @@ export function functionId(repoId: string, commit: string, path: string, qualnam
 }
 
 function repoIdOf(rootDir: string, options: AnalysisOptions): string {
-  return options.repoId ?? rootDir.replace(/[\\/]+$/, '').split(/[\\/]/).pop()!;
+  return options.repoId ?? path.basename(path.resolve(rootDir));
 }
 
 /** Parsed repositories kept by openCached(): each holds its trees in memory, so only a few. */
