@@ -10,6 +10,7 @@ import { z } from 'zod';
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
 import { RepositoryAnalyzer, selectCandidates } from './analysis';
+import { snapshotGitHubRepository } from './sources';
 import type { ArtifactStore } from './artifacts/store';
 import type { RepoSnapshot, RepoSource } from './contracts';
 import { finalizeRunFiles, writeFunctionRecord, writeRepoOutcome } from './dataset/records';
@@ -74,7 +75,11 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async snapshotRepository({ source }) {
       try {
         if (source.kind === 'local') return { ok: true, snapshot: snapshotLocalFolder(config, source) };
-        return { ok: false, reason: `github source ${source.fullName}: not available in this build` };
+        // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
+        // a transient API failure throws and Temporal retries.
+        const r = await snapshotGitHubRepository(config, source.fullName, source.commit);
+        if (!r.ok) return { ok: false, reason: `${r.skip.stage}: ${r.skip.reason}` };
+        return { ok: true, snapshot: { repoId: r.snapshot.repoId, commit: r.snapshot.commit, snapshotDir: r.snapshot.dir } };
       } catch (err) {
         if (err instanceof SourceError) return { ok: false, reason: err.message };
         throw err;
@@ -82,7 +87,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     },
 
     async listCandidates({ snapshot, settings }) {
-      const analyzer = await RepositoryAnalyzer.open(snapshot.snapshotDir, { repoId: snapshot.repoId, commit: snapshot.commit });
+      const analyzer = await RepositoryAnalyzer.openCached(snapshot.snapshotDir, { repoId: snapshot.repoId, commit: snapshot.commit });
       const all = analyzer.functions();
       const chosen = selectCandidates(all, settings.maxFunctionsPerRepo, settings.seed);
       return {
@@ -103,7 +108,8 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
 
     async prepareFunction({ fn }) {
       try {
-        const analyzer = await RepositoryAnalyzer.open(fn.snapshotDir, { repoId: fn.repoId, commit: fn.commit });
+        // Snapshots never change, so one parse of the repository serves all its functions.
+        const analyzer = await RepositoryAnalyzer.openCached(fn.snapshotDir, { repoId: fn.repoId, commit: fn.commit });
         const a = analyzer.analyze(fn.path, fn.qualname);
         const crossFile = a.dependencies.some((d) => d.path !== fn.path);
         return {

@@ -4,6 +4,8 @@
  *   tsx scripts/start.ts --demo [--out DIR]            the bundled example, offline, scripted LLM
  *   tsx scripts/start.ts --local DIR [--local DIR...]  local repositories
  *   tsx scripts/start.ts --repos FILE                  one source a line: a local path or owner/name[@sha]
+ *   tsx scripts/start.ts --github train|eval [--limit N]   GitHub search with the crawl filters of the
+ *                                                      configuration (license, size, stars, creation window)
  *   options: --out DIR  --run-id ID  --no-workers (workers run elsewhere: tsx workers/main.ts)
  *
  * Temporal: TEMPORAL_ADDRESS when set, else the embedded dev server (SQLite file under the data
@@ -15,6 +17,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { RepoSource } from '../activities/contracts';
 import { RepoSourceSchema } from '../activities/io-activities';
+import { crawlFiltersFromConfig, gitHubSourceFromConfig } from '../activities/sources';
 import { ConfigError, loadConfig, type Config } from '../temporal.config';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
@@ -27,6 +30,8 @@ const FlagsSchema = z.object({
   demo: z.boolean().default(false),
   local: z.array(z.string().min(1)).default([]),
   repos: z.string().min(1).optional(),
+  github: z.enum(['train', 'eval']).optional(),
+  limit: z.coerce.number().int().positive().default(100),
   out: z.string().min(1).optional(),
   'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
   'no-workers': z.boolean().default(false),
@@ -50,6 +55,8 @@ async function main(): Promise<number> {
       demo: { type: 'boolean' },
       local: { type: 'string', multiple: true },
       repos: { type: 'string' },
+      github: { type: 'string' },
+      limit: { type: 'string' },
       out: { type: 'string' },
       'run-id': { type: 'string' },
       'no-workers': { type: 'boolean' },
@@ -69,6 +76,13 @@ async function main(): Promise<number> {
     const lines = fs.readFileSync(flags.repos, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
     sources.push(...lines.map(parseSourceLine));
   }
+  if (flags.github) {
+    // RepoST's crawl: search with the configured filters, sliced by creation date past the API's
+    // 1,000-result cap, then a seeded sample.
+    const found = await gitHubSourceFromConfig(config, (l) => console.log(l)).search(crawlFiltersFromConfig(config, flags.github), { limit: flags.limit, seed: config.crawl.seed });
+    console.log(`GitHub search (${flags.github} window): ${found.total} repositories in ${found.windows} date window(s), ${found.repos.length} sampled`);
+    sources.push(...found.repos.map((r): RepoSource => ({ kind: 'github', fullName: r.id })));
+  }
   const cleanups: (() => Promise<void>)[] = [];
   if (flags.demo) {
     sources.push({ kind: 'local', path: DEMO_REPO, name: 'textkit-demo' });
@@ -79,7 +93,7 @@ async function main(): Promise<number> {
     console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
   }
   if (sources.length === 0) {
-    console.error('nothing to crawl: give --demo, --local DIR or --repos FILE (see --help)');
+    console.error('nothing to crawl: give --demo, --local DIR, --repos FILE or --github train|eval (see --help)');
     return 2;
   }
 
