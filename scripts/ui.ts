@@ -3,9 +3,8 @@
  * (the demo's included) can be browsed: `npm run ui`, then open http://localhost:8233.
  * Stops with Ctrl-C. With TEMPORAL_ADDRESS set there is nothing to start: use that server's UI.
  */
-import * as path from 'node:path';
 import { loadConfig, dataPaths } from '../temporal.config';
-import { resolveTemporalCli, startDevServer } from './lib/temporal-server';
+import { startEmbeddedServer } from './lib/stack';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -13,16 +12,8 @@ async function main(): Promise<void> {
     console.log(`TEMPORAL_ADDRESS is set (${config.temporal.address}): open that server's own web UI`);
     return;
   }
-  const paths = dataPaths(config);
-  const server = await startDevServer({
-    cli: resolveTemporalCli(config.temporal.cliPath),
-    port: config.temporal.port,
-    uiPort: config.temporal.uiPort,
-    dbFile: paths.temporalDb,
-    namespace: config.temporal.namespace,
-    logFile: path.join(paths.logs, 'temporal.log'),
-  });
-  console.log(`Temporal UI: ${server.uiUrl}/namespaces/${config.temporal.namespace}/workflows (database ${paths.temporalDb})`);
+  const server = await startEmbeddedServer(config);
+  console.log(`Temporal UI: ${server.uiUrl}/namespaces/${config.temporal.namespace}/workflows (database ${dataPaths(config).temporalDb})`);
   if (!server.owned) return;
   console.log('press Ctrl-C to stop');
   await new Promise<void>((resolve) => {

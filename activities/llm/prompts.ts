@@ -15,33 +15,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { ChatMessage, LlmStep } from './types';
+import { LLM_STEPS, type ChatMessage, type LlmStep } from './types';
 
 /** Directory the sandbox gives generated scripts for files they read or write. */
 export const DEFAULT_SANDBOX_CACHE_DIR = '/home/user/tmp';
 
-export type PromptKind =
-  | 'sandbox'
-  | 'aggregate'
-  | 'tests'
-  | 'debug'
-  | 'coverage'
-  | 'check_functionality'
-  | 'check_tests'
-  | 'docstring'
-  | 'solve';
-
-export const PROMPT_KINDS: readonly PromptKind[] = [
-  'sandbox',
-  'aggregate',
-  'tests',
-  'debug',
-  'coverage',
-  'check_functionality',
-  'check_tests',
-  'docstring',
-  'solve',
-];
+/** Every LLM step has its prompt template, named like the step. */
+export type PromptKind = LlmStep;
+export const PROMPT_KINDS: readonly PromptKind[] = LLM_STEPS;
 
 interface WithCacheDir {
   /** Defaults to DEFAULT_SANDBOX_CACHE_DIR. */

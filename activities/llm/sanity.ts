@@ -152,14 +152,20 @@ function checkTarget(root: Node, input: FunctionCheckInput, failures: SanityFail
   }
 }
 
-/** Table 11: the answer of a sandboxing (or aggregate-and-sandbox) step. */
-export function checkSandboxScript(input: FunctionCheckInput & { script: string; /** The target file and local dependencies the LLM was given. */ context: string }): SanityReport {
+/** The checks both steps start with: the script parses, defines the target, and keeps its size. */
+function checkScriptAndTarget(input: FunctionCheckInput & { script: string }): { root: Node; failures: SanityFailure[]; measures: Record<string, number> } {
   const failures: SanityFailure[] = [];
   const measures: Record<string, number> = {};
   const root = parse(input.script).rootNode;
   const syntax = firstSyntaxError(root);
   if (syntax) failures.push({ check: 'parses', detail: syntax });
   checkTarget(root, input, failures, measures);
+  return { root, failures, measures };
+}
+
+/** Table 11: the answer of a sandboxing (or aggregate-and-sandbox) step. */
+export function checkSandboxScript(input: FunctionCheckInput & { script: string; /** The target file and local dependencies the LLM was given. */ context: string }): SanityReport {
+  const { root, failures, measures } = checkScriptAndTarget(input);
   const scriptTokens = leaves(root).length;
   const contextTokens = countCodeTokens(input.context);
   measures.scriptTokens = scriptTokens;
@@ -175,12 +181,7 @@ export function checkSandboxScript(input: FunctionCheckInput & { script: string;
 
 /** Table 12: the answer of a test-generation step (also applicable after debug and coverage rounds). */
 export function checkTestScript(input: FunctionCheckInput & { script: string; /** The script the tests were added to. */ sandboxScript: string }): SanityReport {
-  const failures: SanityFailure[] = [];
-  const measures: Record<string, number> = {};
-  const root = parse(input.script).rootNode;
-  const syntax = firstSyntaxError(root);
-  if (syntax) failures.push({ check: 'parses', detail: syntax });
-  checkTarget(root, input, failures, measures);
+  const { root, failures, measures } = checkScriptAndTarget(input);
 
   const scriptTokens = leaves(root).length;
   const sandboxTokens = countCodeTokens(input.sandboxScript);

@@ -27,6 +27,19 @@ export interface StackOptions {
   log?: (line: string) => void;
 }
 
+/** The embedded default: the dev server with its SQLite file under the data directory and the web UI. */
+export function startEmbeddedServer(config: Config): Promise<DevServer> {
+  const paths = dataPaths(config);
+  return startDevServer({
+    cli: resolveTemporalCli(config.temporal.cliPath),
+    port: config.temporal.port,
+    uiPort: config.temporal.uiPort,
+    dbFile: paths.temporalDb,
+    namespace: config.temporal.namespace,
+    logFile: path.join(paths.logs, 'temporal.log'),
+  });
+}
+
 export async function startStack({ config, workers = true, log = () => undefined }: StackOptions): Promise<Stack> {
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
@@ -36,19 +49,11 @@ export async function startStack({ config, workers = true, log = () => undefined
     let address = config.temporal.address;
     let uiUrl: string | null = null;
     if (!address) {
-      const paths = dataPaths(config);
-      const server: DevServer = await startDevServer({
-        cli: resolveTemporalCli(config.temporal.cliPath),
-        port: config.temporal.port,
-        uiPort: config.temporal.uiPort,
-        dbFile: paths.temporalDb,
-        namespace: config.temporal.namespace,
-        logFile: path.join(paths.logs, 'temporal.log'),
-      });
+      const server = await startEmbeddedServer(config);
       closers.push(() => server.stop());
       address = server.address;
       uiUrl = server.uiUrl;
-      log(server.owned ? `started the Temporal dev server at ${address} (database ${paths.temporalDb})` : `using the Temporal server already listening at ${address}`);
+      log(server.owned ? `started the Temporal dev server at ${address} (database ${dataPaths(config).temporalDb})` : `using the Temporal server already listening at ${address}`);
     }
     const image = config.sandbox.image ?? (await ensureSandboxImage({ log })).tag;
     const connection = await Connection.connect({ address });
