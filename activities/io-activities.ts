@@ -11,6 +11,7 @@ import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
 import { RepositoryAnalyzer, selectCandidates } from './analysis';
 import { snapshotGitHubRepository } from './sources';
+import { listExchanges, sumUsage, usageBy, type UsageTotals } from './llm';
 import type { ArtifactStore } from './artifacts/store';
 import type { RepoSnapshot, RepoSource } from './contracts';
 import { finalizeRunFiles, writeFunctionRecord, writeRepoOutcome } from './dataset/records';
@@ -59,6 +60,13 @@ function snapshotLocalFolder(config: Config, source: Extract<RepoSource, { kind:
 }
 
 class SourceError extends Error {}
+
+/** Tokens and estimated cost of a run's LLM calls: in total, per repository and per step. */
+export async function llmUsageOfRun(dataDir: string, runId: string, functionIds: string[]) {
+  const entries = (await Promise.all(functionIds.map((id) => listExchanges(dataDir, id)))).flat().filter((e) => e.runId === runId);
+  const table = (m: Map<string, UsageTotals>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
+  return { total: sumUsage(entries), byRepo: table(usageBy(entries, 'repoId')), byStep: table(usageBy(entries, 'step')) };
+}
 
 export interface IoDependencies {
   config: Config;
@@ -136,7 +144,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     },
 
     async finalizeRun({ run }) {
-      const { skippedRepos: _s, rejectedAt: _r, ...summary } = await finalizeRunFiles(run.runId, run.outDir);
+      const { skippedRepos: _s, rejectedAt: _r, llm: _l, ...summary } = await finalizeRunFiles(run.runId, run.outDir, (ids) => llmUsageOfRun(config.dataDir, run.runId, ids));
       return summary;
     },
   };

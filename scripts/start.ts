@@ -117,12 +117,20 @@ async function main(): Promise<number> {
     console.log(`run ${runId}: crawling ${sources.length} repositor${sources.length === 1 ? 'y' : 'ies'} (workflow ${started.workflowId})`);
     console.log(`watch it in the Temporal UI: ${uiRuns}`);
     const summary = await started.result();
-    const rejectedAt = Object.entries(JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')).rejectedAt as Record<string, number>)
+    const saved = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')) as {
+      rejectedAt: Record<string, number>;
+      llm?: { total: { calls: number; cachedCalls: number; promptTokens: number; completionTokens: number; costUsd: number } };
+    };
+    const rejectedAt = Object.entries(saved.rejectedAt)
       .filter(([, n]) => n > 0)
       .map(([stage, n]) => `${stage}: ${n}`)
       .join(', ');
     console.log('');
     console.log(`run ${runId} finished: ${summary.functions} function(s), ${summary.accepted} accepted, ${summary.rejected} rejected${rejectedAt ? ` (${rejectedAt})` : ''}`);
+    const llm = saved.llm?.total;
+    if (llm) {
+      console.log(`LLM: ${llm.calls} call(s), ${llm.cachedCalls} from the cache, ${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens, estimated $${llm.costUsd.toFixed(4)}`);
+    }
     console.log(`dataset written to ${summary.outDir}/`);
     console.log(`  dataset.jsonl (${summary.accepted} records), rejections.jsonl, summary.json, records/`);
     console.log(`Temporal UI for this run: ${uiRuns}`);

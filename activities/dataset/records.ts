@@ -189,8 +189,15 @@ const RepoOutcomeSchema = z.object({
   rejected: z.number(),
 });
 
-/** Assembles the run's files from the per-function records; safe to call again. */
-export async function finalizeRunFiles(runId: string, outDir: string): Promise<RunSummary & { skippedRepos: { source: unknown; reason: string }[]; rejectedAt: Record<string, number> }> {
+/**
+ * Assembles the run's files from the per-function records; safe to call again. `usage` may add
+ * LLM accounting computed from the function ids (see `llmUsageOfRun`).
+ */
+export async function finalizeRunFiles(
+  runId: string,
+  outDir: string,
+  usage?: (functionIds: string[]) => Promise<unknown>,
+): Promise<RunSummary & { skippedRepos: { source: unknown; reason: string }[]; rejectedAt: Record<string, number>; llm?: unknown }> {
   const p = runPaths(outDir);
   const stored = await readStoredRecords(outDir);
   const accepted = stored.flatMap((s) => (s.accepted ? [s.record] : []));
@@ -211,6 +218,7 @@ export async function finalizeRunFiles(runId: string, outDir: string): Promise<R
     funnel: reached,
     rejectedAt,
     skippedRepos: repos.filter((r) => r.skipped).map((r) => ({ source: r.source, reason: r.skipped! })),
+    ...(usage ? { llm: await usage(stored.map((s) => s.fn.functionId)) } : {}),
   };
   await writeFileAtomic(p.summary, JSON.stringify(summary, null, 2) + '\n');
   return summary;

@@ -34,6 +34,14 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(summary.accepted).toBe(3);
     expect(summary.rejected).toBe(1);
     expect(summary.funnel.accepted + summary.rejected).toBe(summary.functions);
+    // Token accounting for the run, per repository and per step, from the recorded exchanges.
+    const usage = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')).llm;
+    expect(usage.total.calls).toBe(factory.llm.requests.length);
+    expect(usage.total.cachedCalls).toBe(0);
+    expect(usage.total.promptTokens).toBeGreaterThan(1000);
+    expect(usage.byRepo.textkit.calls).toBe(usage.total.calls);
+    expect(usage.byStep.debug.calls).toBe(1);
+    expect(usage.byStep.coverage.calls).toBe(1);
 
     const records = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r));
     const byName = Object.fromEntries(records.map((r) => [r.qualname, r]));
@@ -93,6 +101,10 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(summary.functions).toBe(4);
     expect(summary.accepted).toBe(3);
     expect(readJsonl(summary.datasetFile)).toHaveLength(3);
+    const usage = JSON.parse(fs.readFileSync(path.join(outDir, 'summary.json'), 'utf8')).llm;
+    expect(usage.total.calls).toBeGreaterThan(0);
+    expect(usage.total.cachedCalls).toBe(usage.total.calls);
+    expect(usage.total.promptTokens + usage.total.completionTokens).toBe(0);
   });
 });
 
