@@ -10,7 +10,8 @@ import { listExchanges } from '../../activities/llm';
 import { loadLlmScript, type LlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { replayRejected } from '../../scripts/lib/replay';
-import { startTestFactory, type TestFactory } from '../support/factory';
+import { Worker } from '@temporalio/worker';
+import { requireEnv, startTestFactory, type TestFactory } from '../support/factory';
 
 const DEMO_REPO = path.resolve(__dirname, '../../scripts/demo/example-repo');
 const DEMO_SCRIPT = path.resolve(__dirname, '../../scripts/demo/scripted-llm-responses.json');
@@ -91,6 +92,32 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     const ids: string[] = [];
     for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo" AND WorkflowType = "functionWorkflow"` })) ids.push(wf.workflowId);
     expect(ids.filter((id) => id.includes('/replay-'))).toHaveLength(1);
+  });
+
+  it('the workflow code replays deterministically against the recorded histories', async () => {
+    const ids = ['it-demo/crawl', 'it-demo/repo/0'];
+    for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo" AND WorkflowType = "functionWorkflow"` })) ids.push(wf.workflowId);
+    for (const id of ids) {
+      const history = await factory.client.workflow.getHandle(id).fetchHistory();
+      await Worker.runReplayHistory({ workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') } }, history, id);
+    }
+    expect(ids.length).toBeGreaterThanOrEqual(6);
+  });
+
+  it('a crawl continues as new past its window and still sees every repository', async () => {
+    const config = { ...factory.config, crawl: { ...factory.config.crawl, continueAsNewAfter: 1 } };
+    const sources = [
+      { kind: 'local' as const, path: DEMO_REPO, name: 'textkit' },
+      { kind: 'local' as const, path: DEMO_REPO, name: 'textkit-copy' },
+    ];
+    const summary = await runCrawl({ config, client: factory.client, sources, runId: 'it-can' });
+    expect(summary.repositories).toBe(2);
+    expect(summary.functions).toBe(8);
+    expect(summary.accepted).toBe(6);
+    // One execution per page of sources: the crawl continued as new once.
+    let executions = 0;
+    for await (const wf of factory.client.workflow.list({ query: `WorkflowId = "it-can/crawl"` })) executions += wf.workflowId === 'it-can/crawl' ? 1 : 0;
+    expect(executions).toBe(2);
   });
 
   it('re-running unchanged work costs no tokens and neither duplicates nor loses a record', async () => {
