@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { AnalysisOptionsSchema } from './activities/analysis/types';
 
 const positiveInt = z.number().int().positive();
 const nonNegativeInt = z.number().int().nonnegative();
@@ -126,6 +127,8 @@ export const ConfigSchema = z.object({
       regenerateAttempts: nonNegativeInt.default(2),
     })
     .prefault({}),
+  /** Candidate filters (each rule can be switched off) and context limits of the static analysis. */
+  analysis: AnalysisOptionsSchema.pick({ rules: true, minLines: true, maxLines: true, extraKeywords: true, contextTokenBudget: true, maxFileBytes: true }).prefault({}),
   crawl: z
     .object({
       maxFunctionsPerRepo: positiveInt.default(30),

@@ -95,7 +95,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     },
 
     async listCandidates({ snapshot, settings }) {
-      const analyzer = await RepositoryAnalyzer.openCached(snapshot.snapshotDir, { repoId: snapshot.repoId, commit: snapshot.commit });
+      const analyzer = await RepositoryAnalyzer.openCached(snapshot.snapshotDir, { ...config.analysis, repoId: snapshot.repoId, commit: snapshot.commit });
       const all = analyzer.functions();
       const chosen = selectCandidates(all, settings.maxFunctionsPerRepo, settings.seed);
       return {
@@ -117,7 +117,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async prepareFunction({ fn }) {
       try {
         // Snapshots never change, so one parse of the repository serves all its functions.
-        const analyzer = await RepositoryAnalyzer.openCached(fn.snapshotDir, { repoId: fn.repoId, commit: fn.commit });
+        const analyzer = await RepositoryAnalyzer.openCached(fn.snapshotDir, { ...config.analysis, repoId: fn.repoId, commit: fn.commit });
         const a = analyzer.analyze(fn.path, fn.qualname);
         const crossFile = a.dependencies.some((d) => d.path !== fn.path);
         return {

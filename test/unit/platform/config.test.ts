@@ -20,6 +20,15 @@ describe('configuration', () => {
     expect(c.llm.models.debug).toBe('small-model');
   });
 
+  it('carries the analysis filters, each rule a switch', () => {
+    const c = loadConfig({ env: { REPOST_ANALYSIS_RULES_REQUIRE_DOCSTRING: 'yes', REPOST_ANALYSIS_EXTRA_KEYWORDS: 'boto3,torch', REPOST_ANALYSIS_MAX_LINES: '80' } });
+    expect(c.analysis.rules.requireDocstring).toBe(true);
+    expect(c.analysis.rules.noDunder).toBe(true);
+    expect(c.analysis.extraKeywords).toEqual(['boto3', 'torch']);
+    expect(c.analysis.maxLines).toBe(80);
+    expect(() => loadConfig({ env: { REPOST_ANALYSIS_RULES_NO_DUNDER: 'maybe' } })).toThrow(/analysis\.rules\.noDunder \(from REPOST_ANALYSIS_RULES_NO_DUNDER\)/);
+  });
+
   it('honours the ecosystem names', () => {
     const c = loadConfig({ env: { TEMPORAL_ADDRESS: 'temporal.internal:7233', OPENAI_BASE_URL: 'http://vllm:8000/v1', OPENAI_API_KEY: 'k' } });
     expect(c.temporal.address).toBe('temporal.internal:7233');
