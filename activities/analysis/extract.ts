@@ -3,8 +3,8 @@
  * of classes at any nesting depth; functions nested in functions are not candidates (they are
  * not reachable by a qualified name).
  */
-import type { SyntaxNode, Tree } from './parser';
-import { STATEMENT_CONTAINERS, decoratorsOf, definitionsIn, docstringOf, isAsync, lastCodeRow, outerNode } from './syntax';
+import type { SyntaxNode, Tree, TreeCursor } from './parser';
+import { LITERAL_TYPES, STATEMENT_CONTAINERS, cleandoc, unquoteString } from './syntax';
 import type { FunctionKind } from './types';
 
 /** A function as found in the tree, before filtering and id assignment. */
@@ -27,7 +27,10 @@ export interface ExtractedFunction {
   classChain: string[];
   /** Base-class expressions of the innermost enclosing class. */
   classBases: string[];
-  node: SyntaxNode;
+  /** The body does nothing a test could observe (see isTrivialBody). */
+  trivialBody: boolean;
+  /** The function_definition node, made on first access. */
+  readonly node: SyntaxNode;
 }
 
 export function splitLines(text: string): string[] {
@@ -66,74 +69,342 @@ export function parameterNames(params: SyntaxNode | null): string[] {
   return names;
 }
 
-/** Whether a body returns a value, not counting nested functions, lambdas or classes. */
-export function returnsValue(def: SyntaxNode, source?: string): boolean {
-  if (source !== undefined && !source.includes('return')) return false;
+export function signatureOf(def: SyntaxNode, text: string): string {
   const body = def.childForFieldName('body');
-  if (!body) return false;
-  // A cursor walk over statements only: expressions cannot contain a return statement, and
-  // nested scopes do not count. Much cheaper than materialising every descendant node.
-  const cursor = body.walk();
-  let depth = 0;
+  return normalizeSignature(text.slice(def.startIndex, body ? body.startIndex : def.endIndex));
+}
+
+/** The first child of the cursor's node with this field name; the cursor is left on it (true) or where it was (false). */
+function gotoField(cursor: TreeCursor, field: string): boolean {
+  if (!cursor.gotoFirstChild()) return false;
+  do {
+    if (cursor.currentFieldName === field) return true;
+  } while (cursor.gotoNextSibling());
+  cursor.gotoParent();
+  return false;
+}
+
+/** The type of the node under the cursor (a call, so that TypeScript does not narrow it across moves). */
+function typeAt(cursor: TreeCursor): string {
+  return cursor.nodeType;
+}
+
+/** Text of the node under the cursor: a slice of the source, no node object needed. */
+function cursorText(cursor: TreeCursor, text: string): string {
+  return text.slice(cursor.startIndex, cursor.endIndex);
+}
+
+function namedChildCountAt(cursor: TreeCursor): number {
+  let n = 0;
+  if (!cursor.gotoFirstChild()) return 0;
+  do if (cursor.nodeIsNamed) n++;
+  while (cursor.gotoNextSibling());
+  cursor.gotoParent();
+  return n;
+}
+
+/** Moves to the first named child (true), or stays (false). */
+function gotoFirstNamedChild(cursor: TreeCursor): boolean {
+  if (!cursor.gotoFirstChild()) return false;
+  do if (cursor.nodeIsNamed) return true;
+  while (cursor.gotoNextSibling());
+  cursor.gotoParent();
+  return false;
+}
+
+function gotoNextNamedSibling(cursor: TreeCursor): boolean {
+  while (cursor.gotoNextSibling()) if (cursor.nodeIsNamed) return true;
+  return false;
+}
+
+/** stringValue() of the node under the cursor (the cursor ends where it started). */
+function stringValueAt(cursor: TreeCursor, text: string): string | null {
+  const type = cursor.nodeType;
+  if (type === 'concatenated_string') {
+    const parts: (string | null)[] = [];
+    if (gotoFirstNamedChild(cursor)) {
+      do parts.push(stringValueAt(cursor, text));
+      while (gotoNextNamedSibling(cursor));
+      cursor.gotoParent();
+    }
+    return parts.some((p) => p === null) ? null : parts.join('');
+  }
+  if (type !== 'string') return null;
+  if (gotoFirstNamedChild(cursor)) {
+    let interpolated = false;
+    do if (cursor.nodeType === 'interpolation') interpolated = true;
+    while (!interpolated && gotoNextNamedSibling(cursor));
+    cursor.gotoParent();
+    if (interpolated) return null;
+  }
+  return unquoteString(cursorText(cursor, text));
+}
+
+/** docstringOf() of the body under the cursor, plus its first statements for isTrivialBody. */
+function bodySummary(cursor: TreeCursor, text: string): { docstring: string | null; trivial: boolean } {
+  // Statements other than comments, at most three (only the first two matter).
+  const stmts: { type: string; namedCount: number; literal: boolean; text: string }[] = [];
+  let docstring: string | null = null;
+  if (gotoFirstNamedChild(cursor)) {
+    do {
+      const type = cursor.nodeType;
+      if (type === 'comment') continue;
+      let namedCount = 0;
+      let literal = false;
+      let firstValue: string | null = null;
+      const first = stmts.length === 0;
+      if (gotoFirstNamedChild(cursor)) {
+        namedCount = 1;
+        literal = isLiteralAt(cursor);
+        if (first && type === 'expression_statement') firstValue = stringValueAt(cursor, text);
+        while (gotoNextNamedSibling(cursor)) namedCount++;
+        cursor.gotoParent();
+      }
+      if (first && type === 'expression_statement' && namedCount === 1 && firstValue !== null) docstring = cleandoc(firstValue);
+      stmts.push({ type, namedCount, literal, text: type === 'raise_statement' ? cursorText(cursor, text) : '' });
+    } while (stmts.length < 3 && gotoNextNamedSibling(cursor));
+    cursor.gotoParent();
+  }
+  if (docstring !== null) stmts.shift();
+  let trivial = false;
+  if (stmts.length === 0) trivial = true;
+  else if (stmts.length === 1) {
+    const s = stmts[0]!;
+    if (s.type === 'pass_statement') trivial = true;
+    else if (s.type === 'expression_statement') trivial = s.namedCount === 1 && s.literal;
+    else if (s.type === 'return_statement') trivial = s.namedCount === 0 || s.literal;
+    else if (s.type === 'raise_statement') trivial = /NotImplemented/.test(s.text);
+  }
+  return { docstring, trivial };
+}
+
+/** isLiteral() of the node under the cursor. */
+function isLiteralAt(cursor: TreeCursor): boolean {
+  const type = cursor.nodeType;
+  if (!LITERAL_TYPES.has(type)) return false;
+  if (type === 'list' || type === 'tuple' || type === 'dictionary' || type === 'set') {
+    // A container is literal only when its items are (a dictionary's pairs are checked shallowly).
+    let all = true;
+    if (gotoFirstNamedChild(cursor)) {
+      do {
+        const t = cursor.nodeType;
+        if (!LITERAL_TYPES.has(t) && t !== 'pair') all = false;
+      } while (all && gotoNextNamedSibling(cursor));
+      cursor.gotoParent();
+    }
+    return all;
+  }
+  return true;
+}
+
+/** parameterNames() of the parameters node under the cursor. */
+function parameterNamesAt(cursor: TreeCursor, text: string): string[] {
+  const names: string[] = [];
+  if (!gotoFirstNamedChild(cursor)) return names;
+  do {
+    switch (cursor.nodeType) {
+      case 'identifier':
+        names.push(cursorText(cursor, text));
+        break;
+      case 'typed_parameter': {
+        if (gotoFirstNamedChild(cursor)) {
+          do {
+            const t = typeAt(cursor);
+            if (t === 'identifier' || t === 'list_splat_pattern' || t === 'dictionary_splat_pattern') {
+              names.push(cursorText(cursor, text).replace(/^\*+/, ''));
+              break;
+            }
+          } while (gotoNextNamedSibling(cursor));
+          cursor.gotoParent();
+        }
+        break;
+      }
+      case 'default_parameter':
+      case 'typed_default_parameter': {
+        if (gotoField(cursor, 'name')) {
+          names.push(cursorText(cursor, text));
+          cursor.gotoParent();
+        }
+        break;
+      }
+      case 'list_splat_pattern':
+      case 'dictionary_splat_pattern': {
+        if (gotoFirstNamedChild(cursor)) {
+          do {
+            if (typeAt(cursor) === 'identifier') {
+              names.push(cursorText(cursor, text));
+              break;
+            }
+          } while (gotoNextNamedSibling(cursor));
+          cursor.gotoParent();
+        }
+        break;
+      }
+      default:
+        break; // '*' and '/' separators
+    }
+  } while (gotoNextNamedSibling(cursor));
+  cursor.gotoParent();
+  return names;
+}
+
+/** returnsValue() below the container under the cursor: statements only, nested scopes excluded. */
+function returnsIn(cursor: TreeCursor): boolean {
+  if (!cursor.gotoFirstChild()) return false;
+  let found = false;
+  do {
+    const type = cursor.nodeType;
+    if ((type === 'return_statement' && namedChildCountAt(cursor) > 0) || (STATEMENT_CONTAINERS.has(type) && returnsIn(cursor))) found = true;
+  } while (!found && cursor.gotoNextSibling());
+  cursor.gotoParent();
+  return found;
+}
+
+/** lastCodeRow() of the node under the cursor. */
+function lastCodeRowAt(cursor: TreeCursor): number {
+  if (!cursor.gotoLastChild()) return cursor.endPosition.row;
   for (;;) {
     const type = cursor.nodeType;
-    if (type === 'return_statement' && cursor.currentNode.namedChildCount > 0) return true;
-    if ((depth === 0 || STATEMENT_CONTAINERS.has(type)) && cursor.gotoFirstChild()) {
-      depth++;
-      continue;
+    // Comments and a dangling backslash continuation are not code (CPython's end_lineno agrees).
+    if (type !== 'comment' && type !== 'line_continuation') {
+      // A node without children ends where its last code ends, so containers simply recurse.
+      const row = STATEMENT_CONTAINERS.has(type) || type === 'function_definition' || type === 'class_definition' || type === 'decorated_definition' ? lastCodeRowAt(cursor) : cursor.endPosition.row;
+      cursor.gotoParent();
+      return row;
     }
-    while (!cursor.gotoNextSibling()) {
-      if (depth === 0 || !cursor.gotoParent()) return false;
-      depth--;
-      if (depth === 0) return false;
+    if (!cursor.gotoPreviousSibling()) {
+      cursor.gotoParent();
+      return cursor.endPosition.row;
     }
   }
 }
 
-export function signatureOf(def: SyntaxNode, text: string): string {
-  const body = def.childForFieldName('body');
-  const end = body ? body.startIndex : def.endIndex;
-  let sig = text.slice(def.startIndex, end).replace(/\s*#[^\n]*$/gm, '').trim();
+function normalizeSignature(raw: string): string {
+  let sig = raw.replace(/\s*#[^\n]*$/gm, '').trim();
   if (sig.endsWith(':')) sig = sig.slice(0, -1);
   return sig.replace(/\s*\n\s*/g, ' ').replace(/\(\s+/g, '(').replace(/,\s*\)/g, ')').trim();
 }
 
+/**
+ * One TreeCursor walk over the module's statements. Node objects of the tree-sitter binding are
+ * costly (each is marshalled from native code and registered with a finalizer), so everything is
+ * read from the cursor and sliced from the source; a function's node is only made when asked for.
+ */
 export function extractFunctions(path: string, tree: Tree, text: string, lines = splitLines(text)): ExtractedFunction[] {
   const out: ExtractedFunction[] = [];
-  const visit = (container: SyntaxNode, classChain: string[], classBases: string[]) => {
-    for (const def of definitionsIn(container)) {
-      const name = def.childForFieldName('name')?.text ?? '';
-      const body = def.childForFieldName('body');
-      if (def.type === 'class_definition') {
-        const bases = def.childForFieldName('superclasses');
-        const baseTexts = bases ? bases.namedChildren.filter((c) => c.type !== 'keyword_argument' && c.type !== 'comment').map((c) => c.text) : [];
-        if (body) visit(body, [...classChain, name], baseTexts);
-        continue;
-      }
-      const outer = outerNode(def);
-      const startLine = outer.startPosition.row + 1;
-      const endLine = lastCodeRow(def) + 1;
-      const source = lines.slice(startLine - 1, endLine).join('\n');
-      out.push({
-        path,
-        qualname: [...classChain, name].join('.'),
-        name,
-        kind: classChain.length ? 'method' : 'function',
-        startLine,
-        endLine,
-        signature: signatureOf(def, text),
-        docstring: docstringOf(body),
-        decorators: decoratorsOf(def).map((d) => d.text.replace(/^@\s*/, '').trim()),
-        returns: returnsValue(def, source),
-        source,
-        isAsync: isAsync(def),
-        params: parameterNames(def.childForFieldName('parameters')),
-        classChain,
-        classBases,
-        node: def,
-      });
+  const cursor = tree.walk();
+
+  const functionAt = (classChain: string[], classBases: string[], decoratedStartRow: number | null, decorators: string[]) => {
+    const defStart = cursor.startIndex;
+    const defEnd = cursor.endIndex;
+    const startLine = (decoratedStartRow ?? cursor.startPosition.row) + 1;
+    const descendantIndex = cursor.currentDescendantIndex;
+    const endLine = lastCodeRowAt(cursor) + 1;
+    const source = lines.slice(startLine - 1, endLine).join('\n');
+    let name: string | null = null;
+    let params: string[] | null = null;
+    let bodyStart = -1;
+    let summary: { docstring: string | null; trivial: boolean } = { docstring: null, trivial: true };
+    let returns = false;
+    let async = false;
+    if (cursor.gotoFirstChild()) {
+      async = cursor.nodeType === 'async';
+      do {
+        const field = cursor.currentFieldName;
+        if (field === 'name' && name === null) name = cursorText(cursor, text);
+        else if (field === 'parameters' && params === null) params = parameterNamesAt(cursor, text);
+        else if (field === 'body' && bodyStart < 0) {
+          bodyStart = cursor.startIndex;
+          summary = bodySummary(cursor, text);
+          returns = source.includes('return') && returnsIn(cursor);
+        }
+      } while (cursor.gotoNextSibling());
+      cursor.gotoParent();
     }
+    let node: SyntaxNode | null = null;
+    out.push({
+      path,
+      qualname: [...classChain, name ?? ''].join('.'),
+      name: name ?? '',
+      kind: classChain.length ? 'method' : 'function',
+      startLine,
+      endLine,
+      signature: normalizeSignature(text.slice(defStart, bodyStart >= 0 ? bodyStart : defEnd)),
+      docstring: summary.docstring,
+      decorators,
+      returns,
+      source,
+      isAsync: async,
+      params: params ?? [],
+      classChain,
+      classBases,
+      trivialBody: summary.trivial,
+      get node(): SyntaxNode {
+        if (!node) {
+          const c = tree.walk();
+          c.gotoDescendant(descendantIndex);
+          node = c.currentNode;
+        }
+        return node;
+      },
+    });
   };
-  visit(tree.rootNode, [], []);
+
+  // The name and base classes come before the body in the grammar, so one pass over the children suffices.
+  const classAt = (classChain: string[]) => {
+    let name: string | null = null;
+    let bases: string[] | null = null;
+    let visited = false;
+    if (!cursor.gotoFirstChild()) return;
+    do {
+      const field = cursor.currentFieldName;
+      if (field === 'name' && name === null) name = cursorText(cursor, text);
+      else if (field === 'superclasses' && bases === null) {
+        bases = [];
+        if (gotoFirstNamedChild(cursor)) {
+          do {
+            const t = cursor.nodeType;
+            if (t !== 'keyword_argument' && t !== 'comment') bases.push(cursorText(cursor, text));
+          } while (gotoNextNamedSibling(cursor));
+          cursor.gotoParent();
+        }
+      } else if (field === 'body' && !visited) {
+        visited = true;
+        visit([...classChain, name ?? ''], bases ?? []);
+      }
+    } while (cursor.gotoNextSibling());
+    cursor.gotoParent();
+  };
+
+  /** The definitions of the container under the cursor, looking into compound statements (definitionsIn). */
+  const visit = (classChain: string[], classBases: string[]): void => {
+    if (!gotoFirstNamedChild(cursor)) return;
+    do {
+      const type = cursor.nodeType;
+      if (type === 'function_definition') functionAt(classChain, classBases, null, []);
+      else if (type === 'class_definition') classAt(classChain);
+      else if (type === 'decorated_definition') {
+        // Decorators precede the definition, so they are all known when it is reached.
+        const startRow = cursor.startPosition.row;
+        const decorators: string[] = [];
+        let seenDefinition = false;
+        if (cursor.gotoFirstChild()) {
+          do {
+            if (cursor.nodeType === 'decorator' && cursor.nodeIsNamed) decorators.push(cursorText(cursor, text).replace(/^@\s*/, '').trim());
+            else if (!seenDefinition && cursor.currentFieldName === 'definition') {
+              seenDefinition = true;
+              const defType = cursor.nodeType;
+              if (defType === 'function_definition') functionAt(classChain, classBases, startRow, decorators);
+              else if (defType === 'class_definition') classAt(classChain);
+            }
+          } while (cursor.gotoNextSibling());
+          cursor.gotoParent();
+        }
+      } else if (STATEMENT_CONTAINERS.has(type)) visit(classChain, classBases);
+    } while (gotoNextNamedSibling(cursor));
+    cursor.gotoParent();
+  };
+
+  visit([], []);
   return out;
 }

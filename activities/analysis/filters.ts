@@ -3,7 +3,6 @@
  * function is recorded as `droppedBy`, so the funnel can say why every function was dropped.
  */
 import type { ExtractedFunction } from './extract';
-import type { SyntaxNode } from './parser';
 import type { AnalysisOptions } from './types';
 
 /**
@@ -35,33 +34,12 @@ export function isTestClassName(name: string, bases: string[] = []): boolean {
   return bases.some((b) => /(^|\.)(TestCase|IsolatedAsyncioTestCase)$/.test(b));
 }
 
-const LITERAL_TYPES = new Set(['string', 'concatenated_string', 'integer', 'float', 'true', 'false', 'none', 'ellipsis', 'list', 'tuple', 'dictionary', 'set']);
-
-function isLiteral(node: { type: string; namedChildren: { type: string; namedChildren: unknown[] }[] }): boolean {
-  if (!LITERAL_TYPES.has(node.type)) return false;
-  if (node.type === 'list' || node.type === 'tuple' || node.type === 'dictionary' || node.type === 'set') {
-    // A container is literal only when its items are (a dictionary's pairs are checked shallowly).
-    return node.namedChildren.every((c) => LITERAL_TYPES.has(c.type) || c.type === 'pair');
-  }
-  return true;
-}
-
-/** The body does nothing a test could observe: pass, `...`, a literal return, raise NotImplementedError. */
+/**
+ * The body does nothing a test could observe: pass, `...`, a literal return, raise
+ * NotImplementedError. Decided during extraction, where the body's first statements are at hand.
+ */
 export function isTrivialBody(fn: ExtractedFunction): boolean {
-  const body = fn.node.childForFieldName('body');
-  if (!body) return true;
-  // Only the first two statements matter: walk siblings instead of materialising the body.
-  const stmts: SyntaxNode[] = [];
-  for (let c = body.firstNamedChild; c && stmts.length < 3; c = c.nextNamedSibling) if (c.type !== 'comment') stmts.push(c);
-  if (fn.docstring !== null) stmts.shift();
-  if (stmts.length === 0) return true;
-  if (stmts.length > 1) return false;
-  const s = stmts[0]!;
-  if (s.type === 'pass_statement') return true;
-  if (s.type === 'expression_statement' && s.namedChildCount === 1 && isLiteral(s.namedChild(0)!)) return true;
-  if (s.type === 'return_statement') return s.namedChildCount === 0 || isLiteral(s.namedChild(0)!);
-  if (s.type === 'raise_statement') return /NotImplemented/.test(s.text);
-  return false;
+  return fn.trivialBody;
 }
 
 /** Arguments a caller passes: self/cls of a method do not count. */

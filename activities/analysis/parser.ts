@@ -9,6 +9,7 @@ import { createPythonParser } from '../python-parser';
 
 export type SyntaxNode = Parser.SyntaxNode;
 export type Tree = Parser.Tree;
+export type TreeCursor = Parser.TreeCursor;
 
 let parser: Parser | null = null;
 

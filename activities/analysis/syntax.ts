@@ -1,6 +1,9 @@
 /** Small helpers over tree-sitter Python nodes shared by the extraction passes. */
 import type { SyntaxNode } from './parser';
 
+/** Node types whose value is a literal (containers only when their items are). */
+export const LITERAL_TYPES = new Set(['string', 'concatenated_string', 'integer', 'float', 'true', 'false', 'none', 'ellipsis', 'list', 'tuple', 'dictionary', 'set']);
+
 /** Statements that contain other statements without opening a new scope. */
 export const STATEMENT_CONTAINERS = new Set([
   'module',
@@ -76,7 +79,12 @@ export function stringValue(node: SyntaxNode): string | null {
   }
   if (node.type !== 'string') return null;
   if (node.namedChildren.some((c) => c.type === 'interpolation')) return null;
-  const m = /^([a-zA-Z]*)('''|"""|'|")([\s\S]*)\2$/.exec(node.text);
+  return unquoteString(node.text);
+}
+
+/** The value of a string literal's text without interpolations: prefix and quotes removed, escapes read. */
+export function unquoteString(literal: string): string | null {
+  const m = /^([a-zA-Z]*)('''|"""|'|")([\s\S]*)\2$/.exec(literal);
   if (!m) return null;
   const raw = /r/i.test(m[1]!);
   let body = m[3]!;
@@ -108,8 +116,4 @@ export function docstringOf(body: SyntaxNode | null): string | null {
   if (!first || first.type !== 'expression_statement' || first.namedChildCount !== 1) return null;
   const value = stringValue(first.namedChild(0)!);
   return value === null ? null : cleandoc(value);
-}
-
-export function isAsync(def: SyntaxNode): boolean {
-  return def.type === 'function_definition' && def.child(0)?.type === 'async';
 }
