@@ -78,15 +78,28 @@ export function signatureOf(def: SyntaxNode, text: string): string {
 function gotoField(cursor: TreeCursor, field: string): boolean {
   if (!cursor.gotoFirstChild()) return false;
   do {
-    if (cursor.currentFieldName === field) return true;
+    if (fieldAt(cursor) === field) return true;
   } while (cursor.gotoNextSibling());
   cursor.gotoParent();
   return false;
 }
 
+// Type and field names by id: the numeric ids cross from native code much more cheaply than
+// strings, and a name is looked up once per id (ids belong to the one Python grammar).
+const typeNames: string[] = [];
+const fieldNames: (string | undefined)[] = [];
+
 /** The type of the node under the cursor (a call, so that TypeScript does not narrow it across moves). */
 function typeAt(cursor: TreeCursor): string {
-  return cursor.nodeType;
+  const id = cursor.nodeTypeId;
+  return typeNames[id] ?? (typeNames[id] = cursor.nodeType);
+}
+
+/** The field name of the node under the cursor in its parent, or undefined. */
+function fieldAt(cursor: TreeCursor): string | undefined {
+  const id = cursor.currentFieldId as number | undefined;
+  if (id === undefined) return undefined;
+  return id in fieldNames ? fieldNames[id] : (fieldNames[id] = cursor.currentFieldName);
 }
 
 /** Text of the node under the cursor: a slice of the source, no node object needed. */
@@ -119,7 +132,7 @@ function gotoNextNamedSibling(cursor: TreeCursor): boolean {
 
 /** stringValue() of the node under the cursor (the cursor ends where it started). */
 function stringValueAt(cursor: TreeCursor, text: string): string | null {
-  const type = cursor.nodeType;
+  const type = typeAt(cursor);
   if (type === 'concatenated_string') {
     const parts: (string | null)[] = [];
     if (gotoFirstNamedChild(cursor)) {
@@ -132,7 +145,7 @@ function stringValueAt(cursor: TreeCursor, text: string): string | null {
   if (type !== 'string') return null;
   if (gotoFirstNamedChild(cursor)) {
     let interpolated = false;
-    do if (cursor.nodeType === 'interpolation') interpolated = true;
+    do if (typeAt(cursor) === 'interpolation') interpolated = true;
     while (!interpolated && gotoNextNamedSibling(cursor));
     cursor.gotoParent();
     if (interpolated) return null;
@@ -147,7 +160,7 @@ function bodySummary(cursor: TreeCursor, text: string): { docstring: string | nu
   let docstring: string | null = null;
   if (gotoFirstNamedChild(cursor)) {
     do {
-      const type = cursor.nodeType;
+      const type = typeAt(cursor);
       if (type === 'comment') continue;
       let namedCount = 0;
       let literal = false;
@@ -180,14 +193,14 @@ function bodySummary(cursor: TreeCursor, text: string): { docstring: string | nu
 
 /** isLiteral() of the node under the cursor. */
 function isLiteralAt(cursor: TreeCursor): boolean {
-  const type = cursor.nodeType;
+  const type = typeAt(cursor);
   if (!LITERAL_TYPES.has(type)) return false;
   if (type === 'list' || type === 'tuple' || type === 'dictionary' || type === 'set') {
     // A container is literal only when its items are (a dictionary's pairs are checked shallowly).
     let all = true;
     if (gotoFirstNamedChild(cursor)) {
       do {
-        const t = cursor.nodeType;
+        const t = typeAt(cursor);
         if (!LITERAL_TYPES.has(t) && t !== 'pair') all = false;
       } while (all && gotoNextNamedSibling(cursor));
       cursor.gotoParent();
@@ -202,7 +215,7 @@ function parameterNamesAt(cursor: TreeCursor, text: string): string[] {
   const names: string[] = [];
   if (!gotoFirstNamedChild(cursor)) return names;
   do {
-    switch (cursor.nodeType) {
+    switch (typeAt(cursor)) {
       case 'identifier':
         names.push(cursorText(cursor, text));
         break;
@@ -253,7 +266,7 @@ function returnsIn(cursor: TreeCursor): boolean {
   if (!cursor.gotoFirstChild()) return false;
   let found = false;
   do {
-    const type = cursor.nodeType;
+    const type = typeAt(cursor);
     if ((type === 'return_statement' && namedChildCountAt(cursor) > 0) || (STATEMENT_CONTAINERS.has(type) && returnsIn(cursor))) found = true;
   } while (!found && cursor.gotoNextSibling());
   cursor.gotoParent();
@@ -264,7 +277,7 @@ function returnsIn(cursor: TreeCursor): boolean {
 function lastCodeRowAt(cursor: TreeCursor): number {
   if (!cursor.gotoLastChild()) return cursor.endPosition.row;
   for (;;) {
-    const type = cursor.nodeType;
+    const type = typeAt(cursor);
     // Comments and a dangling backslash continuation are not code (CPython's end_lineno agrees).
     if (type !== 'comment' && type !== 'line_continuation') {
       // A node without children ends where its last code ends, so containers simply recurse.
@@ -308,9 +321,9 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
     let returns = false;
     let async = false;
     if (cursor.gotoFirstChild()) {
-      async = cursor.nodeType === 'async';
+      async = typeAt(cursor) === 'async';
       do {
-        const field = cursor.currentFieldName;
+        const field = fieldAt(cursor);
         if (field === 'name' && name === null) name = cursorText(cursor, text);
         else if (field === 'parameters' && params === null) params = parameterNamesAt(cursor, text);
         else if (field === 'body' && bodyStart < 0) {
@@ -357,13 +370,13 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
     let visited = false;
     if (!cursor.gotoFirstChild()) return;
     do {
-      const field = cursor.currentFieldName;
+      const field = fieldAt(cursor);
       if (field === 'name' && name === null) name = cursorText(cursor, text);
       else if (field === 'superclasses' && bases === null) {
         bases = [];
         if (gotoFirstNamedChild(cursor)) {
           do {
-            const t = cursor.nodeType;
+            const t = typeAt(cursor);
             if (t !== 'keyword_argument' && t !== 'comment') bases.push(cursorText(cursor, text));
           } while (gotoNextNamedSibling(cursor));
           cursor.gotoParent();
@@ -380,7 +393,7 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
   const visit = (classChain: string[], classBases: string[]): void => {
     if (!gotoFirstNamedChild(cursor)) return;
     do {
-      const type = cursor.nodeType;
+      const type = typeAt(cursor);
       if (type === 'function_definition') functionAt(classChain, classBases, null, []);
       else if (type === 'class_definition') classAt(classChain);
       else if (type === 'decorated_definition') {
@@ -390,10 +403,10 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
         let seenDefinition = false;
         if (cursor.gotoFirstChild()) {
           do {
-            if (cursor.nodeType === 'decorator' && cursor.nodeIsNamed) decorators.push(cursorText(cursor, text).replace(/^@\s*/, '').trim());
-            else if (!seenDefinition && cursor.currentFieldName === 'definition') {
+            if (typeAt(cursor) === 'decorator' && cursor.nodeIsNamed) decorators.push(cursorText(cursor, text).replace(/^@\s*/, '').trim());
+            else if (!seenDefinition && fieldAt(cursor) === 'definition') {
               seenDefinition = true;
-              const defType = cursor.nodeType;
+              const defType = typeAt(cursor);
               if (defType === 'function_definition') functionAt(classChain, classBases, startRow, decorators);
               else if (defType === 'class_definition') classAt(classChain);
             }
