@@ -4,7 +4,7 @@
  * not reachable by a qualified name).
  */
 import type { SyntaxNode, Tree, TreeCursor } from './parser';
-import { LITERAL_TYPES, STATEMENT_CONTAINERS, cleandoc, unquoteString } from './syntax';
+import { LITERAL_TYPES, STATEMENT_CONTAINERS, cleandoc, fieldAt, typeAt, unquoteString } from './syntax';
 import type { FunctionKind } from './types';
 
 /** A function as found in the tree, before filtering and id assignment. */
@@ -82,24 +82,6 @@ function gotoField(cursor: TreeCursor, field: string): boolean {
   } while (cursor.gotoNextSibling());
   cursor.gotoParent();
   return false;
-}
-
-// Type and field names by id: the numeric ids cross from native code much more cheaply than
-// strings, and a name is looked up once per id (ids belong to the one Python grammar).
-const typeNames: string[] = [];
-const fieldNames: (string | undefined)[] = [];
-
-/** The type of the node under the cursor (a call, so that TypeScript does not narrow it across moves). */
-function typeAt(cursor: TreeCursor): string {
-  const id = cursor.nodeTypeId;
-  return typeNames[id] ?? (typeNames[id] = cursor.nodeType);
-}
-
-/** The field name of the node under the cursor in its parent, or undefined. */
-function fieldAt(cursor: TreeCursor): string | undefined {
-  const id = cursor.currentFieldId as number | undefined;
-  if (id === undefined) return undefined;
-  return id in fieldNames ? fieldNames[id] : (fieldNames[id] = cursor.currentFieldName);
 }
 
 /** Text of the node under the cursor: a slice of the source, no node object needed. */

@@ -7,7 +7,8 @@
  */
 import { importBindings, scopeOf, targetNames, type Binding } from './bindings';
 import { parameterNames } from './extract';
-import type { SyntaxNode } from './parser';
+import type { SyntaxNode, TreeCursor } from './parser';
+import { typeAt } from './syntax';
 import type { Definition, Resolver, Target } from './resolver';
 
 export interface References {
@@ -36,6 +37,8 @@ const LOCAL_BINDERS = [
   'case_pattern',
 ];
 
+const LOCAL_BINDER_TYPES = new Set(LOCAL_BINDERS);
+
 const DYNAMIC_CALLS = new Set(['getattr', '__import__', 'eval', 'exec', 'import_module', 'globals', 'locals', 'vars']);
 
 function clip(text: string, max = 60): string {
@@ -60,7 +63,26 @@ export function scopeLocals(root: SyntaxNode): LocalNames {
   const imports = new Map<string, Binding>();
   const stars: string[] = [];
   const globals = new Set<string>();
-  for (const n of root.descendantsOfType(LOCAL_BINDERS)) {
+  // A cursor walk visiting the binders in the same (pre-)order as descendantsOfType, whose
+  // per-call cost (matching every type name against the whole grammar) dominated small subtrees.
+  const cursor = root.walk();
+  let depth = 0;
+  for (;;) {
+    if (LOCAL_BINDER_TYPES.has(typeAt(cursor))) bindersIn(cursor.currentNode);
+    if (cursor.gotoFirstChild()) {
+      depth++;
+      continue;
+    }
+    while (depth > 0 && !cursor.gotoNextSibling()) {
+      cursor.gotoParent();
+      depth--;
+    }
+    if (depth === 0) break;
+  }
+  for (const g of globals) locals.delete(g);
+  return { locals, imports, stars };
+
+  function bindersIn(n: SyntaxNode): void {
     switch (n.type) {
       case 'assignment':
       case 'augmented_assignment':
@@ -107,8 +129,6 @@ export function scopeLocals(root: SyntaxNode): LocalNames {
         break;
     }
   }
-  for (const g of globals) locals.delete(g);
-  return { locals, imports, stars };
 }
 
 /** References depend only on the definition, never on the target being analysed: computed once. */
@@ -248,10 +268,14 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     return null;
   };
 
-  /** From an identifier up its chain of `.attr` and calls: `mod.Cls(...).method`. */
-  const climb = (id: SyntaxNode): void => {
-    let value = resolveIdentifier(id.text);
-    let node = id;
+  // With postponed evaluation of annotations (PEP 563), annotations are strings at run time:
+  // what they name is not needed to run the code.
+  const lazyAnnotations = postponedAnnotations(module);
+
+  /** The rest of climb() from a node object, for a chain that reaches above the scanned subtree. */
+  const climbNodes = (start: SyntaxNode, startValue: Value | null): void => {
+    let value = startValue;
+    let node = start;
     for (;;) {
       const parent = node.parent;
       if (!parent || parent.startIndex !== node.startIndex || !value) return;
@@ -260,41 +284,112 @@ function computeReferences(resolver: Resolver, def: Definition): References {
         if (!attr || attr.id === node.id) return;
         value = attributeOf(value, attr.text);
       } else if (parent.type === 'call') {
-        if (value.t === 'super') {
-          // super() itself: the value stays the proxy for the owner's bases.
-        } else value = callResult(resolver, value);
-      } else if (parent.type === 'parenthesized_expression') {
-        // (expr).attr: look through the parentheses.
-      } else return;
+        if (value.t !== 'super') value = callResult(resolver, value);
+      } else if (parent.type !== 'parenthesized_expression') return;
       node = parent;
     }
   };
 
-  // With postponed evaluation of annotations (PEP 563), annotations are strings at run time:
-  // what they name is not needed to run the code.
-  const lazyAnnotations = postponedAnnotations(module);
-
+  /**
+   * Every identifier of a subtree, classified by its parent, in one TreeCursor walk: node objects
+   * of the binding are costly (and `parent` searches down from the root), so the walk keeps the
+   * types and start offsets of the ancestors itself and reads names from the source text.
+   */
   const scan = (root: SyntaxNode | null): void => {
     if (!root || (lazyAnnotations && root.type === 'type')) return;
-    const typeRanges = lazyAnnotations && root.text.includes(':') ? root.descendantsOfType('type').map((t) => [t.startIndex, t.endIndex] as const) : [];
-    for (const id of root.descendantsOfType('identifier')) {
-      if (typeRanges.length && typeRanges.some(([a, b]) => id.startIndex >= a && id.startIndex < b)) continue;
-      const parent = id.parent;
-      if (!parent) continue;
-      const pt = parent.type;
-      const name = id.text;
-      if (pt === 'attribute') {
-        if (parent.startIndex !== id.startIndex) {
-          if (name === 'import_module' && parent.parent?.type === 'call') unresolved.add(clip(parent.parent.text));
-          continue; // `.name` of an attribute: handled when its chain is climbed
+    const text = module.text;
+    // Identifiers inside annotations are skipped under postponed evaluation.
+    const skipTypes = lazyAnnotations && root.text.includes(':');
+    const cursor = root.walk();
+    let climber: TreeCursor | null = null;
+    const types: string[] = [];
+    const starts: number[] = [];
+    let inType = 0;
+    for (;;) {
+      const type = typeAt(cursor);
+      if (type === 'identifier' && types.length > 0 && !(skipTypes && inType > 0)) {
+        const start = cursor.startIndex;
+        const end = cursor.endIndex;
+        const name = text.slice(start, end);
+        const top = types.length - 1;
+        const pt = types[top]!;
+        let reference = true;
+        if (pt === 'attribute') {
+          if (starts[top] !== start) {
+            if (name === 'import_module') {
+              const parent = cursor.currentNode.parent!;
+              if (parent.parent?.type === 'call') unresolved.add(clip(parent.parent.text));
+            }
+            reference = false; // `.name` of an attribute: handled when its chain is climbed
+          }
+        } else if (NON_REFERENCE_PARENTS.has(pt)) reference = false;
+        else if (NAME_FIRST_PARENTS.has(pt) && starts[top] === start) reference = false;
+        if (reference) {
+          if (DYNAMIC_CALLS.has(name) && pt === 'call' && !locals.has(name)) {
+            const parent = cursor.currentNode.parent!;
+            const args = parent.childForFieldName('arguments');
+            if (!(name === 'getattr' && args && args.namedChildren[1]?.type === 'string')) unresolved.add(clip(parent.text));
+          }
+          // climb(): from the identifier up its chain of `.attr` and calls: `mod.Cls(...).method`.
+          let value = resolveIdentifier(name);
+          // Levels above the identifier the climber cursor has gone up (it starts on the identifier).
+          let climbed = 0;
+          for (let i = top; ; i--) {
+            if (i < 0) {
+              // The chain goes on above the subtree: continue with node objects.
+              climbNodes(root, value);
+              break;
+            }
+            if (starts[i] !== start || !value) break;
+            const parentType = types[i]!;
+            if (parentType === 'attribute') {
+              if (!climber) climber = root.walk();
+              if (climbed === 0) climber.resetTo(cursor);
+              while (climbed < top - i) {
+                climber.gotoParent();
+                climbed++;
+              }
+              // On the chain's node: the attribute's name is its last named child, unless that is this node.
+              const nodeEnd = climber.endIndex;
+              const nodeTypeId = climber.nodeTypeId;
+              climber.gotoParent();
+              climbed++;
+              let attr: { start: number; end: number; typeId: number } | null = null;
+              if (climber.gotoLastChild()) {
+                do {
+                  if (climber.nodeIsNamed) {
+                    attr = { start: climber.startIndex, end: climber.endIndex, typeId: climber.nodeTypeId };
+                    break;
+                  }
+                } while (climber.gotoPreviousSibling());
+                climber.gotoParent();
+              }
+              if (!attr || (attr.start === start && attr.end === nodeEnd && attr.typeId === nodeTypeId)) break;
+              value = attributeOf(value, text.slice(attr.start, attr.end));
+            } else if (parentType === 'call') {
+              if (value.t !== 'super') value = callResult(resolver, value);
+            } else if (parentType !== 'parenthesized_expression') break;
+          }
         }
-      } else if (NON_REFERENCE_PARENTS.has(pt)) continue;
-      else if (NAME_FIRST_PARENTS.has(pt) && parent.startIndex === id.startIndex) continue;
-      if (DYNAMIC_CALLS.has(name) && pt === 'call' && !locals.has(name)) {
-        const args = parent.childForFieldName('arguments');
-        if (!(name === 'getattr' && args && args.namedChildren[1]?.type === 'string')) unresolved.add(clip(parent.text));
       }
-      climb(id);
+      const nodeStart = type === 'identifier' ? -1 : cursor.startIndex;
+      if (type !== 'identifier' && cursor.gotoFirstChild()) {
+        types.push(type);
+        starts.push(nodeStart);
+        if (type === 'type') inType++;
+        continue;
+      }
+      let done = false;
+      while (!cursor.gotoNextSibling()) {
+        if (types.length === 0) {
+          done = true;
+          break;
+        }
+        cursor.gotoParent();
+        starts.pop();
+        if (types.pop() === 'type') inType--;
+      }
+      if (done) break;
     }
   };
 

@@ -1,5 +1,5 @@
 /** Small helpers over tree-sitter Python nodes shared by the extraction passes. */
-import type { SyntaxNode } from './parser';
+import type { SyntaxNode, TreeCursor } from './parser';
 
 /** Node types whose value is a literal (containers only when their items are). */
 export const LITERAL_TYPES = new Set(['string', 'concatenated_string', 'integer', 'float', 'true', 'false', 'none', 'ellipsis', 'list', 'tuple', 'dictionary', 'set']);
@@ -116,4 +116,22 @@ export function docstringOf(body: SyntaxNode | null): string | null {
   if (!first || first.type !== 'expression_statement' || first.namedChildCount !== 1) return null;
   const value = stringValue(first.namedChild(0)!);
   return value === null ? null : cleandoc(value);
+}
+
+// Type and field names by id: the numeric ids cross from native code much more cheaply than
+// strings, and a name is looked up once per id (ids belong to the one Python grammar).
+const typeNames: string[] = [];
+const fieldNames: (string | undefined)[] = [];
+
+/** The type of the node under the cursor (a call, so that TypeScript does not narrow it across moves). */
+export function typeAt(cursor: TreeCursor): string {
+  const id = cursor.nodeTypeId;
+  return typeNames[id] ?? (typeNames[id] = cursor.nodeType);
+}
+
+/** The field name of the node under the cursor in its parent, or undefined. */
+export function fieldAt(cursor: TreeCursor): string | undefined {
+  const id = cursor.currentFieldId as number | undefined;
+  if (id === undefined) return undefined;
+  return id in fieldNames ? fieldNames[id] : (fieldNames[id] = cursor.currentFieldName);
 }
