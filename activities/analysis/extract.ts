@@ -148,11 +148,12 @@ function bodySummary(cursor: TreeCursor, text: string): { docstring: string | nu
       let literal = false;
       let firstValue: string | null = null;
       const first = stmts.length === 0;
-      if (gotoFirstNamedChild(cursor)) {
+      // Only expression and return statements are judged by their children (one child or more than one).
+      if ((type === 'expression_statement' || type === 'return_statement') && gotoFirstNamedChild(cursor)) {
         namedCount = 1;
         literal = isLiteralAt(cursor);
         if (first && type === 'expression_statement') firstValue = stringValueAt(cursor, text);
-        while (gotoNextNamedSibling(cursor)) namedCount++;
+        if (gotoNextNamedSibling(cursor)) namedCount++;
         cursor.gotoParent();
       }
       if (first && type === 'expression_statement' && namedCount === 1 && firstValue !== null) docstring = cleandoc(firstValue);
@@ -243,16 +244,33 @@ function parameterNamesAt(cursor: TreeCursor, text: string): string[] {
   return names;
 }
 
-/** returnsValue() below the container under the cursor: statements only, nested scopes excluded. */
-function returnsIn(cursor: TreeCursor): boolean {
-  if (!cursor.gotoFirstChild()) return false;
-  let found = false;
-  do {
-    const type = typeAt(cursor);
-    if ((type === 'return_statement' && namedChildCountAt(cursor) > 0) || (STATEMENT_CONTAINERS.has(type) && returnsIn(cursor))) found = true;
-  } while (!found && cursor.gotoNextSibling());
-  cursor.gotoParent();
-  return found;
+const RETURN_WORD = /\breturn\b/g;
+
+/**
+ * Whether the body under the cursor has a `return <value>` of its own: nested functions, classes
+ * and lambdas do not count, and expressions cannot hold a return statement. Instead of visiting
+ * every statement, each occurrence of the word `return` in the body's text is followed down from
+ * the body through statement containers only; a return statement always starts with the word.
+ */
+function returnsIn(cursor: TreeCursor, text: string): boolean {
+  const end = cursor.endIndex;
+  RETURN_WORD.lastIndex = cursor.startIndex;
+  for (let m = RETURN_WORD.exec(text); m && m.index < end; m = RETURN_WORD.exec(text)) {
+    let depth = 0;
+    let found = false;
+    while (cursor.gotoFirstChildForIndex(m.index) !== null) {
+      depth++;
+      const type = typeAt(cursor);
+      if (type === 'return_statement') {
+        found = cursor.startIndex === m.index && namedChildCountAt(cursor) > 0;
+        break;
+      }
+      if (!STATEMENT_CONTAINERS.has(type)) break;
+    }
+    for (; depth > 0; depth--) cursor.gotoParent();
+    if (found) return true;
+  }
+  return false;
 }
 
 /** lastCodeRow() of the node under the cursor. */
@@ -311,7 +329,7 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
         else if (field === 'body' && bodyStart < 0) {
           bodyStart = cursor.startIndex;
           summary = bodySummary(cursor, text);
-          returns = source.includes('return') && returnsIn(cursor);
+          returns = source.includes('return') && returnsIn(cursor, text);
         }
       } while (cursor.gotoNextSibling());
       cursor.gotoParent();
