@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { classesOf, type ClassInfo } from './classes';
-import { definitionTokens, estimateTokens, formatContext, renderContext, renderContextBlocks } from './context';
+import { definitionTokens, estimateTokens, formatContext, renderContextBlocks, type ContextBlock } from './context';
 import { dependencyClosure } from './dependencies';
 import type { ExtractedFunction } from './extract';
 import { firstFailingRule } from './filters';
@@ -220,9 +220,18 @@ export class RepositoryAnalyzer {
       endLine: d.endLine,
       distance: closure.distance.get(d)!,
     }));
-    const render = (defs: Definition[]) => renderContext({ resolver: this.resolver, target, defs, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
+    const renderBlocks = (defs: Definition[]) => renderContextBlocks({ resolver: this.resolver, target, defs, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
+    // Rendering is deterministic: the blocks of the last rendering are kept, since the budget
+    // fitting usually ends by rendering exactly the definitions it keeps.
+    let last: { defs: Definition[]; blocks: ContextBlock[] } | null = null;
+    const render = (defs: Definition[]) => {
+      const blocks = renderBlocks(defs);
+      last = { defs: [...defs], blocks };
+      return formatContext(blocks);
+    };
     const { kept, truncated } = this.fitBudget(closure.defs, closure.distance, render);
-    const contextBlocks = renderContextBlocks({ resolver: this.resolver, target, defs: kept, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
+    const previous = last as { defs: Definition[]; blocks: ContextBlock[] } | null;
+    const contextBlocks = previous && previous.defs.length === kept.length && previous.defs.every((d, i) => d === kept[i]) ? previous.blocks : renderBlocks(kept);
     const context = formatContext(contextBlocks);
     return {
       ...entries[index]!,
