@@ -52,6 +52,8 @@ export interface LocalNames {
   imports: Map<string, Binding>;
   /** Star imports inside the subtree (unresolvable by construction). */
   stars: string[];
+  /** The assignment statements of the subtree in source order (nested scopes included). */
+  assignments: SyntaxNode[];
 }
 
 /**
@@ -63,6 +65,7 @@ export function scopeLocals(root: SyntaxNode): LocalNames {
   const imports = new Map<string, Binding>();
   const stars: string[] = [];
   const globals = new Set<string>();
+  const assignments: SyntaxNode[] = [];
   // A cursor walk visiting the binders in the same (pre-)order as descendantsOfType, whose
   // per-call cost (matching every type name against the whole grammar) dominated small subtrees.
   const cursor = root.walk();
@@ -80,9 +83,10 @@ export function scopeLocals(root: SyntaxNode): LocalNames {
     if (depth === 0) break;
   }
   for (const g of globals) locals.delete(g);
-  return { locals, imports, stars };
+  return { locals, imports, stars, assignments };
 
   function bindersIn(n: SyntaxNode): void {
+    if (n.type === 'assignment') assignments.push(n);
     switch (n.type) {
       case 'assignment':
       case 'augmented_assignment':
@@ -436,7 +440,8 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     }
     const body = def.node.childForFieldName('body');
     if (body && body.text.includes('=')) {
-      for (const a of body.descendantsOfType('assignment')) {
+      // The assignments of a function are those of its body (parameters and annotations hold none).
+      for (const a of scope.assignments) {
         const left = a.childForFieldName('left');
         if (left?.type !== 'identifier') continue;
         const right = a.childForFieldName('right');
