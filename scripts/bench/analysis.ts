@@ -101,8 +101,12 @@ async function main(): Promise<void> {
   const flags = parseArgs(process.argv.slice(2));
   let root = flags.dir;
   let generated = false;
+  let tmpDir: string | null = null;
   if (!root) {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-analysis-'));
+    // A fixed folder name: the repository id (and so the function ids and the sample analysed)
+    // comes from it, which keeps runs comparable.
+    tmpDir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-analysis-'));
+    root = path.join(tmpDir, 'bench_repo');
     const t = Date.now();
     const { bytes } = generateRepository(root, flags.files);
     generated = true;
@@ -162,7 +166,7 @@ async function main(): Promise<void> {
       for (const s of analyzer.skipped.filter((x) => !py.skipped.includes(x.path))) console.log(`  skipped here only: ${s.path}: ${s.reason}`);
     }
   } finally {
-    if (generated && !flags.keep) fs.rmSync(root, { recursive: true, force: true });
+    if (generated && !flags.keep && tmpDir) fs.rmSync(tmpDir, { recursive: true, force: true });
   }
 }
 
