@@ -4,7 +4,7 @@
  * not reachable by a qualified name).
  */
 import type { SyntaxNode, Tree, TreeCursor } from './parser';
-import { LITERAL_TYPES, STATEMENT_CONTAINERS, cleandoc, fieldAt, typeAt, unquoteString } from './syntax';
+import { LITERAL_TYPES, STATEMENT_CONTAINERS, cleandoc, fieldAt, namedTypeAt, typeAt, unquoteString } from './syntax';
 import type { FunctionKind } from './types';
 
 /** A function as found in the tree, before filtering and id assignment. */
@@ -100,16 +100,31 @@ function namedChildCountAt(cursor: TreeCursor): number {
 
 /** Moves to the first named child (true), or stays (false). */
 function gotoFirstNamedChild(cursor: TreeCursor): boolean {
-  if (!cursor.gotoFirstChild()) return false;
-  do if (cursor.nodeIsNamed) return true;
-  while (cursor.gotoNextSibling());
-  cursor.gotoParent();
-  return false;
+  return firstNamed(cursor) !== null;
 }
 
 function gotoNextNamedSibling(cursor: TreeCursor): boolean {
-  while (cursor.gotoNextSibling()) if (cursor.nodeIsNamed) return true;
-  return false;
+  return nextNamed(cursor) !== null;
+}
+
+/** Moves to the first named child and returns its type, or stays and returns null. */
+function firstNamed(cursor: TreeCursor): string | null {
+  if (!cursor.gotoFirstChild()) return null;
+  do {
+    const type = namedTypeAt(cursor);
+    if (type !== null) return type;
+  } while (cursor.gotoNextSibling());
+  cursor.gotoParent();
+  return null;
+}
+
+/** Moves to the next named sibling and returns its type, or returns null (the cursor is then on the last sibling). */
+function nextNamed(cursor: TreeCursor): string | null {
+  while (cursor.gotoNextSibling()) {
+    const type = namedTypeAt(cursor);
+    if (type !== null) return type;
+  }
+  return null;
 }
 
 /** stringValue() of the node under the cursor (the cursor ends where it started). */
@@ -125,14 +140,16 @@ function stringValueAt(cursor: TreeCursor, text: string): string | null {
     return parts.some((p) => p === null) ? null : parts.join('');
   }
   if (type !== 'string') return null;
-  if (gotoFirstNamedChild(cursor)) {
+  const literal = cursorText(cursor, text);
+  // An interpolation needs a brace: most strings are told apart without visiting their parts.
+  if (literal.includes('{') && gotoFirstNamedChild(cursor)) {
     let interpolated = false;
     do if (typeAt(cursor) === 'interpolation') interpolated = true;
     while (!interpolated && gotoNextNamedSibling(cursor));
     cursor.gotoParent();
     if (interpolated) return null;
   }
-  return unquoteString(cursorText(cursor, text));
+  return unquoteString(literal);
 }
 
 /** docstringOf() of the body under the cursor, plus its first statements for isTrivialBody. */
@@ -140,25 +157,26 @@ function bodySummary(cursor: TreeCursor, text: string): { docstring: string | nu
   // Statements other than comments, at most three (only the first two matter).
   const stmts: { type: string; namedCount: number; literal: boolean; text: string }[] = [];
   let docstring: string | null = null;
-  if (gotoFirstNamedChild(cursor)) {
+  let type = firstNamed(cursor);
+  if (type !== null) {
     do {
-      const type = typeAt(cursor);
       if (type === 'comment') continue;
       let namedCount = 0;
       let literal = false;
       let firstValue: string | null = null;
       const first = stmts.length === 0;
       // Only expression and return statements are judged by their children (one child or more than one).
-      if ((type === 'expression_statement' || type === 'return_statement') && gotoFirstNamedChild(cursor)) {
+      const childType = type === 'expression_statement' || type === 'return_statement' ? firstNamed(cursor) : null;
+      if (childType !== null) {
         namedCount = 1;
-        literal = isLiteralAt(cursor);
+        literal = isLiteralAt(cursor, childType);
         if (first && type === 'expression_statement') firstValue = stringValueAt(cursor, text);
-        if (gotoNextNamedSibling(cursor)) namedCount++;
+        if (nextNamed(cursor) !== null) namedCount++;
         cursor.gotoParent();
       }
       if (first && type === 'expression_statement' && namedCount === 1 && firstValue !== null) docstring = cleandoc(firstValue);
       stmts.push({ type, namedCount, literal, text: type === 'raise_statement' ? cursorText(cursor, text) : '' });
-    } while (stmts.length < 3 && gotoNextNamedSibling(cursor));
+    } while (stmts.length < 3 && (type = nextNamed(cursor)) !== null);
     cursor.gotoParent();
   }
   if (docstring !== null) stmts.shift();
@@ -175,17 +193,16 @@ function bodySummary(cursor: TreeCursor, text: string): { docstring: string | nu
 }
 
 /** isLiteral() of the node under the cursor. */
-function isLiteralAt(cursor: TreeCursor): boolean {
-  const type = typeAt(cursor);
+function isLiteralAt(cursor: TreeCursor, type: string): boolean {
   if (!LITERAL_TYPES.has(type)) return false;
   if (type === 'list' || type === 'tuple' || type === 'dictionary' || type === 'set') {
     // A container is literal only when its items are (a dictionary's pairs are checked shallowly).
     let all = true;
-    if (gotoFirstNamedChild(cursor)) {
+    let t = firstNamed(cursor);
+    if (t !== null) {
       do {
-        const t = typeAt(cursor);
         if (!LITERAL_TYPES.has(t) && t !== 'pair') all = false;
-      } while (all && gotoNextNamedSibling(cursor));
+      } while (all && (t = nextNamed(cursor)) !== null);
       cursor.gotoParent();
     }
     return all;
@@ -196,21 +213,22 @@ function isLiteralAt(cursor: TreeCursor): boolean {
 /** parameterNames() of the parameters node under the cursor. */
 function parameterNamesAt(cursor: TreeCursor, text: string): string[] {
   const names: string[] = [];
-  if (!gotoFirstNamedChild(cursor)) return names;
+  let paramType = firstNamed(cursor);
+  if (paramType === null) return names;
   do {
-    switch (typeAt(cursor)) {
+    switch (paramType) {
       case 'identifier':
         names.push(cursorText(cursor, text));
         break;
       case 'typed_parameter': {
-        if (gotoFirstNamedChild(cursor)) {
+        let t = firstNamed(cursor);
+        if (t !== null) {
           do {
-            const t = typeAt(cursor);
             if (t === 'identifier' || t === 'list_splat_pattern' || t === 'dictionary_splat_pattern') {
               names.push(cursorText(cursor, text).replace(/^\*+/, ''));
               break;
             }
-          } while (gotoNextNamedSibling(cursor));
+          } while ((t = nextNamed(cursor)) !== null);
           cursor.gotoParent();
         }
         break;
@@ -225,13 +243,14 @@ function parameterNamesAt(cursor: TreeCursor, text: string): string[] {
       }
       case 'list_splat_pattern':
       case 'dictionary_splat_pattern': {
-        if (gotoFirstNamedChild(cursor)) {
+        let t = firstNamed(cursor);
+        if (t !== null) {
           do {
-            if (typeAt(cursor) === 'identifier') {
+            if (t === 'identifier') {
               names.push(cursorText(cursor, text));
               break;
             }
-          } while (gotoNextNamedSibling(cursor));
+          } while ((t = nextNamed(cursor)) !== null);
           cursor.gotoParent();
         }
         break;
@@ -239,7 +258,7 @@ function parameterNamesAt(cursor: TreeCursor, text: string): string[] {
       default:
         break; // '*' and '/' separators
     }
-  } while (gotoNextNamedSibling(cursor));
+  } while ((paramType = nextNamed(cursor)) !== null);
   cursor.gotoParent();
   return names;
 }
@@ -391,9 +410,9 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
 
   /** The definitions of the container under the cursor, looking into compound statements (definitionsIn). */
   const visit = (classChain: string[], classBases: string[]): void => {
-    if (!gotoFirstNamedChild(cursor)) return;
+    let type = firstNamed(cursor);
+    if (type === null) return;
     do {
-      const type = typeAt(cursor);
       if (type === 'function_definition') functionAt(classChain, classBases, null, []);
       else if (type === 'class_definition') classAt(classChain);
       else if (type === 'decorated_definition') {
@@ -403,7 +422,7 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
         let seenDefinition = false;
         if (cursor.gotoFirstChild()) {
           do {
-            if (typeAt(cursor) === 'decorator' && cursor.nodeIsNamed) decorators.push(cursorText(cursor, text).replace(/^@\s*/, '').trim());
+            if (namedTypeAt(cursor) === 'decorator') decorators.push(cursorText(cursor, text).replace(/^@\s*/, '').trim());
             else if (!seenDefinition && fieldAt(cursor) === 'definition') {
               seenDefinition = true;
               const defType = typeAt(cursor);
@@ -414,7 +433,7 @@ export function extractFunctions(path: string, tree: Tree, text: string, lines =
           cursor.gotoParent();
         }
       } else if (STATEMENT_CONTAINERS.has(type)) visit(classChain, classBases);
-    } while (gotoNextNamedSibling(cursor));
+    } while ((type = nextNamed(cursor)) !== null);
     cursor.gotoParent();
   };
 

@@ -135,3 +135,13 @@ export function fieldAt(cursor: TreeCursor): string | undefined {
   if (id === undefined) return undefined;
   return id in fieldNames ? fieldNames[id] : (fieldNames[id] = cursor.currentFieldName);
 }
+
+const namedTypeNames: (string | null)[] = [];
+
+/** The type of the node under the cursor if it is a named node, else null (named-ness is per type id). */
+export function namedTypeAt(cursor: TreeCursor): string | null {
+  const id = cursor.nodeTypeId;
+  const known = namedTypeNames[id];
+  if (known !== undefined) return known;
+  return (namedTypeNames[id] = cursor.nodeIsNamed ? cursor.nodeType : null);
+}
