@@ -5,21 +5,10 @@
  */
 import type { SyntaxNode, Tree, TreeCursor } from './parser';
 import { LITERAL_TYPES, STATEMENT_CONTAINERS, cleandoc, fieldAt, namedTypeAt, typeAt, unquoteString } from './syntax';
-import type { FunctionKind } from './types';
+import type { FunctionEntry } from './types';
 
 /** A function as found in the tree, before filtering and id assignment. */
-export interface ExtractedFunction {
-  path: string;
-  qualname: string;
-  name: string;
-  kind: FunctionKind;
-  startLine: number;
-  endLine: number;
-  signature: string;
-  docstring: string | null;
-  decorators: string[];
-  returns: boolean;
-  source: string;
+export interface ExtractedFunction extends Omit<FunctionEntry, 'kept' | 'droppedBy' | 'id'> {
   isAsync: boolean;
   /** Parameter names in order (self/cls included). */
   params: string[];
