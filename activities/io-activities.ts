@@ -3,14 +3,13 @@
  * records. Thin wrappers over the domain modules.
  */
 import { spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
 import { RepositoryAnalyzer, selectCandidates } from './analysis';
-import { snapshotGitHubRepository } from './sources';
+import { hashTree, snapshotGitHubRepository } from './sources';
 import { listExchanges, sumUsage, usageBy, type UsageTotals } from './llm';
 import type { ArtifactStore } from './artifacts/store';
 import type { RepoSnapshot, RepoSource } from './contracts';
@@ -22,32 +21,26 @@ export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
   z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional() }),
 ]);
 
-/** The commit of a git checkout, else a hash of the tree's paths and contents. */
-function pinLocalFolder(dir: string): string {
-  const git = spawnSync('git', ['-C', dir, 'rev-parse', 'HEAD'], { encoding: 'utf8' });
-  const clean = spawnSync('git', ['-C', dir, 'status', '--porcelain'], { encoding: 'utf8' });
-  if (git.status === 0 && clean.status === 0 && clean.stdout.trim() === '') return git.stdout.trim();
-  const h = createHash('sha256');
-  const walk = (d: string) => {
-    for (const e of fs.readdirSync(d, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
-      if (e.name === '.git') continue;
-      const full = path.join(d, e.name);
-      h.update(path.relative(dir, full)).update('\0');
-      if (e.isDirectory()) walk(full);
-      else if (e.isFile()) h.update(fs.readFileSync(full)).update('\0');
-      else if (e.isSymbolicLink()) h.update(fs.readlinkSync(full)).update('\0');
-    }
-  };
-  walk(dir);
-  return `tree-${h.digest('hex').slice(0, 32)}`;
+/**
+ * The HEAD commit when the folder is a clean git checkout of its own, else a hash of the tree's
+ * paths and contents (a subfolder of a larger repository is pinned by its own content).
+ */
+async function pinLocalFolder(dir: string): Promise<string> {
+  const git = (...args: string[]) => spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
+  const top = git('rev-parse', '--show-toplevel');
+  if (top.status === 0 && path.resolve(top.stdout.trim()) === dir && git('status', '--porcelain').stdout.trim() === '') {
+    const head = git('rev-parse', 'HEAD');
+    if (head.status === 0) return head.stdout.trim();
+  }
+  return `tree-${(await hashTree(dir)).hash.slice(0, 32)}`;
 }
 
 /** A pinned, read-only copy of a local folder under the data directory, reused when unchanged. */
-function snapshotLocalFolder(config: Config, source: Extract<RepoSource, { kind: 'local' }>): RepoSnapshot {
+async function snapshotLocalFolder(config: Config, source: Extract<RepoSource, { kind: 'local' }>): Promise<RepoSnapshot> {
   const dir = path.resolve(source.path);
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
   const repoId = source.name ?? path.basename(dir);
-  const commit = pinLocalFolder(dir);
+  const commit = await pinLocalFolder(dir);
   const snapshotDir = path.join(dataPaths(config).snapshots, `${repoId.replace(/[^\w.-]+/g, '_')}-${commit.slice(-16)}`);
   if (!fs.existsSync(snapshotDir)) {
     const tmp = `${snapshotDir}.tmp-${process.pid}`;
@@ -82,7 +75,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
 
     async snapshotRepository({ source }) {
       try {
-        if (source.kind === 'local') return { ok: true, snapshot: snapshotLocalFolder(config, source) };
+        if (source.kind === 'local') return { ok: true, snapshot: await snapshotLocalFolder(config, source) };
         // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
         // a transient API failure throws and Temporal retries.
         const r = await snapshotGitHubRepository(config, source.fullName, source.commit);
