@@ -167,6 +167,22 @@ async function buildLayer(docker: Docker, tag: string, base: string, log: Log): 
   }
 }
 
+/**
+ * Earlier builds (tags of other input hashes) are untagged; one still used by a container stays.
+ * Only hash tags are touched: an image a user tagged by name in this repository is left alone.
+ */
+async function removeOlderTags(docker: Docker, current: string, log: Log): Promise<void> {
+  const images = await docker.listImages({ filters: JSON.stringify({ reference: [`${IMAGE_REPO}:*`], label: [IMAGE_LABEL] }) });
+  for (const tag of images.flatMap((i) => i.RepoTags ?? [])) {
+    if (tag === current || !new RegExp(`^${IMAGE_REPO}:[0-9a-f]{12}$`).test(tag)) continue;
+    await docker
+      .getImage(tag)
+      .remove()
+      .then(() => log(`removed the older sandbox image ${tag}`))
+      .catch((err: Error) => log(`kept ${tag}: ${err.message}`));
+  }
+}
+
 export interface EnsureImageOptions {
   docker?: Docker;
   /** Scratch space for the debootstrapped root file system. */
@@ -187,6 +203,7 @@ export async function ensureSandboxImage(options: EnsureImageOptions = {}): Prom
   }
   log(`building sandbox image ${tag}`);
   await buildLayer(docker, tag, base, log);
+  await removeOlderTags(docker, tag, log);
   return { tag, built: true };
 }
 
