@@ -67,6 +67,8 @@ export interface PreparedFunction {
   crossFile: boolean;
   standalone: boolean;
   dependencyCount: number;
+  /** Top-level module names of the repository: never installed as packages when a script misses them. */
+  localModules: string[];
 }
 
 export type LlmStepResult =

@@ -54,6 +54,18 @@ async function snapshotLocalFolder(config: Config, source: Extract<RepoSource, {
 
 class SourceError extends Error {}
 
+/** The names a script could import the repository's own code by: top-level packages and modules (also under src/). */
+export function topLevelModules(paths: Iterable<string>): string[] {
+  const names = new Set<string>();
+  for (const p of paths) {
+    const parts = p.split('/');
+    const first = parts[0] === 'src' && parts.length > 1 ? parts[1]! : parts[0]!;
+    const name = first.replace(/\.py$/, '');
+    if (/^[A-Za-z_]\w*$/.test(name)) names.add(name);
+  }
+  return [...names].sort();
+}
+
 /** Tokens and estimated cost of a run's LLM calls: in total, per repository and per step. */
 export async function llmUsageOfRun(dataDir: string, runId: string, functionIds: string[]) {
   const entries = (await Promise.all(functionIds.map((id) => listExchanges(dataDir, id)))).flat().filter((e) => e.runId === runId);
@@ -121,6 +133,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
             crossFile,
             standalone: a.standalone,
             dependencyCount: a.dependencies.length,
+            localModules: topLevelModules(analyzer.repo.modules.keys()),
           },
         };
       } catch (err) {

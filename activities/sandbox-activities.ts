@@ -45,7 +45,7 @@ export function createSandboxActivities({ store, executor }: SandboxDependencies
         return { status: 'error', exitCode: null, durationMs: 0, resultKey: await store.putJson(result), summary: oneLine(result), coverage: null, packages: [] };
       }
       const result = await executor.run(
-        { script: withTruth, install: true, requirements: installs, coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined },
+        { script: withTruth, install: true, requirements: installs, localModules: prepared.localModules, coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined },
         activityHooks(),
       );
       if (result.status === 'infrastructure') {

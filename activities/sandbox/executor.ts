@@ -37,6 +37,12 @@ export interface RunRequest {
   install?: boolean;
   /** Requirements known up front (e.g. accepted LLM install lines); installed before the first run. */
   requirements?: string[];
+  /**
+   * Top-level module names of the repository the script came from. A missing one is the
+   * script's fault (the code should have been carried into it), never a package to install:
+   * a same-named PyPI project would only hide the mistake.
+   */
+  localModules?: string[];
 }
 
 export interface RunHooks {
@@ -147,6 +153,10 @@ export class SandboxExecutor {
     while (req.install && (result.status === 'error' || result.status === 'failed')) {
       const missing = missingModuleName(result.exception, result.stderr);
       if (!missing) break;
+      if (req.localModules?.includes(missing.split('.')[0]!)) {
+        notes.push(`module ${missing} belongs to the repository, not to a package: the script must carry that code itself`);
+        break;
+      }
       const distribution = distributionForImport(missing);
       if (!distribution) {
         notes.push(`module ${missing} is missing but is not installable (standard library or invalid name)`);

@@ -158,6 +158,15 @@ describe('SandboxExecutor', () => {
     expect(result.notes.join('\n')).toMatch(/installing repost_no_such_module_xyz .* failed/);
   });
 
+  test("a module of the script's own repository is never installed from PyPI", async () => {
+    // `yaml` would install (see above); named as the repository's own module it must not.
+    const result = await executor.run({ script: 'from yaml.helpers import tidy\n', install: true, localModules: ['yaml', 'textkit'] });
+    expect(result.status).toBe('error');
+    expect(result.exception?.type).toBe('ModuleNotFoundError');
+    expect(result.requirements).toEqual([]);
+    expect(result.notes.join('\n')).toMatch(/module yaml belongs to the repository/);
+  });
+
   test('unusable suggested requirements are dropped and the run installs what it needs', async () => {
     const result = await executor.run({
       script: 'import yaml\nprint("ok")\n',

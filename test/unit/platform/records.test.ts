@@ -11,7 +11,7 @@ function input(outDir: string, id: string, stage: FunctionStage, store: Record<s
   return {
     run: { runId: 'run', outDir },
     fn,
-    prepared: { sourceKey: store.source!, contextKey: store.context!, crossFile: false, standalone: true, dependencyCount: 0 },
+    prepared: { sourceKey: store.source!, contextKey: store.context!, crossFile: false, standalone: true, dependencyCount: 0, localModules: [] },
     outcome,
     scriptKey: store.script!,
     execution: null,
