@@ -146,6 +146,15 @@ async function main(): Promise<number> {
 main()
   .then((code) => process.exit(code))
   .catch((err: Error) => {
-    console.error(err instanceof ConfigError ? err.message : err instanceof z.ZodError ? `bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}` : (err.stack ?? err.message));
-    process.exit(1);
+    const usageError = (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS');
+    console.error(
+      err instanceof ConfigError
+        ? err.message
+        : err instanceof z.ZodError
+          ? `bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')} (see --help)`
+          : usageError
+            ? `${err.message} (see --help)`
+            : (err.stack ?? err.message),
+    );
+    process.exit(usageError || err instanceof z.ZodError ? 2 : 1);
   });
