@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { RepoSource } from '../activities/contracts';
 import { RepoSourceSchema } from '../activities/io-activities';
-import { crawlFiltersFromConfig, gitHubSourceFromConfig } from '../activities/sources';
+import { RepoLineSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
 import { ConfigError, loadConfig, type Config } from '../temporal.config';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
@@ -38,10 +38,12 @@ const FlagsSchema = z.object({
   help: z.boolean().default(false),
 });
 
-/** One source a line: `owner/name`, `owner/name@sha`, or a path to a local folder. */
+/** One source a line: `owner/name`, `owner/name@sha` (the sources module's list format), or a path to a local folder. */
 export function parseSourceLine(line: string): RepoSource {
-  const m = /^([\w.-]+\/[\w.-]+)(?:@([0-9a-f]{7,40}))?$/.exec(line);
-  if (m && !fs.existsSync(line)) return RepoSourceSchema.parse({ kind: 'github', fullName: m[1], commit: m[2] });
+  if (!fs.existsSync(line) && RepoLineSchema.safeParse(line).success) {
+    const [ref] = listSource(line);
+    return RepoSourceSchema.parse({ kind: 'github', fullName: ref!.id, commit: ref!.commit ?? undefined });
+  }
   return RepoSourceSchema.parse({ kind: 'local', path: line });
 }
 

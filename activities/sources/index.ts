@@ -1,6 +1,6 @@
 /** Repository sources: GitHub (search or list), local folders; snapshots; the train/eval split. */
 export * from './types';
-export { listSource, RepoListError } from './list';
+export { listSource, RepoListError, RepoLineSchema } from './list';
 export { localSource, localSnapshot, hashTree } from './local';
 export { SnapshotStore, DEFAULT_LIMITS, type SnapshotLimits } from './snapshot';
 export { splitOf, type Split, type DateWindow } from './split';
