@@ -32,22 +32,25 @@ export function createSandboxActivities({ store, executor }: SandboxDependencies
     async executeScript({ fn, prepared, scriptKey, coverage, installs }): Promise<ExecutionSummary> {
       const script = await store.get(scriptKey);
       const original = await store.get(prepared.sourceKey);
-      let withTruth: string;
+      let withTruth: string | null = null;
+      let insertError = '';
       try {
         withTruth = withNewImplementation(script, original, fn.qualname);
       } catch (err) {
-        // The script's shape does not allow the copy (e.g. the class is missing): a failed run.
-        const result: SandboxResult = {
-          status: 'error', exitCode: null, durationMs: 0, stdout: '', truncated: false, coverage: null, packages: [], requirements: [], notes: [],
-          stderr: `cannot insert the ground truth as ${newImplementationName(fn.qualname)}: ${(err as Error).message}`,
-          exception: null,
-        };
-        return { status: 'error', exitCode: null, durationMs: 0, resultKey: await store.putJson(result), summary: oneLine(result), coverage: null, packages: [] };
+        insertError = (err as Error).message;
       }
-      const result = await executor.run(
-        { script: withTruth, install: true, requirements: installs, localModules: prepared.localModules, coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined },
-        activityHooks(),
-      );
+      const result: SandboxResult =
+        withTruth === null
+          ? // The script's shape does not allow the copy (e.g. the class is missing): a failed run.
+            {
+              status: 'error', exitCode: null, durationMs: 0, stdout: '', truncated: false, coverage: null, packages: [], requirements: [], notes: [],
+              stderr: `cannot insert the ground truth as ${newImplementationName(fn.qualname)}: ${insertError}`,
+              exception: null,
+            }
+          : await executor.run(
+              { script: withTruth, install: true, requirements: installs, localModules: prepared.localModules, coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined },
+              activityHooks(),
+            );
       if (result.status === 'infrastructure') {
         // Not the script's fault: let Temporal retry the activity.
         throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${oneLine(result)}`, 'SandboxInfrastructure');
