@@ -79,6 +79,10 @@ export interface IoDependencies {
 }
 
 export function createIoActivities({ config, store }: IoDependencies): IoActivities {
+  // Snapshots never change, so one parse of a repository serves the listing and all its
+  // functions; the options are the same everywhere so the cached parse is found.
+  const analyzerOf = (dir: string, repoId: string, commit: string) => RepositoryAnalyzer.openCached(dir, { ...config.analysis, repoId, commit });
+
   return {
     async loadSources({ sourcesKey, offset, limit }) {
       const all = z.array(RepoSourceSchema).parse(await store.getJson(sourcesKey));
@@ -100,7 +104,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     },
 
     async listCandidates({ snapshot, settings }) {
-      const analyzer = await RepositoryAnalyzer.openCached(snapshot.snapshotDir, { ...config.analysis, repoId: snapshot.repoId, commit: snapshot.commit });
+      const analyzer = await analyzerOf(snapshot.snapshotDir, snapshot.repoId, snapshot.commit);
       const all = analyzer.functions();
       const chosen = selectCandidates(all, settings.maxFunctionsPerRepo, settings.seed);
       return {
@@ -121,8 +125,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
 
     async prepareFunction({ fn }) {
       try {
-        // Snapshots never change, so one parse of the repository serves all its functions.
-        const analyzer = await RepositoryAnalyzer.openCached(fn.snapshotDir, { ...config.analysis, repoId: fn.repoId, commit: fn.commit });
+        const analyzer = await analyzerOf(fn.snapshotDir, fn.repoId, fn.commit);
         const a = analyzer.analyze(fn.path, fn.qualname);
         const crossFile = a.dependencies.some((d) => d.path !== fn.path);
         return {
