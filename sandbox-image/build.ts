@@ -167,13 +167,17 @@ async function buildLayer(docker: Docker, tag: string, base: string, log: Log): 
   }
 }
 
+/** Builds younger than this are kept: another checkout of the project (another version) may be using one. */
+const KEEP_RECENT_BUILDS_MS = 24 * 3600 * 1000;
+
 /**
- * Earlier builds (tags of other input hashes) are untagged; one still used by a container stays.
- * Only hash tags are touched: an image a user tagged by name in this repository is left alone.
+ * Earlier builds (tags of other input hashes) older than a day are untagged; one still used by a
+ * container stays. Only hash tags are touched: an image a user tagged by name is left alone.
  */
 async function removeOlderTags(docker: Docker, current: string, log: Log): Promise<void> {
   const images = await docker.listImages({ filters: JSON.stringify({ reference: [`${IMAGE_REPO}:*`], label: [IMAGE_LABEL] }) });
-  for (const tag of images.flatMap((i) => i.RepoTags ?? [])) {
+  const old = images.filter((i) => Date.now() - i.Created * 1000 > KEEP_RECENT_BUILDS_MS);
+  for (const tag of old.flatMap((i) => i.RepoTags ?? [])) {
     if (tag === current || !new RegExp(`^${IMAGE_REPO}:[0-9a-f]{12}$`).test(tag)) continue;
     await docker
       .getImage(tag)
