@@ -178,6 +178,7 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
+  if (options.logFile) fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
   const out = options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
   const child = spawn(options.cli, args, { stdio: ['ignore', out, out], detached: false });
   if (typeof out === 'number') fs.closeSync(out);
