@@ -68,9 +68,17 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     promptVersions: {} as Record<string, string>,
   };
 
-  /** What the Temporal UI shows for a running function: where it is and how the last step went. */
+  /**
+   * What the Temporal UI shows for a running function (where it is, how the last step went), and
+   * its stage as a search attribute, so progress views can count running functions by stage.
+   */
+  let shownStage: FunctionStage | null = null;
   const progress = (stage: FunctionStage, detail: string) => {
     setCurrentDetails(`**${stage}** ${detail}\n\n${fn.repoId} \`${fn.path}::${fn.qualname}\` (${fn.split})`);
+    if (stage !== shownStage) {
+      shownStage = stage;
+      upsertSearchAttributes([{ key: StageKey, value: stage }]);
+    }
   };
 
   const finish = async (stage: FunctionStage, reason: string): Promise<FunctionOutcome> => {
@@ -89,10 +97,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     };
     const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions } = state;
     await io.writeRecord({ run, fn, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
-    upsertSearchAttributes([
-      { key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' },
-      { key: StageKey, value: stage },
-    ]);
+    upsertSearchAttributes([{ key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' }]);
     progress(stage, accepted ? `accepted: ${reason}` : `rejected: ${reason.slice(0, 300)}`);
     return outcome;
   };
