@@ -66,7 +66,8 @@ export function importedLibraries(root: SyntaxNode): string[] {
   const names = new Set<string>();
   for (const stmt of root.descendantsOfType(['import_statement', 'import_from_statement'])) {
     const { bindings, star } = importBindings(stmt);
-    const modules = [...bindings.filter((b) => b.level === 0).map((b) => b.module), ...(star && star.level === 0 ? [star.module] : [])];
+    const modules = bindings.flatMap((b) => (b.kind === 'import' && b.level === 0 ? [b.module] : []));
+    if (star && star.level === 0) modules.push(star.module);
     for (const module of modules) {
       const distribution = module ? distributionForImport(module) : null;
       if (distribution) names.add(normalizeDistributionName(distribution));
