@@ -146,3 +146,9 @@ export async function datasetStatistics(records: AsyncIterable<StatRecord> | Ite
   for await (const record of records) builder.add(record);
   return builder.result(usage);
 }
+
+/** RepoST's published Table 4 (REPOST-TRAIN and REPOST-EVAL), shown beside a run's figures. */
+export const REPOST_PAPER_TABLE_4: Record<DatasetSplit, Partial<SplitStatistics>> = {
+  train: { avgTargetTokens: 112.4, avgTargetLines: 12.8, avgEvalScriptTokens: 842.5, avgEvalScriptLines: 75.7, avgTestsPerScript: 5.7, avgBranchCoverage: 0.978, standaloneShare: 0.281, externalLibraries: 894 },
+  eval: { avgTargetTokens: 102.7, avgTargetLines: 9.9, avgEvalScriptTokens: 1217.5, avgEvalScriptLines: 122.3, avgTestsPerScript: 8.2, avgBranchCoverage: 1, standaloneShare: 0.264, externalLibraries: 106 },
+};
