@@ -5,13 +5,14 @@
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
 import { ArtifactStore } from './artifacts/store';
+import { createBenchmarkActivities } from './benchmark-activities';
 import { createIoActivities } from './io-activities';
 import { createLlmActivities } from './llm-activities';
 import { LlmGateway } from './llm';
 import { SandboxExecutor } from './sandbox';
 import { createSandboxActivities } from './sandbox-activities';
 
-export type { IoActivities, LlmActivities, SandboxActivities } from './types';
+export type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from './types';
 
 export function createArtifactStore(config: Config): ArtifactStore {
   return new ArtifactStore(dataPaths(config).artifacts);
@@ -19,6 +20,11 @@ export function createArtifactStore(config: Config): ArtifactStore {
 
 export function createIo(config: Config, store = createArtifactStore(config)) {
   return createIoActivities({ config, store });
+}
+
+/** Live-benchmark firings and run reports; served by the io workers beside the I/O activities. */
+export function createBenchmark(config: Config, store = createArtifactStore(config)) {
+  return createBenchmarkActivities({ config, store });
 }
 
 export function createLlm(config: Config, store = createArtifactStore(config), gateway = new LlmGateway(config, store)) {

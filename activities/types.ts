@@ -17,6 +17,7 @@ import type {
   RunSummary,
   VerdictResult,
 } from './contracts';
+import type { OpenBenchmarkRunInput, OpenedBenchmarkRun } from './benchmark/open-run';
 
 export interface IoActivities {
   loadSources(input: { sourcesKey: string; offset: number; limit: number }): Promise<{ sources: RepoSource[]; total: number }>;
@@ -46,4 +47,10 @@ export interface LlmActivities {
 export interface SandboxActivities {
   executeScript(input: { fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; coverage: boolean; installs: string[] }): Promise<ExecutionSummary>;
   astCheck(input: { fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<{ equivalent: boolean; difference: string | null }>;
+}
+
+/** Live benchmark firings and run reports (task queue `io`). */
+export interface BenchmarkActivities {
+  openBenchmarkRun(input: OpenBenchmarkRunInput): Promise<OpenedBenchmarkRun>;
+  writeRunReport(input: { run: RunRef }): Promise<{ file: string; records: number; rejections: number }>;
 }

@@ -7,7 +7,7 @@
  */
 import * as os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createArtifactStore, createIo, createLlm, createSandbox, createSandboxExecutor } from '../activities';
+import { createArtifactStore, createBenchmark, createIo, createLlm, createSandbox, createSandboxExecutor } from '../activities';
 import { loadConfig, type Config } from '../temporal.config';
 
 export const WORKER_ROLES = ['workflows', 'io', 'llm', 'sandbox'] as const;
@@ -69,7 +69,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.io,
-        activities: createIo(config, store),
+        activities: { ...createIo(config, store), ...createBenchmark(config, store) },
         maxConcurrentActivityTaskExecutions: config.workers.ioConcurrency,
       }),
     );

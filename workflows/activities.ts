@@ -4,7 +4,7 @@
  * Retries are for transient faults only; an expected outcome comes back as a value.
  */
 import { proxyActivities } from '@temporalio/workflow';
-import type { IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
+import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
 import type { TaskQueues } from '../activities/contracts';
 
 export function activityProxies(queues: TaskQueues) {
@@ -26,5 +26,11 @@ export function activityProxies(queues: TaskQueues) {
     heartbeatTimeout: '1 minute',
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 4 },
   });
-  return { io, llm, sandbox };
+  // A firing's GitHub search and a run's report are I/O too, on the same queue and terms.
+  const bench = proxyActivities<BenchmarkActivities>({
+    taskQueue: queues.io,
+    startToCloseTimeout: '10 minutes',
+    retry: { initialInterval: '1s', maximumAttempts: 5 },
+  });
+  return { io, llm, sandbox, bench };
 }
