@@ -1,8 +1,10 @@
+import * as fs from 'node:fs';
 import { countBpeTokens } from '../../../activities/dataset/bpe-tokens';
 import { ProductRecordSchema, type ProductRecord } from '../../../activities/dataset/product-record';
 import { lineCount, measureRecord, measureScript } from '../../../activities/dataset/record-measures';
-import { datasetStatistics } from '../../../activities/dataset/statistics';
+import { REPOST_PAPER_TABLE_4, datasetStatistics } from '../../../activities/dataset/statistics';
 import { emptyUsage } from '../../../activities/llm/cost';
+import { REPOST_SAMPLE } from '../../support/fixtures';
 
 const SCRIPT = `import os
 import numpy as np, json
@@ -159,5 +161,24 @@ describe('dataset statistics (RepoST Table 4)', () => {
     const stats = await datasetStatistics([legacy], null);
     expect(Object.keys(stats.splits)).toEqual(['train']);
     expect(stats.perAcceptedExample).toBeNull();
+  });
+});
+
+describe("the measures on RepoST's own records", () => {
+  it("land near the paper's REPOST-EVAL figures on 40 of its published records", async () => {
+    const records = fs
+      .readFileSync(REPOST_SAMPLE, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => ({ ...JSON.parse(l), standalone: null, llm_tokens: 0, debug_rounds: 0, coverage_rounds: 0, split: 'eval' as const }));
+    const stats = (await datasetStatistics(records, null)).splits.eval!;
+    const paper = REPOST_PAPER_TABLE_4.eval;
+    // A sample of 40 of the 296 records: the same definitions give figures within a few percent.
+    expect(Math.abs(stats.avgTestsPerScript! - paper.avgTestsPerScript!)).toBeLessThan(1);
+    expect(Math.abs(stats.avgEvalScriptLines! / paper.avgEvalScriptLines! - 1)).toBeLessThan(0.1);
+    expect(Math.abs(stats.avgTargetTokens! / paper.avgTargetTokens! - 1)).toBeLessThan(0.1);
+    expect(Math.abs(stats.avgTargetLines! / paper.avgTargetLines! - 1)).toBeLessThan(0.15);
+    expect(Math.abs(stats.avgEvalScriptTokens! / paper.avgEvalScriptTokens! - 1)).toBeLessThan(0.15);
+    expect(stats.functions).toBe(40);
   });
 });
