@@ -6,12 +6,13 @@
  *
  *   tsx scripts/export.ts RUN --to DIR
  *
- * RUN is a run folder or a run id under the data directory (REPOST_DATA_DIR, default .data).
+ * RUN is a run id in the store (REPOST_STORE_URL, else the data directory) or a run's folder.
  * DIR must be new, empty, or an earlier export (which is replaced once the new one is complete).
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { LocalRunReader } from '../activities/dataset/run-reader';
+import { openRunReader } from '../activities/dataset/run-reader';
+import { openStore } from '../activities/store';
 import { ExportError, exportRun } from '../activities/export/export-run';
 import { loadConfig } from '../temporal.config';
 import { UsageError, runCli, usageOf } from './lib/cli';
@@ -30,8 +31,9 @@ async function main(): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `one run at a time (got ${positionals.length})` : 'give a run folder or a run id');
   if (!values.to) throw new UsageError('give the folder to write: --to DIR');
   const flags = FlagsSchema.parse({ run: positionals[0], to: values.to });
-  const reader = LocalRunReader.open(flags.run, loadConfig().dataDir);
+  const store = await openStore(loadConfig());
   try {
+    const reader = await openRunReader(store, flags.run);
     const result = await exportRun(reader, flags.to);
     console.log(`exported run ${reader.runId} to ${result.dir}/`);
     for (const s of result.splits) console.log(`  ${s.path}: ${s.rows} row(s) (${s.name})`);
@@ -43,6 +45,8 @@ async function main(): Promise<number> {
       return 1;
     }
     throw err;
+  } finally {
+    await store.close();
   }
 }
 

@@ -6,15 +6,17 @@
  *
  *   tsx scripts/report.ts RUN [--out DIR]
  *
- * RUN is a run folder or a run id under the data directory (REPOST_DATA_DIR, default .data).
- * The page goes to RUN/report.html (or DIR/report.html), its linked files to report/ beside it.
+ * RUN is a run id in the store (REPOST_STORE_URL, else the data directory) or a run's folder. The
+ * page goes to the run's folder (or DIR) as report.html, its linked files to report/ beside it.
+ * A run folder whose run is not in the store is reported from its files, without LLM exchanges.
  */
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { LocalRunReader } from '../activities/dataset/run-reader';
+import { openRunReader } from '../activities/dataset/run-reader';
+import { openStore } from '../activities/store';
 import { writeRunReport } from '../activities/report/write-report';
-import { loadConfig } from '../temporal.config';
+import { dataPaths, loadConfig } from '../temporal.config';
 import { UsageError, runCli, usageOf } from './lib/cli';
 
 const FlagsSchema = z.object({
@@ -32,12 +34,18 @@ async function main(): Promise<number> {
   if (positionals.length !== 1) throw new UsageError(positionals.length ? `one run at a time (got ${positionals.length})` : 'give a run folder or a run id');
   const flags = FlagsSchema.parse({ ...values, run: positionals[0] });
   const config = loadConfig();
-  const reader = LocalRunReader.open(flags.run, config.dataDir);
-  const written = await writeRunReport(reader, path.resolve(flags.out ?? reader.location));
-  console.log(`report of run ${reader.runId}: ${written.file}`);
-  console.log(`  ${written.records} record(s), ${written.rejections} rejection(s); ${written.scripts} script(s) and ${written.exchangePages} exchange page(s) under ${path.join(path.dirname(written.file), 'report')}/`);
-  if (written.unreadableExchanges > 0) console.log(`  ${written.unreadableExchanges} recorded exchange(s) could not be read (named on their pages)`);
-  return 0;
+  const store = await openStore(config);
+  try {
+    const reader = await openRunReader(store, flags.run);
+    const outDir = path.resolve(flags.out ?? reader.outDir ?? path.join(dataPaths(config).runs, reader.runId));
+    const written = await writeRunReport(reader, outDir);
+    console.log(`report of run ${reader.runId}: ${written.file}`);
+    console.log(`  ${written.records} record(s), ${written.rejections} rejection(s); ${written.scripts} script(s) and ${written.exchangePages} exchange page(s) under ${path.join(outDir, 'report')}/`);
+    if (written.unreadableExchanges > 0) console.log(`  ${written.unreadableExchanges} recorded exchange(s) could not be read (named on their pages)`);
+    return 0;
+  } finally {
+    await store.close();
+  }
 }
 
 runCli(main);

@@ -14,13 +14,15 @@
  * schedule when it is created.
  *
  * Schedules live in the Temporal server (TEMPORAL_ADDRESS, else the embedded server's port on this
- * machine) and fire only while it runs and workers poll the task queues (tsx workers/main.ts).
+ * machine) and fire only while it runs and workers poll the task queues (tsx workers/main.ts)
+ * against the same store (REPOST_STORE_URL, else the data directory).
  */
 import { parseArgs } from 'node:util';
 import { Client, Connection, ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { IsoDaySchema } from '../activities/benchmark/window';
 import { SPLITS } from '../activities/dataset/product-record';
+import { openStore } from '../activities/store';
 import { loadConfig } from '../temporal.config';
 import { UsageError, runCli, usageOf } from './lib/cli';
 import { createBenchmarkSchedule, deleteBenchmarkSchedule, listBenchmarkSchedules, parseEvery, type BenchmarkScheduleView } from './lib/schedules';
@@ -78,9 +80,10 @@ async function main(): Promise<number> {
     parseEvery(flags.every);
     const config = loadConfig();
     const { client, close } = await connect();
+    const store = await openStore(config);
     try {
       const scheduleId = flags.id ?? `repost-benchmark-${flags.github}`;
-      const created = await createBenchmarkSchedule(client, config, { scheduleId, every: flags.every, split: flags.github, sinceCutoff: flags['since-cutoff'], limit: flags.limit });
+      const created = await createBenchmarkSchedule(client, store, config, { scheduleId, every: flags.every, split: flags.github, sinceCutoff: flags['since-cutoff'], limit: flags.limit });
       console.log(`created schedule ${scheduleId}`);
       console.log(show(created));
       console.log('firings run on the workers polling the task queues of this configuration (tsx workers/main.ts)');
@@ -89,6 +92,7 @@ async function main(): Promise<number> {
       if (err instanceof ScheduleAlreadyRunning) throw new UsageError(`a schedule ${err.scheduleId} exists already; delete it first or choose --id`);
       throw err;
     } finally {
+      await store.close();
       await close();
     }
   }

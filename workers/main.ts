@@ -7,7 +7,8 @@
  */
 import * as os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createArtifactStore, createBenchmark, createIo, createLlm, createSandbox, createSandboxExecutor } from '../activities';
+import { createBenchmark, createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
+import type { Store } from '../activities/store/types';
 import { loadConfig, type Config } from '../temporal.config';
 
 export const WORKER_ROLES = ['workflows', 'io', 'llm', 'sandbox'] as const;
@@ -21,6 +22,8 @@ export interface RunWorkersOptions {
   roles?: readonly WorkerRole[];
   /** A prebuilt workflow bundle (tests build it once); default: bundle `workflows/` at start. */
   workflowBundle?: { code: string };
+  /** The store to use; default: the configured one (opened here, closed when the workers stop). */
+  store?: Store;
   log?: (line: string) => void;
 }
 
@@ -47,9 +50,19 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
   const roles = new Set(options.roles ?? WORKER_ROLES);
   const q = config.temporal.taskQueues;
   const base = { connection, namespace: config.temporal.namespace };
-  const store = createArtifactStore(config);
   const workers: Worker[] = [];
   const cleanups: (() => Promise<void>)[] = [];
+  const needsStore = roles.has('io') || roles.has('llm') || roles.has('sandbox');
+  let store: Store | null = options.store ?? null;
+  if (!store && needsStore) {
+    store = await openStore(config);
+    const opened = store;
+    cleanups.push(() => opened.close());
+  }
+  if (store) {
+    // A worker that cannot reach its store fails now, not one function at a time.
+    await store.storeId();
+  }
 
   if (roles.has('workflows')) {
     const source: Partial<WorkerOptions> = options.workflowBundle
@@ -69,7 +82,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.io,
-        activities: { ...createIo(config, store), ...createBenchmark(config, store) },
+        activities: { ...createIo(config, store!), ...createBenchmark(config, store!) },
         maxConcurrentActivityTaskExecutions: config.workers.ioConcurrency,
       }),
     );
@@ -79,7 +92,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.llm,
-        activities: createLlm(config, store),
+        activities: createLlm(config, store!),
         maxConcurrentActivityTaskExecutions: config.workers.llmConcurrency,
         // The whole task queue's LLM rate, enforced by the Temporal server across all workers.
         ...(config.workers.llmActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: config.workers.llmActivitiesPerSecond } : {}),
@@ -96,7 +109,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.sandbox,
-        activities: createSandbox(config, executor, store),
+        activities: createSandbox(config, executor, store!),
         maxConcurrentActivityTaskExecutions: config.workers.sandboxConcurrency,
       }),
     );

@@ -1,7 +1,7 @@
 /**
  * One firing of a live benchmark (started by a Temporal Schedule, `scripts/schedule.ts`): open a
  * run of the repositories created in the window since the last firing, crawl them as a child
- * crawl, and write the run's report. One firing, one run.
+ * crawl, and write the run's files and report. One firing, one run.
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { ParentClosePolicy, executeChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
@@ -23,24 +23,26 @@ export interface BenchmarkOutcome {
   window: { from: string; to: string } | null;
   repositories: number;
   summary: RunSummary;
+  outDir: string;
   report: string;
 }
 
 export async function benchmarkWorkflow(input: BenchmarkWorkflowInput): Promise<BenchmarkOutcome> {
   const { queues, ...open } = input;
-  const { bench } = activityProxies(queues);
+  const { bench } = activityProxies(queues, input.settings);
   // The due time, not the start time: a firing buffered behind a long one keeps its own window.
   const firedAt = workflowInfo().typedSearchAttributes.get(ScheduledStartTimeKey) ?? workflowInfo().startTime;
 
   const opened = await bench.openBenchmarkRun({ ...open, firedAt: firedAt.toISOString() });
-  upsertSearchAttributes([{ key: RunIdKey, value: opened.run.runId }]);
+  const { run } = opened;
+  upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
   const summary = await executeChild(crawlWorkflow, {
-    workflowId: `${opened.run.runId}/crawl`,
+    workflowId: `${run.runId}/crawl`,
     taskQueue: queues.workflows,
-    args: [{ run: opened.run, sourcesKey: opened.sourcesKey, settings: input.settings, queues }],
-    typedSearchAttributes: [{ key: RunIdKey, value: opened.run.runId }],
+    args: [{ run, sourcesKey: opened.sourcesKey, settings: input.settings, queues }],
+    typedSearchAttributes: [{ key: RunIdKey, value: run.runId }],
     parentClosePolicy: ParentClosePolicy.TERMINATE,
   });
-  const report = await bench.writeRunReport({ run: opened.run });
-  return { runId: opened.run.runId, window: opened.window, repositories: opened.repositories, summary, report: report.file };
+  const outputs = await bench.writeRunOutputs({ run, outDir: opened.outDir });
+  return { runId: run.runId, window: opened.window, repositories: opened.repositories, summary, outDir: opened.outDir, report: outputs.report };
 }

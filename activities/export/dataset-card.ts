@@ -6,7 +6,7 @@
  * repositories with their licenses.
  */
 import type { DatasetSplit } from '../dataset/product-record';
-import type { RunInfo, RunSummaryFile } from '../dataset/run-reader';
+import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
 import type { DatasetStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { EXPORT_COLUMNS, huggingFaceFeatures } from './columns';
@@ -43,7 +43,7 @@ export interface CardSplit {
 export interface DatasetCardInput {
   runId: string;
   info: RunInfo;
-  summary: RunSummaryFile;
+  summary: RunSummaryView;
   statistics: DatasetStatistics;
   splits: CardSplit[];
   /** Source repositories with their license key and number of records. */
@@ -112,7 +112,7 @@ function buildSection(input: DatasetCardInput): string {
     '',
     `- sources: ${[...sourceKinds].map(([k, n]) => `${n} ${k}`).join(', ') || 'not recorded'}; ${input.summary.repositories} repositories crawled, ${input.summary.skippedRepos.length} skipped`,
     `- functions: ${input.summary.functions} tried, ${input.summary.accepted} accepted, ${input.summary.rejected} rejected`,
-    `- model: \`${input.info.llm?.model ?? 'not recorded'}\``,
+    `- model: \`${input.info.model ?? 'not recorded'}\``,
     usage
       ? `- LLM usage: ${usage.calls} calls (${usage.cachedCalls} from the cache), ${usage.promptTokens + usage.completionTokens} tokens, estimated $${usage.costUsd.toFixed(4)}` +
         (per ? `; per accepted example ${per.tokens} tokens, $${per.costUsd.toFixed(6)}` : '')

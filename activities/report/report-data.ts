@@ -9,7 +9,7 @@ import type { UsageTotals } from '../llm/cost';
 import type { ProductRecord } from '../dataset/product-record';
 import { measureRecord } from '../dataset/record-measures';
 import { STAGE_ORDER, type Rejection } from '../dataset/records';
-import type { RunInfo, RunReader, RunSummaryFile } from '../dataset/run-reader';
+import type { RunInfo, RunReader, RunSummaryView } from '../dataset/run-reader';
 import { StatisticsBuilder, type DatasetStatistics } from '../dataset/statistics';
 
 export interface RecordRow {
@@ -58,7 +58,7 @@ export interface ReasonGroup {
 export interface RunReportData {
   runId: string;
   info: RunInfo;
-  summary: RunSummaryFile;
+  summary: RunSummaryView;
   statistics: DatasetStatistics;
   records: RecordRow[];
   rejections: RejectionRow[];

@@ -202,7 +202,7 @@ function rejectionsTable(data: RunReportData, links: ReportLinks): string {
 
 function settingsBlock(data: RunReportData): string {
   const settings = Object.entries(data.info.settings).map(([k, v]) => `<code>${esc(k)}=${esc(JSON.stringify(v))}</code>`).join(' ');
-  const model = data.info.llm?.model ? `model <code>${esc(data.info.llm.model)}</code>` : '';
+  const model = data.info.model ? `model <code>${esc(data.info.model)}</code>` : 'model not recorded';
   const skipped = data.summary.skippedRepos.map((s) => `<li><code>${esc(JSON.stringify(s.source))}</code>: ${esc(s.reason)}</li>`).join('');
   return (
     `<p class="muted">${data.info.sources.length} source(s) · ${model} · ${settings}</p>` +

@@ -50,8 +50,43 @@ export class SnapshotStore {
   /** `<root>/<owner>/<name>/<commit>`: one immutable directory per pinned commit. */
   dirFor(repoId: string, commit: string): string {
     const safe = repoId.split('/').map((p) => p.replace(/[^A-Za-z0-9._-]/g, '_'));
-    if (!/^[0-9a-zA-Z]+$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
+    if (!/^[0-9a-zA-Z][\w-]*$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
     return path.join(this.root, ...safe, commit);
+  }
+
+  /** The extracted tree of repoId@commit (it exists once the snapshot is complete). */
+  treeDir(repoId: string, commit: string): string {
+    return path.join(this.dirFor(repoId, commit), 'tree');
+  }
+
+  /**
+   * Copies a tree (a local folder, or one extracted elsewhere) into the snapshot of repoId@commit,
+   * atomically: readers see no snapshot or a complete one. VCS folders are left out; symlinks are
+   * copied as links (the analysis refuses any that points outside the tree).
+   */
+  async adoptTree(repoId: string, commit: string, source: string): Promise<Snapshot> {
+    const found = await this.existing(repoId, commit);
+    if (found) return found;
+    const final = this.dirFor(repoId, commit);
+    await fs.mkdir(path.dirname(final), { recursive: true });
+    const tmp = `${final}.tmp-${process.pid}-${randomBytes(4).toString('hex')}`;
+    try {
+      await fs.cp(source, path.join(tmp, 'tree'), { recursive: true, verbatimSymlinks: true, filter: (src) => !['.git', '.hg', '.svn'].includes(path.basename(src)) });
+      const stats = await hashTree(path.join(tmp, 'tree'));
+      const manifest: Manifest = { repoId, commit, files: stats.files, pythonFiles: stats.pythonFiles, bytes: stats.bytes, tarballSha256: null };
+      await fs.writeFile(path.join(tmp, 'manifest.json'), JSON.stringify(manifest, null, 2));
+      try {
+        await fs.rename(tmp, final);
+      } catch {
+        // Another process stored the same snapshot first: it is identical, keep it.
+        const other = await this.existing(repoId, commit);
+        if (other) return other;
+        throw new Error(`cannot store snapshot ${repoId}@${commit}`);
+      }
+      return { ...manifest, dir: path.join(final, 'tree'), reused: false };
+    } finally {
+      await fs.rm(tmp, { recursive: true, force: true });
+    }
   }
 
   async existing(repoId: string, commit: string): Promise<Snapshot | null> {

@@ -1,8 +1,9 @@
 /**
  * Live-benchmark schedules: a Temporal Schedule per benchmark that starts `benchmarkWorkflow`
  * every period; each firing crawls the repositories created since the last one (after the
- * cutoff) into a fresh run with its report. The search filters and pipeline settings are taken
- * from the configuration when the schedule is created and travel with every firing.
+ * cutoff) into a fresh run with its report. The search filters and the run settings are taken
+ * from the configuration when the schedule is created (the settings frozen into the store) and
+ * travel with every firing.
  */
 import { ScheduleNotFoundError, ScheduleOverlapPolicy, type Client, type ScheduleDescription } from '@temporalio/client';
 import { msToNumber } from '@temporalio/common/lib/time';
@@ -12,7 +13,8 @@ import { crawlFiltersFromConfig } from '../../activities/sources/from-config';
 import type { Config } from '../../temporal.config';
 import type { BenchmarkWorkflowInput } from '../../workflows/benchmark';
 import { UsageError } from './cli';
-import { queuesFrom, settingsFrom } from './crawl';
+import type { Store } from '../../activities/store/types';
+import { freezeSettings, pipelineSettingsFrom, queuesFrom } from './crawl';
 
 export const BENCHMARK_WORKFLOW = 'benchmarkWorkflow';
 
@@ -38,7 +40,7 @@ export function parseEvery(every: string): number {
   return ms;
 }
 
-export async function createBenchmarkSchedule(client: Client, config: Config, options: CreateBenchmarkOptions): Promise<BenchmarkScheduleView> {
+export async function createBenchmarkSchedule(client: Client, store: Store, config: Config, options: CreateBenchmarkOptions): Promise<BenchmarkScheduleView> {
   const everyMs = parseEvery(options.every);
   const { createdFrom: _from, createdTo: _to, ...filters } = crawlFiltersFromConfig(config, options.split);
   void _from;
@@ -50,7 +52,9 @@ export async function createBenchmarkSchedule(client: Client, config: Config, op
     split: options.split,
     filters: filters satisfies BenchmarkFilters,
     limit: options.limit,
-    settings: settingsFrom(config),
+    settingsKey: await freezeSettings(store, config),
+    storeId: await store.storeId(),
+    settings: pipelineSettingsFrom(config),
     queues: queuesFrom(config),
   };
   const handle = await client.schedule.create({

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
-import { LocalRunReader } from '../../activities/dataset/run-reader';
+import { StoreRunReader } from '../../activities/dataset/run-reader';
 import { datasetStatistics } from '../../activities/dataset/statistics';
 import { DatasetRecordSchema } from '../../activities/dataset/records';
 import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
@@ -37,10 +37,17 @@ function readLines(file: string): Record<string, unknown>[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
-/** A copy of a run folder whose records are rewritten by `edit` (the run's other files as they are). */
-function copyRun(runDir: string, to: string, edit: (records: Record<string, unknown>[]) => Record<string, unknown>[]): string {
+/**
+ * A copy of a run folder under another run id (so it is read from its files, not the store), its
+ * records rewritten by `edit`.
+ */
+function copyRun(runDir: string, to: string, runId: string, edit: (records: Record<string, unknown>[]) => Record<string, unknown>[]): string {
   fs.cpSync(runDir, to, { recursive: true });
   fs.rmSync(path.join(to, 'report'), { recursive: true, force: true });
+  for (const file of ['summary.json', 'run.json']) {
+    const json = JSON.parse(fs.readFileSync(path.join(to, file), 'utf8')) as Record<string, unknown>;
+    fs.writeFileSync(path.join(to, file), JSON.stringify({ ...json, runId }));
+  }
   const records = edit(readLines(path.join(runDir, 'dataset.jsonl')));
   fs.writeFileSync(path.join(to, 'dataset.jsonl'), records.map((r) => JSON.stringify(r) + '\n').join(''));
   return to;
@@ -51,21 +58,28 @@ describe('statistics, report and export of the demo run', () => {
   let runDir: string;
   beforeAll(async () => {
     factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT));
-    const summary = await runCrawl({ config: factory.config, client: factory.client, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-product' });
+    // The demo repository twice: as training data and, under another name, as an evaluation set
+    // (coverage 1.0 and equal ASTs required).
+    const sources = [
+      { kind: 'local' as const, path: DEMO_REPO, name: 'textkit', split: 'train' as const },
+      { kind: 'local' as const, path: DEMO_REPO, name: 'textkit-eval', split: 'eval' as const },
+    ];
+    const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources, runId: 'it-product' });
     runDir = summary.outDir;
   });
   afterAll(async () => {
     await factory?.close();
   });
 
-  it("Table 4 figures match a hand count of the demo's records", async () => {
-    const reader = LocalRunReader.open('it-product', factory.dataDir);
+  it("Table 4 figures match a hand count of the demo's records, and summary.json holds them", async () => {
+    const reader = await StoreRunReader.open(factory.store, 'it-product');
     const usage = (await reader.summary()).llm!.total;
     const stats = await datasetStatistics(reader.records(), usage);
     // By hand, from dataset.jsonl: Interval.merge (a method, 5 lines, 35-line script, 3 asserts in
     // test_merge), word_frequencies (standalone, 12 lines, 26-line script, 5 asserts after its
-    // coverage round), slugify (needs collapse_spaces, 8 lines, 37-line script, 3 asserts);
-    // every script reaches full branch coverage and imports only `re`.
+    // coverage round), slugify (needs collapse_spaces, 8 lines, 37-line script, 3 asserts); every
+    // script reaches full branch coverage and imports only `re`. The evaluation copy keeps merge
+    // and slugify only: word_frequencies' sandboxed AST differs, which an evaluation set refuses.
     expect(stats.splits.train).toMatchObject({
       repositories: 1,
       functions: 3,
@@ -76,15 +90,18 @@ describe('statistics, report and export of the demo run', () => {
       standaloneShare: 0.333,
       externalLibraries: 0,
     });
-    expect(Object.keys(stats.splits)).toEqual(['train']);
+    expect(stats.splits.eval).toMatchObject({ repositories: 1, functions: 2, avgTargetLines: 6.5, avgEvalScriptLines: 36, avgTestsPerScript: 3, avgBranchCoverage: 1, standaloneShare: 0, externalLibraries: 0 });
     const train = stats.splits.train!;
     // BPE counts cannot be done by hand; a script holds its function, so it has more tokens.
     expect(train.avgTargetTokens!).toBeGreaterThan(40);
     expect(train.avgEvalScriptTokens!).toBeGreaterThan(2 * train.avgTargetTokens!);
-    // Cost per accepted example: the whole run's tokens (the rejected function's included) over 3.
-    expect(usage.calls).toBe(factory.llm.requests.length);
-    expect(stats.perAcceptedExample!.tokens).toBeCloseTo((usage.promptTokens + usage.completionTokens) / 3, 2);
-    expect(stats.perAcceptedExample!.calls).toBe(5);
+    // Cost per accepted example: the whole run's calls and tokens (rejected functions included) over 5.
+    expect(usage.calls).toBe(28);
+    expect(stats.perAcceptedExample!.calls).toBe(5.6);
+    expect(stats.perAcceptedExample!.tokens).toBeCloseTo((usage.promptTokens + usage.completionTokens) / 5, 2);
+    // The crawl wrote the same figures into the run's summary.json.
+    const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { statistics: typeof stats };
+    expect(saved.statistics).toEqual(stats);
   });
 
   describe('the report in headless Chromium', () => {
@@ -119,13 +136,15 @@ describe('statistics, report and export of the demo run', () => {
         }),
       );
       const byLabel = Object.fromEntries(charts.map((c) => [c.label, c]));
-      // Funnel: 10 stages; rejections: test_check; coverage: one bin (100%); rounds: accepted 0 and 1, rejected 0.
+      // Funnel: 10 stages; rejections: two stages (test_check, and the evaluation copy's AST check);
+      // coverage: one bin (100%); script lengths 26, 35 and 37 lines; tests 3 and 5; rounds 0 and 1
+      // for accepted and rejected functions alike.
       expect(byLabel['Functions reaching each stage']).toMatchObject({ drawn: 10, onTop: true });
-      expect(byLabel['Rejections by stage']).toMatchObject({ drawn: 1, onTop: true });
+      expect(byLabel['Rejections by stage']).toMatchObject({ drawn: 2, onTop: true });
       expect(byLabel['Branch coverage of accepted records']).toMatchObject({ drawn: 1, onTop: true });
       expect(byLabel['Eval script length']!.drawn).toBe(3);
       expect(byLabel['Tests per script']).toMatchObject({ drawn: 2, onTop: true });
-      expect(byLabel['Debug plus coverage rounds used']).toMatchObject({ drawn: 3, onTop: true });
+      expect(byLabel['Debug plus coverage rounds used']).toMatchObject({ drawn: 4, onTop: true });
       expect(byLabel['Tokens by step']!.drawn).toBeGreaterThanOrEqual(6);
       // Nothing to draw for these in the demo: no price for the scripted model, no third-party import.
       expect(byLabel['Estimated cost by step']).toMatchObject({ drawn: 0, empty: true });
@@ -134,23 +153,26 @@ describe('statistics, report and export of the demo run', () => {
 
     it('shows the Table 4 figures, the rejection reason and every record, and filters them', async () => {
       const table4 = await page.$eval('#table4', (t) => (t as HTMLElement).innerText);
-      expect(table4).toMatch(/Test cases \(asserts\) per script \(avg\)\s+3\.7\s+5\.7\s+8\.2/);
-      expect(await page.$eval('#reasons', (t) => (t as HTMLElement).innerText)).toMatch(/test_check\s+tests judged incorrect\s+1/);
-      expect(await page.$$eval('#records-table tbody tr', (rows) => rows.length)).toBe(3);
-      expect(await page.$$eval('#rejections-table tbody tr', (rows) => rows.length)).toBe(1);
+      // Columns: train, eval, all, then the paper's train and eval.
+      expect(table4).toMatch(/Test cases \(asserts\) per script \(avg\)\s+3\.7\s+3\.0\s+3\.4\s+5\.7\s+8\.2/);
+      expect(await page.$eval('#reasons', (t) => (t as HTMLElement).innerText)).toMatch(/test_check\s+tests judged incorrect\s+2/);
+      expect(await page.$$eval('#records-table tbody tr', (rows) => rows.length)).toBe(5);
+      expect(await page.$$eval('#rejections-table tbody tr', (rows) => rows.length)).toBe(3);
       await page.fill('input[data-table="records-table"]', 'slugify');
-      expect(await page.$$eval('#records-table tbody tr:not([hidden])', (rows) => rows.map((r) => r.textContent))).toEqual([expect.stringContaining('normalize.py::slugify')]);
-      expect(await page.textContent('#records-table-count')).toBe('1');
+      const shown = await page.$$eval('#records-table tbody tr:not([hidden])', (rows) => rows.map((r) => r.textContent));
+      expect(shown).toEqual([expect.stringContaining('normalize.py::slugify'), expect.stringContaining('normalize.py::slugify')]);
+      expect(await page.textContent('#records-table-count')).toBe('2');
     });
 
     it("links each record to its script and its LLM exchanges", async () => {
       const records = readLines(path.join(runDir, 'dataset.jsonl')).map((r) => DatasetRecordSchema.parse(r));
-      const slugify = records.find((r) => r.qualname === 'slugify')!;
       const [scriptHref, exchangesHref] = await page.$$eval('#records-table tbody tr:not([hidden]) a', (as) => as.map((a) => (a as HTMLAnchorElement).href));
+      const slugify = records.find((r) => scriptHref!.endsWith(`/report/scripts/${r.function_id}.py`))!;
+      expect(slugify.qualname).toBe('slugify');
       expect(fs.readFileSync(new URL(scriptHref!), 'utf8')).toBe(slugify.eval_script);
       const exchanges = await browser.context.newPage();
       await exchanges.goto(exchangesHref!);
-      // slugify: aggregate, tests, debug (a NameError fixed), check_tests.
+      // slugify: aggregate, tests, debug (a NameError fixed), check_tests (answered from the cache the second time).
       const steps = await exchanges.$$eval('section.exchange h2', (hs) => hs.map((h) => h.textContent));
       expect(steps).toEqual(['1. aggregate', '2. tests', '3. debug', '4. check_tests']);
       expect(await exchanges.textContent('body')).toContain('collapse_space');
@@ -170,12 +192,14 @@ print(json.dumps(out))
 
     it('loads as a dataset with the records and typed features of the run', async () => {
       const to = path.join(factory.dataDir, 'export-demo');
-      const exported = await tool('scripts/export.ts', [runDir, '--to', to], factory.dataDir);
+      const exported = await tool('scripts/export.ts', ['it-product', '--to', to], factory.dataDir);
       expect(exported.code).toBe(0);
       expect(exported.stdout).toContain('data/train-00000-of-00001.parquet: 3 row(s) (train)');
+      expect(exported.stdout).toContain('data/eval-00000-of-00001.parquet: 2 row(s) (eval)');
       const loaded = JSON.parse(await runPythonWithDatasets(LOAD, [to])) as Loaded;
-      expect(Object.keys(loaded)).toEqual(['train']);
+      expect(Object.keys(loaded).sort()).toEqual(['eval', 'train']);
       expect(loaded.train!.rows).toBe(3);
+      expect(loaded.eval!.rows).toBe(2);
       expect(loaded.train!.features).toMatchObject({
         func_name: "Value('string')",
         coverage_rate: "Value('float64')",
@@ -185,7 +209,7 @@ print(json.dumps(out))
         packages: "List({'name': Value('string'), 'version': Value('string')})",
       });
       const source = readLines(path.join(runDir, 'dataset.jsonl')).map((r) => DatasetRecordSchema.parse(r));
-      for (const row of loaded.train!.records) {
+      for (const row of [...loaded.train!.records, ...loaded.eval!.records]) {
         const r = source.find((s) => s.function_id === row.function_id)!;
         expect(row).toMatchObject({
           func_name: r.func_name,
@@ -196,51 +220,51 @@ print(json.dumps(out))
           sandbox_ast_check: r.sandbox_ast_check,
           sandbox_functionality_check: r.sandbox_functionality_check,
           llm_tokens: r.llm_tokens,
+          // Local folders have no license to report.
           license: 'unknown',
-          coverage_threshold: null,
+          coverage_threshold: r.split === 'eval' ? 1 : 0.8,
+          ast_check_required: r.split === 'eval',
         });
         expect(Object.fromEntries((row.prompt_versions as { step: string; version: string }[]).map((p) => [p.step, p.version]))).toEqual(r.prompt_versions);
       }
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
-      expect(card).toContain('| Test cases (asserts) per script (avg) | 3.7 |');
+      expect(card).toContain('| Test cases (asserts) per script (avg) | 3.7 | 3.0 |');
+      expect(card).toContain('| eval | 1 | yes |');
+      expect(card.startsWith('---\nlicense: "unknown"\n')).toBe(true);
     });
 
-    it('one file per split, the licenses of the sources, and an earlier export replaced whole', async () => {
-      // The run as it will be once records carry their split, thresholds and license; slugify as if
-      // from a second, newer repository under another license.
-      const twoSplits = copyRun(runDir, path.join(factory.dataDir, 'runs', 'it-product-splits'), (records) =>
-        records.map((r) =>
-          r.qualname === 'slugify'
-            ? { ...r, repo_name: 'demo/newer', split: 'eval', coverage_threshold: 1, ast_check_required: true, license: 'apache-2.0' }
-            : { ...r, split: 'train', coverage_threshold: 0.8, ast_check_required: false, license: 'mit' },
-        ),
+    it('the licenses of the sources, from a run folder, and an earlier export replaced whole', async () => {
+      // The run's folder as if its repositories came from GitHub under two licenses.
+      const licensed = copyRun(runDir, path.join(factory.dataDir, 'copies', 'licensed'), 'it-product-licensed', (records) =>
+        records.map((r) => ({ ...r, license: r.repo_name === 'textkit' ? 'mit' : 'apache-2.0' })),
       );
-      const to = path.join(factory.dataDir, 'export-splits');
+      const to = path.join(factory.dataDir, 'export-licensed');
       fs.mkdirSync(path.join(to, 'data'), { recursive: true });
       fs.writeFileSync(path.join(to, 'data', 'stale-00000-of-00001.parquet'), 'from an earlier export');
-      const exported = await tool('scripts/export.ts', [twoSplits, '--to', to], factory.dataDir);
+      const exported = await tool('scripts/export.ts', [licensed, '--to', to], factory.dataDir);
       expect(exported.code).toBe(0);
       expect(fs.readdirSync(path.join(to, 'data')).sort()).toEqual(['eval-00000-of-00001.parquet', 'train-00000-of-00001.parquet']);
       const loaded = JSON.parse(await runPythonWithDatasets(LOAD, [to])) as Loaded;
-      expect(Object.keys(loaded).sort()).toEqual(['eval', 'train']);
-      expect(loaded.train!.rows).toBe(2);
-      expect(loaded.eval!.records.map((r) => [r.qualname, r.license, r.coverage_threshold, r.ast_check_required])).toEqual([['slugify', 'apache-2.0', 1, true]]);
+      expect(loaded.eval!.records.map((r) => r.license)).toEqual(['apache-2.0', 'apache-2.0']);
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
       expect(card.startsWith('---\nlicense:\n  - "apache-2.0"\n  - "mit"\n')).toBe(true);
-      expect(card).toContain('| eval | 1 | yes |');
-      expect(card).toContain('| demo/newer | apache-2.0 | 1 |');
-      expect(card).toContain('| textkit | mit | 2 |');
+      expect(card).toContain('| textkit | mit | 3 |');
+      expect(card).toContain('| textkit-eval | apache-2.0 | 2 |');
+      // A folder without the store's exchanges still gets its report, saying so per function.
+      const report = await tool('scripts/report.ts', [licensed], factory.dataDir);
+      expect(report.code).toBe(0);
+      expect(fs.readFileSync(path.join(licensed, 'report', 'exchanges', `${loaded.train!.records[0]!.function_id}.html`), 'utf8')).toContain('No exchange is recorded');
     });
 
     it('refuses bad input with a clear message and leaves no partial export', async () => {
-      const none = copyRun(runDir, path.join(factory.dataDir, 'runs', 'it-product-empty'), () => []);
+      const none = copyRun(runDir, path.join(factory.dataDir, 'copies', 'empty'), 'it-product-empty', () => []);
       const emptyTo = path.join(factory.dataDir, 'export-empty');
       const empty = await tool('scripts/export.ts', [none, '--to', emptyTo], factory.dataDir);
       expect(empty.code).toBe(1);
-      expect(empty.stderr).toContain('nothing to export: run it-product has no accepted records');
+      expect(empty.stderr).toContain('nothing to export: run it-product-empty has no accepted records');
       expect(fs.existsSync(emptyTo)).toBe(false);
 
-      const garbled = copyRun(runDir, path.join(factory.dataDir, 'runs', 'it-product-garbled'), (records) => [records[0]!, { ...records[1]!, eval_script: 42 }, records[2]!]);
+      const garbled = copyRun(runDir, path.join(factory.dataDir, 'copies', 'garbled'), 'it-product-garbled', (records) => [records[0]!, { ...records[1]!, eval_script: 42 }, records[2]!]);
       const garbledTo = path.join(factory.dataDir, 'export-garbled');
       const bad = await tool('scripts/export.ts', [garbled, '--to', garbledTo], factory.dataDir);
       expect(bad.code).toBe(1);
@@ -253,7 +277,7 @@ print(json.dumps(out))
       expect(notEmpty.stderr).toContain('is not empty and is not an earlier export');
       const missing = await tool('scripts/report.ts', ['no-such-run'], factory.dataDir);
       expect(missing.code).toBe(1);
-      expect(missing.stderr).toMatch(/^no run at .*no-such-run/);
+      expect(missing.stderr).toMatch(/^no run no-such-run: neither a run id in the store at .* nor a run folder/);
     });
   });
 });

@@ -12,10 +12,14 @@ import { NativeConnection } from '@temporalio/worker';
 import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../workers/main';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
 import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { LocalStore } from '../../activities/store/local';
+import type { Store } from '../../activities/store/types';
 
 export interface TestFactory {
   config: Config;
   client: Client;
+  /** The store the workers use (the local data directory of this factory). */
+  store: Store;
   llm: ScriptedLlmServer;
   dataDir: string;
   close(): Promise<void>;
@@ -46,10 +50,12 @@ export async function startTestFactory(script: LlmScript, overrides: DeepPartial
     },
   });
   installQuietRuntime();
+  const store = new LocalStore(config.dataDir);
   const native = await NativeConnection.connect({ address });
   const workers: RunningWorkers = await startWorkers({
     config,
     connection: native,
+    store,
     image: config.sandbox.image,
     workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') },
   });
@@ -58,6 +64,7 @@ export async function startTestFactory(script: LlmScript, overrides: DeepPartial
   return {
     config,
     client,
+    store,
     llm,
     dataDir: dir,
     async close() {

@@ -75,7 +75,7 @@ describe('dataset card', () => {
     builder.add(record);
     return {
       runId: 'run-1',
-      info: { runId: 'run-1', sources: [{ kind: 'github' }], settings: { coverageThreshold: 0.8 }, llm: { model: 'gpt-4o' } },
+      info: { runId: 'run-1', createdAt: null, sources: [{ kind: 'github' }], settings: { coverageThreshold: 0.8 }, model: 'gpt-4o', promptVersions: {} },
       summary: { runId: 'run-1', repositories: 1, functions: 2, accepted: 1, rejected: 1, funnel: {}, rejectedAt: {}, skippedRepos: [] },
       statistics: builder.result(null),
       splits: [{ name: 'train', path: 'data/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }],

@@ -1,0 +1,19 @@
+/**
+ * Opening the store a configuration names: the only place that knows which implementations exist
+ * (DESIGN invariant 11).
+ */
+import type { Config } from '../../temporal.config';
+import { LocalStore } from './local';
+import type { Store } from './types';
+
+export * from './types';
+export { LocalStore } from './local';
+
+/** The configured store: PostgreSQL when `store.url` is set, else the local data directory. */
+export async function openStore(config: Pick<Config, 'dataDir' | 'store'>): Promise<Store> {
+  if (config.store.url) {
+    const { PostgresStore } = await import('./postgres');
+    return PostgresStore.connect(config.store.url, config.dataDir);
+  }
+  return new LocalStore(config.dataDir);
+}
