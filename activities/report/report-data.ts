@@ -8,7 +8,7 @@ import type { ExchangeIndexEntry } from '../llm/exchange';
 import type { UsageTotals } from '../llm/cost';
 import type { ProductRecord } from '../dataset/product-record';
 import { measureRecord } from '../dataset/record-measures';
-import { STAGE_ORDER, type Rejection } from '../dataset/records';
+import { REJECTION_STAGES, type Rejection } from '../dataset/records';
 import type { RunInfo, RunReader, RunSummaryView } from '../dataset/run-reader';
 import { StatisticsBuilder, type DatasetStatistics } from '../dataset/statistics';
 
@@ -150,7 +150,7 @@ export async function collectRunReport(reader: RunReader, sink: ReportSink, now 
     group.count++;
     groups.set(key, group);
   }
-  const stageRank = (s: string) => (STAGE_ORDER as readonly string[]).indexOf(s);
+  const stageRank = (s: string) => (REJECTION_STAGES as readonly string[]).indexOf(s);
   const reasons = [...groups.values()].sort((a, b) => stageRank(a.stage) - stageRank(b.stage) || b.count - a.count || a.reasonKind.localeCompare(b.reasonKind));
   const usage = summary.llm?.total ?? null;
   return {

@@ -3,7 +3,7 @@
  * and a few lines of inline script (filtering and sorting the tables). Nothing is fetched; the
  * page opens from disk. Scripts and exchanges are separate files beside it (`report/...`).
  */
-import { STAGE_ORDER } from '../dataset/records';
+import { REJECTION_STAGES, STAGE_ORDER } from '../dataset/records';
 import { SPLITS } from '../dataset/product-record';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
@@ -97,7 +97,7 @@ function funnelSection(data: RunReportData): string {
   const rejectedAt = data.summary.rejectedAt;
   const rejectedChart = barChart({
     title: 'Rejections by stage',
-    bars: STAGE_ORDER.filter((s) => (rejectedAt[s] ?? 0) > 0).map((s) => ({ label: s, value: rejectedAt[s]!, color: PALETTE[3] })),
+    bars: REJECTION_STAGES.filter((s) => (rejectedAt[s] ?? 0) > 0).map((s) => ({ label: s, value: rejectedAt[s]!, color: PALETTE[3] })),
   });
   const reasonRows = data.reasons.map(
     (g) => `<tr><td>${esc(g.stage)}</td><td>${esc(g.reasonKind)}</td><td class="num">${g.count}</td><td class="reason">${esc(g.example)}</td></tr>`,
