@@ -4,6 +4,7 @@
  */
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
+import { createBenchmarkActivities } from './benchmark-activities';
 import { createIoActivities } from './io-activities';
 import { createLlmActivities } from './llm-activities';
 import { LlmGateway } from './llm';
@@ -11,11 +12,16 @@ import { SandboxExecutor } from './sandbox';
 import { createSandboxActivities } from './sandbox-activities';
 import type { Store } from './store/types';
 
-export type { IoActivities, LlmActivities, SandboxActivities } from './types';
+export type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from './types';
 export { openStore } from './store';
 
 export function createIo(config: Config, store: Store) {
   return createIoActivities({ config, store });
+}
+
+/** Live-benchmark firings and run reports; served by the io workers beside the I/O activities. */
+export function createBenchmark(config: Config, store: Store) {
+  return createBenchmarkActivities({ config, store });
 }
 
 export function createLlm(config: Config, store: Store, gateway = new LlmGateway(config, store)) {

@@ -84,7 +84,7 @@ export interface IoDependencies {
 }
 
 /** Calls `beat` every few seconds while `work` runs (long snapshots, analyses, summaries). */
-async function whileBeating<T>(work: () => Promise<T>): Promise<T> {
+export async function whileBeating<T>(work: () => Promise<T>): Promise<T> {
   const { heartbeat } = activityHooks();
   if (!heartbeat) return work();
   heartbeat();

@@ -18,6 +18,7 @@ import type {
   RunSummary,
   VerdictResult,
 } from './contracts';
+import type { OpenBenchmarkRunInput, OpenedBenchmarkRun } from './benchmark/open-run';
 
 export interface IoActivities {
   loadSources(input: { run: RunRef; sourcesKey: string; offset: number; limit: number }): Promise<{ sources: RepoSource[]; total: number }>;
@@ -52,4 +53,11 @@ export interface LlmActivities {
 export interface SandboxActivities {
   executeScript(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; coverage: boolean; installs: string[] }): Promise<ExecutionSummary>;
   astCheck(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<{ equivalent: boolean; difference: string | null }>;
+}
+
+/** Live benchmark firings and run reports (task queue `io`). */
+export interface BenchmarkActivities {
+  openBenchmarkRun(input: OpenBenchmarkRunInput): Promise<OpenedBenchmarkRun>;
+  /** The run's files (dataset.jsonl, rejections.jsonl, summary.json, run.json) and its report.html, into `outDir`. */
+  writeRunOutputs(input: { run: RunRef; outDir: string }): Promise<{ report: string; records: number; rejections: number }>;
 }

@@ -70,3 +70,21 @@ if [ -z "${REPOST_SANDBOX_IMAGE:-}" ]; then
   node_modules/.bin/tsx sandbox-image/build.ts --verbose 2>"$DATA_DIR/logs/sandbox-image.log" >/dev/null \
     || { tail -n 30 "$DATA_DIR/logs/sandbox-image.log" >&2; fail "building the sandbox image failed (log: $DATA_DIR/logs/sandbox-image.log)"; }
 fi
+
+# 5. For the report and export tests: a headless Chromium (Debian's) to render report.html, and
+#    Python's `datasets` (pinned, in a project-local folder) to load exports. Only what is missing;
+#    a machine without them still runs the demo and the factory, so a failure here only warns.
+if [ -z "${REPOST_CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
+  log "installing Debian's chromium (the report tests render report.html in it)"
+  apt_install chromium || log "WARNING: could not install chromium; the report tests need it (or set REPOST_CHROMIUM_PATH)"
+fi
+DATASETS_VERSION=5.2.0
+PY_TOOLS=$TOOLS_DIR/python
+if [ ! -f "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION" ]; then
+  log "installing Python's datasets $DATASETS_VERSION into $PY_TOOLS (the export tests load exports with it)"
+  if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$PY_TOOLS" "datasets==$DATASETS_VERSION" >&2; then
+    touch "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION"
+  else
+    log "WARNING: could not install datasets from PyPI; the export tests need it"
+  fi
+fi

@@ -167,7 +167,7 @@ async function main(): Promise<number> {
       console.log(`LLM: ${llm.calls} call(s), ${llm.cachedCalls} from the cache, ${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens, estimated $${llm.costUsd.toFixed(4)}`);
     }
     console.log(`dataset written to ${started.outDir}/`);
-    console.log(`  dataset.jsonl (${summary.accepted} records), rejections.jsonl, summary.json, run.json`);
+    console.log(`  dataset.jsonl (${summary.accepted} records), rejections.jsonl, summary.json, run.json, report.html`);
     console.log(`Temporal UI for this run: ${uiRuns}`);
     if (!config.temporal.address) {
       console.log('  the runs stay in the dev server\'s SQLite file; to browse them later run `npm run ui` and open the address above');

@@ -7,7 +7,7 @@
  */
 import * as os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
+import { createBenchmark, createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
 import type { Store } from '../activities/store/types';
 import { ensureSandboxImage } from '../sandbox-image/build';
 import { loadConfig, type Config } from '../temporal.config';
@@ -83,7 +83,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.io,
-        activities: createIo(config, store!),
+        activities: { ...createIo(config, store!), ...createBenchmark(config, store!) },
         maxConcurrentActivityTaskExecutions: config.workers.ioConcurrency,
       }),
     );

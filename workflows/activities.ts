@@ -13,7 +13,7 @@
  * functions' first calls (Temporal's task queue priority, 1 = first).
  */
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import type { IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
+import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
 import type { PipelineSettings, TaskQueues } from '../activities/contracts';
 
 /** Priority of a pipeline step on its task queue (1 runs first, 5 last). */
@@ -67,5 +67,12 @@ export function activityProxies(queues: TaskQueues, settings: PipelineSettings) 
     heartbeatTimeout,
     retry: TRANSIENT_RETRY,
   });
-  return { io, llm, sandbox };
+  // A firing's GitHub search and a run's report are I/O too, on the same queue and terms.
+  const bench = proxyActivities<BenchmarkActivities>({
+    taskQueue: queues.io,
+    startToCloseTimeout: timeouts.ioMs,
+    heartbeatTimeout: '1 minute',
+    retry: TRANSIENT_RETRY,
+  });
+  return { io, llm, sandbox, bench };
 }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import type { FunctionRef, FunctionStage } from '../contracts';
 import { allRecords, type Store } from '../store/types';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
+import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 
 export interface RunSummaryFile {
   runId: string;
@@ -24,6 +25,8 @@ export interface RunSummaryFile {
   missingRecords: number;
   skippedRepos: { source: unknown; reason: string }[];
   llm: ReturnType<UsageCounter['result']>;
+  /** RepoST's Table 4 per split, and the cost of an accepted example (`statistics.ts`). */
+  statistics: DatasetStatistics;
 }
 
 export interface Progress {
@@ -49,6 +52,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const candidates = await candidateIds(store, runId, progress);
   const funnel = new FunnelCounter();
   const bySplit: Record<string, { accepted: number; rejected: number }> = {};
+  const statistics = new StatisticsBuilder();
   let accepted = 0;
   let rejected = 0;
   let n = 0;
@@ -60,6 +64,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
       accepted += 1;
       split.accepted += 1;
       funnel.add('accepted');
+      statistics.add(r.record);
     } else {
       rejected += 1;
       split.rejected += 1;
@@ -72,6 +77,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     if (++n % 1000 === 0) progress.tick?.();
   }
   const { reached, rejectedAt } = funnel.result();
+  const llm = usage.result();
   return {
     runId,
     repositories: repos.length,
@@ -83,7 +89,8 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     bySplit,
     missingRecords: candidates.size - (accepted + rejected),
     skippedRepos: repos.filter((r) => r.outcome.skipped).map((r) => ({ source: r.outcome.source, reason: r.outcome.skipped! })),
-    llm: usage.result(),
+    llm,
+    statistics: statistics.result(llm.total),
   };
 }
 

@@ -15,6 +15,8 @@ import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, t
 import type { PipelineSettings, RepoSource, RunRef, TaskQueues } from '../../activities/contracts';
 import { exportRunFiles, type RunSummaryFile } from '../../activities/dataset/run-files';
 import { runPaths } from '../../activities/dataset/records';
+import { StoreRunReader } from '../../activities/dataset/run-reader';
+import { writeRunReport } from '../../activities/report/write-report';
 import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/io-activities';
 import { runSettingsFrom } from '../../activities/run-settings';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
@@ -52,6 +54,11 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
   };
 }
 
+/** Freezes the configuration's run settings and pipeline settings into the store; returns the artifact key. */
+export async function freezeSettings(store: Store, config: Config): Promise<string> {
+  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config) });
+}
+
 export function queuesFrom(config: Config): TaskQueues {
   return { ...config.temporal.taskQueues };
 }
@@ -84,7 +91,7 @@ export interface StartedCrawl {
 }
 
 /** The run's summary, and where its files were written. */
-export type CrawlResult = RunSummaryFile & { outDir: string; datasetFile: string };
+export type CrawlResult = RunSummaryFile & { outDir: string; datasetFile: string; reportFile: string };
 
 /** A source's identity: the same repository at the same commit is crawled once. */
 function sourceIdentity(s: RepoSource): string {
@@ -155,7 +162,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     manifest = await store.createRun({
       runId,
       createdAt: new Date().toISOString(),
-      settingsKey: await store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config) }),
+      settingsKey: await freezeSettings(store, config),
       sourcesKey: await store.putJson(sources),
       sources: sources.length,
       outDir,
@@ -192,7 +199,8 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     result: async () => {
       await resultThroughRestarts(handle);
       const summary = await exportRunFiles(store, runId, outDir);
-      return { ...summary, outDir, datasetFile: runPaths(outDir).dataset };
+      const report = await writeRunReport(await StoreRunReader.open(store, runId), outDir);
+      return { ...summary, outDir, datasetFile: runPaths(outDir).dataset, reportFile: report.file };
     },
   };
 }

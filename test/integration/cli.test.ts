@@ -4,7 +4,7 @@
  * the crawl on the test's Temporal server, the LLM steps against scripted responses over HTTP,
  * and the scripts in real containers.
  */
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,7 +12,8 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { DatasetRecordSchema } from '../../activities/dataset/records';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
-import { loadRecordedRepos, startFakeGitHub, type FakeGitHub, type RecordedRepo } from '../fixtures/github/server';
+import { DEMO_HEAD, demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';
+import type { FakeGitHub } from '../fixtures/github/server';
 import { requireEnv } from '../support/factory';
 import { waitFor } from '../support/processes';
 import { freePort, portInUse } from '../../scripts/lib/temporal-server';
@@ -21,25 +22,13 @@ const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 const DEMO_REPO = path.join(ROOT, 'scripts/demo/example-repo');
 const DEMO_SCRIPT = path.join(ROOT, 'scripts/demo/scripted-llm-responses.json');
-const HEAD = 'c0ffee'.padEnd(40, '0');
 
 describe('tsx scripts/start.ts --github train', () => {
   let gh: FakeGitHub;
   let llm: ScriptedLlmServer;
   beforeAll(async () => {
-    const template = loadRecordedRepos()[0]!;
-    const textkit: RecordedRepo = {
-      ...template,
-      name: 'textkit',
-      full_name: 'demo/textkit',
-      owner: { ...template.owner, login: 'demo' },
-      created_at: '2024-02-01T10:00:00Z',
-      _recorded: { head_sha: HEAD, tarball_fixture: null },
-    };
     // One repository the filters select and one they must not (created after the train window).
-    const late: RecordedRepo = { ...textkit, name: 'late', full_name: 'demo/late', created_at: '2025-01-01T00:00:00Z' };
-    gh = await startFakeGitHub({ repos: [textkit, late] });
-    gh.tarballs.set('demo/textkit', execFileSync('tar', ['-czf', '-', '-C', path.dirname(DEMO_REPO), `--transform=s,^example-repo,demo-textkit-${HEAD.slice(0, 7)},`, 'example-repo']));
+    gh = await startDemoGitHub([demoRepo('textkit', '2024-02-01T10:00:00Z'), demoRepo('late', '2025-01-01T00:00:00Z')]);
     llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
   });
   afterAll(async () => {
@@ -75,7 +64,7 @@ describe('tsx scripts/start.ts --github train', () => {
     expect(records).toHaveLength(3);
     for (const r of records) {
       expect(r.repo_name).toBe('demo/textkit');
-      expect(r.commit_id).toBe(HEAD);
+      expect(r.commit_id).toBe(DEMO_HEAD);
     }
     expect(gh.log.some((l) => l.startsWith('GET /codeload/demo/textkit/'))).toBe(true);
   });
