@@ -13,7 +13,7 @@ export { LocalStore } from './local';
 export async function openStore(config: Pick<Config, 'dataDir' | 'store'>): Promise<Store> {
   if (config.store.url) {
     const { PostgresStore } = await import('./postgres');
-    return PostgresStore.connect(config.store.url, config.dataDir);
+    return PostgresStore.connect(config.store.url, config.dataDir, { poolSize: config.store.poolSize });
   }
   return new LocalStore(config.dataDir);
 }
