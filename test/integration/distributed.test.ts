@@ -181,12 +181,17 @@ describe('a crawl over three worker processes sharing only Temporal and PostgreS
   it('a worker whose store cannot be reached refuses to start, saying which store', async () => {
     const dir = tmp('repost-no-store-');
     const port = await freePort();
-    const r = await runScript('workers/main.ts', ['--roles', 'llm'], {
-      cwd: dir,
-      env: cleanEnv({ ...base, REPOST_STORE_URL: `postgres://factory:hunter2@127.0.0.1:${port}/repost`, REPOST_DATA_DIR: dir }),
-    });
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain(`cannot reach the store at postgres://factory@127.0.0.1:${port}/repost: `);
-    expect(r.stderr).not.toContain('hunter2');
+    // A database nobody listens for, and a data directory that is a file.
+    const notADir = path.join(dir, 'data-file');
+    fs.writeFileSync(notADir, '');
+    const [pg, local] = await Promise.all([
+      runScript('workers/main.ts', ['--roles', 'llm'], { cwd: dir, env: cleanEnv({ ...base, REPOST_STORE_URL: `postgres://factory:hunter2@127.0.0.1:${port}/repost`, REPOST_DATA_DIR: dir }) }),
+      runScript('workers/main.ts', ['--roles', 'io'], { cwd: dir, env: cleanEnv({ ...base, REPOST_STORE_URL: '', REPOST_DATA_DIR: notADir }) }),
+    ]);
+    expect(pg.code).toBe(1);
+    expect(pg.stderr).toContain(`cannot reach the store at postgres://factory@127.0.0.1:${port}/repost: `);
+    expect(pg.stderr).not.toContain('hunter2');
+    expect(local.code).toBe(1);
+    expect(local.stderr).toContain(`cannot reach the store at ${notADir}: `);
   });
 });
