@@ -59,6 +59,7 @@ export async function* packTree(dir: string): AsyncIterable<Buffer> {
     child.on('error', reject);
     child.on('close', resolve);
   });
+  exited.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
   try {
     for await (const chunk of child.stdout) yield chunk as Buffer;
     const code = await exited;
@@ -78,6 +79,7 @@ export async function unpackTree(chunks: AsyncIterable<Buffer>, dest: string): P
     child.on('error', reject);
     child.on('close', resolve);
   });
+  exited.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
   child.stdin.on('error', () => undefined);
   try {
     for await (const chunk of chunks) {

@@ -40,6 +40,8 @@ export interface PostgresServer {
   url: string;
   port: number;
   dataDir: string;
+  /** Stops the server at once (as a crash would), runs `whileDown`, and starts it again on the same data and port. */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -70,20 +72,22 @@ export async function startPostgresServer(options: { bin?: string; port?: number
     fs.chownSync(base, Number(id.stdout.trim()), Number(gid.stdout.trim()));
   }
   const port = options.port ?? (await freePort());
+  // No fsync (a throwaway server need not survive the machine), but commits are written before
+  // they return, so a killed server loses nothing (tests stop it as a crash would).
+  const serverOptions = [
+    `-p ${port}`,
+    '-c listen_addresses=127.0.0.1',
+    `-c unix_socket_directories=${base}`,
+    '-c fsync=off',
+    '-c full_page_writes=off',
+    '-c shared_buffers=32MB',
+    '-c max_connections=200',
+  ].join(' ');
+  const start = () => run([path.join(bin, 'pg_ctl'), '-D', dataDir, '-l', logFile, '-o', serverOptions, '-w', '-t', '60', 'start'], root, 'pg_ctl start', logFile);
+  const stopNow = () => run([path.join(bin, 'pg_ctl'), '-D', dataDir, '-m', 'immediate', '-w', '-t', '60', 'stop'], root, 'pg_ctl stop');
   try {
     run([path.join(bin, 'initdb'), '-D', dataDir, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--locale=C', '--no-sync'], root, 'initdb');
-    // Durability is not wanted from a throwaway server: no fsync, small buffers.
-    const serverOptions = [
-      `-p ${port}`,
-      '-c listen_addresses=127.0.0.1',
-      `-c unix_socket_directories=${base}`,
-      '-c fsync=off',
-      '-c synchronous_commit=off',
-      '-c full_page_writes=off',
-      '-c shared_buffers=32MB',
-      '-c max_connections=200',
-    ].join(' ');
-    run([path.join(bin, 'pg_ctl'), '-D', dataDir, '-l', logFile, '-o', serverOptions, '-w', '-t', '60', 'start'], root, 'pg_ctl start', logFile);
+    start();
   } catch (err) {
     fs.rmSync(base, { recursive: true, force: true });
     throw err;
@@ -92,9 +96,17 @@ export async function startPostgresServer(options: { bin?: string; port?: number
     url: `postgres://${SUPERUSER}@127.0.0.1:${port}/postgres`,
     port,
     dataDir,
+    async restart(whileDown) {
+      stopNow();
+      try {
+        await whileDown?.();
+      } finally {
+        start();
+      }
+    },
     async stop() {
       try {
-        run([path.join(bin, 'pg_ctl'), '-D', dataDir, '-m', 'immediate', '-w', '-t', '60', 'stop'], root, 'pg_ctl stop');
+        stopNow();
       } finally {
         fs.rmSync(base, { recursive: true, force: true });
       }

@@ -1,7 +1,8 @@
 /**
  * What only the PostgreSQL store has: connecting (a database that is down or missing, the password
- * never shown), migrations run once when several processes start at once, a schema newer than the
- * program, and snapshot archives larger than one chunk or damaged in the database.
+ * never shown), a database that goes away and comes back, migrations run once when several
+ * processes start at once, a schema newer than the program, and snapshot archives larger than one
+ * chunk or damaged in the database.
  */
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -11,11 +12,20 @@ import { Client } from 'pg';
 import { MIGRATIONS } from '../../../activities/store/postgres-migrations';
 import { PostgresStore, redactStoreUrl } from '../../../activities/store/postgres';
 import { StoreUnreachableError } from '../../../activities/store/types';
+import { startPostgresServer } from '../../../scripts/lib/postgres-server';
 import { freePort } from '../../../scripts/lib/temporal-server';
 import { requireEnv } from '../../support/factory';
 import { createStoreDatabase } from '../../support/store-database';
 
-const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+const made: string[] = [];
+const tmp = (prefix: string) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of made) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 async function sql<T extends Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
   const c = new Client({ connectionString: url });
@@ -44,6 +54,25 @@ describe('the PostgreSQL store', () => {
     const err = await PostgresStore.connect(url.toString(), tmp('repost-pg-')).catch((e: Error) => e);
     expect(err).toBeInstanceOf(StoreUnreachableError);
     expect((err as Error).message).toMatch(/database "no_such_database" does not exist \(create the database first/);
+  });
+
+  it('fails calls while its database is down, and works again when it is back, in the same process', async () => {
+    // A server of this test's own: it is stopped as a crash would stop it.
+    const server = await startPostgresServer();
+    try {
+      const store = await PostgresStore.connect(server.url, tmp('repost-pg-'));
+      const key = await store.put('kept across the outage');
+      await server.restart(async () => {
+        await expect(store.get(key)).rejects.toThrow(/ECONNREFUSED|terminat|connect/i);
+        await expect(store.putRecord('run', { accepted: false, fn: { functionId: 'f', repoId: 'r', commit: 'c', path: 'p', qualname: 'q', name: 'q', split: 'train', license: null }, rejection: { function_id: 'f', repo_name: 'r', func_path: 'p', qualname: 'q', split: 'train', stage: 'sandbox', reason: 'x', debug_rounds: 0, coverage_rounds: 0, llm_tokens: 0 } })).rejects.toThrow();
+      });
+      // The connections the outage broke are replaced; nothing written before it is lost.
+      expect(await store.get(key)).toBe('kept across the outage');
+      expect(await store.getRecord('run', 'f')).toBeNull();
+      await store.close();
+    } finally {
+      await server.stop();
+    }
   });
 
   it('migrates a new database once when several processes connect at once', async () => {
