@@ -43,6 +43,11 @@ export const ConfigSchema = z.object({
       /** Port of the embedded dev server's frontend and of its web UI. */
       port: z.number().int().min(1).max(65535).default(7233),
       uiPort: z.number().int().min(1).max(65535).default(8233),
+      /**
+       * A long activity (an LLM call, a container run) whose worker has not heartbeated for this
+       * long is retried elsewhere: how soon work lost with a worker resumes.
+       */
+      heartbeatTimeoutSec: positiveInt.default(30),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
       taskQueues: z

@@ -39,7 +39,7 @@ export interface PipelineSettings {
   repoWindow: number;
   continueAsNewAfter: number;
   /** Activity budgets derived from the configuration (ms). */
-  timeouts: { llmMs: number; sandboxMs: number; ioMs: number };
+  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number };
 }
 
 /** A run as activities see it: its id, its frozen settings (artifact key) and the store it lives in. */

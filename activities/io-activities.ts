@@ -88,7 +88,7 @@ async function whileBeating<T>(work: () => Promise<T>): Promise<T> {
   const { heartbeat } = activityHooks();
   if (!heartbeat) return work();
   heartbeat();
-  const timer = setInterval(heartbeat, 5000);
+  const timer = setInterval(heartbeat, 1000);
   try {
     return await work();
   } finally {

@@ -10,6 +10,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
 import type { Store } from '../activities/store/types';
+import { ensureSandboxImage } from '../sandbox-image/build';
 import { loadConfig, type Config } from '../temporal.config';
 import { checkRunningCrawls } from './store-check';
 
@@ -144,7 +145,6 @@ async function main(): Promise<void> {
   installQuietRuntime();
   let image: string | undefined;
   if (roles.includes('sandbox')) {
-    const { ensureSandboxImage } = await import('../sandbox-image/build');
     image = config.sandbox.image ?? (await ensureSandboxImage()).tag;
   }
   const connection = await NativeConnection.connect({ address: config.temporal.address });

@@ -29,14 +29,13 @@ export const STEP_PRIORITY = {
 } as const;
 export type StepPriority = (typeof STEP_PRIORITY)[keyof typeof STEP_PRIORITY];
 
-/** A heartbeat older than this means the worker is gone: the activity is retried elsewhere. */
-const HEARTBEAT_TIMEOUT = '30 seconds';
-
 /** Transient faults: retried with backoff for about three minutes (a daemon or server restart). */
 const TRANSIENT_RETRY = { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 } as const;
 
 export function activityProxies(queues: TaskQueues, settings: PipelineSettings) {
   const { timeouts } = settings;
+  // A heartbeat older than this means the worker is gone: the activity is retried elsewhere.
+  const heartbeatTimeout = timeouts.heartbeatMs;
   const byPriority = <A extends object>(options: ActivityOptions) => {
     const proxies = new Map<number, A>();
     return (priority: StepPriority): A => {
@@ -51,13 +50,13 @@ export function activityProxies(queues: TaskQueues, settings: PipelineSettings) 
   const io = proxyActivities<IoActivities>({
     taskQueue: queues.io,
     startToCloseTimeout: timeouts.ioMs,
-    heartbeatTimeout: '1 minute',
+    heartbeatTimeout: Math.max(heartbeatTimeout, 60_000),
     retry: TRANSIENT_RETRY,
   });
   const llm = byPriority<LlmActivities>({
     taskQueue: queues.llm,
     startToCloseTimeout: timeouts.llmMs,
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    heartbeatTimeout,
     // Rate-limit answers and 5xx are retried here with backoff; a 429's Retry-After comes back
     // as the failure's next retry delay. Bad requests and auth failures are non-retryable.
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 8 },
@@ -65,7 +64,7 @@ export function activityProxies(queues: TaskQueues, settings: PipelineSettings) 
   const sandbox = byPriority<SandboxActivities>({
     taskQueue: queues.sandbox,
     startToCloseTimeout: timeouts.sandboxMs,
-    heartbeatTimeout: HEARTBEAT_TIMEOUT,
+    heartbeatTimeout,
     retry: TRANSIENT_RETRY,
   });
   return { io, llm, sandbox };

@@ -92,7 +92,7 @@ export interface ChatOptions {
   llm?: LlmSettings;
 }
 
-const HEARTBEAT_EVERY_MS = 5000;
+const HEARTBEAT_EVERY_MS = 1000;
 
 /** The part of an exchange record known before the call. */
 type ExchangeBase = Pick<ExchangeRecord, 'schema' | 'step' | 'functionId' | 'runId' | 'repoId' | 'promptId' | 'promptVersion' | 'attempt' | 'baseURL' | 'request' | 'cacheKey'>;

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import type { PipelineSettings, RepoSource, RunRef, TaskQueues } from '../../activities/contracts';
 import { exportRunFiles, type RunSummaryFile } from '../../activities/dataset/run-files';
 import { runPaths } from '../../activities/dataset/records';
@@ -48,6 +48,7 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
       llmMs: config.llm.timeoutMs + 5 * 60_000,
       sandboxMs: sandboxBudgetMs(config.sandbox),
       ioMs: 30 * 60_000,
+      heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
     },
   };
 }
@@ -192,11 +193,32 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     outDir,
     workflowId,
     result: async () => {
-      await handle.result();
+      await resultThroughRestarts(handle);
       const summary = await exportRunFiles(store, runId, outDir);
       return { ...summary, outDir, datasetFile: runPaths(outDir).dataset };
     },
   };
+}
+
+/** gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): the server is restarting or out of reach for a moment. */
+function serverAway(err: unknown): boolean {
+  const grpc = isGrpcServiceError(err) ? err : err instanceof ServiceError && isGrpcServiceError(err.cause) ? err.cause : null;
+  return grpc !== null && (grpc.code === 14 || grpc.code === 4);
+}
+
+/** Waits for a workflow's result, riding out a Temporal server restart of up to `patienceMs`. */
+export async function resultThroughRestarts(handle: WorkflowHandle, patienceMs = 10 * 60_000): Promise<unknown> {
+  let awaySince: number | null = null;
+  for (;;) {
+    try {
+      return await handle.result();
+    } catch (err) {
+      if (!serverAway(err)) throw err;
+      awaySince ??= Date.now();
+      if (Date.now() - awaySince > patienceMs) throw err;
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
 }
 
 export async function runCrawl(options: StartCrawlOptions): Promise<CrawlResult> {

@@ -60,7 +60,14 @@ export async function startStack({ config, workers = true, image: wantImage, log
       closers.push(() => server.stop());
       address = server.address;
       uiUrl = server.uiUrl;
-      log(server.owned ? `started the Temporal dev server at ${address} (database ${dataPaths(config).temporalDb})` : `using the Temporal server already listening at ${address}`);
+      const db = dataPaths(config).temporalDb;
+      log(
+        server.origin === 'started'
+          ? `started the Temporal dev server at ${address} (database ${db})`
+          : server.origin === 'orphan'
+            ? `found the Temporal dev server a stopped command left running at ${address} (database ${db}): using it, and stopping it at the end`
+            : `using the Temporal dev server another command of this project runs at ${address} (database ${db})`,
+      );
     }
     const store = await openStore(config);
     closers.push(() => store.close());

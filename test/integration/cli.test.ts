@@ -4,7 +4,7 @@
  * the crawl on the test's Temporal server, the LLM steps against scripted responses over HTTP,
  * and the scripts in real containers.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -14,6 +14,8 @@ import { DatasetRecordSchema } from '../../activities/dataset/records';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import { loadRecordedRepos, startFakeGitHub, type FakeGitHub, type RecordedRepo } from '../fixtures/github/server';
 import { requireEnv } from '../support/factory';
+import { waitFor } from '../support/processes';
+import { freePort, portInUse } from '../../scripts/lib/temporal-server';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -76,5 +78,49 @@ describe('tsx scripts/start.ts --github train', () => {
       expect(r.commit_id).toBe(HEAD);
     }
     expect(gh.log.some((l) => l.startsWith('GET /codeload/demo/textkit/'))).toBe(true);
+  });
+});
+
+describe('tsx scripts/start.ts killed mid-crawl, then --attach', () => {
+  it('picks the crawl up where it stopped, on the dev server the killed command left, and prints its result', async () => {
+    // Scripted LLM responses, one second each, so the crawl is under way when the command dies.
+    const llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT), { latencyMs: 1000 });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-attach-'));
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      REPOST_DATA_DIR: dataDir,
+      REPOST_TEMPORAL_PORT: String(port),
+      REPOST_TEMPORAL_UI_PORT: String(await freePort()),
+      REPOST_TEMPORAL_HEARTBEAT_TIMEOUT_SEC: '10',
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'scripted',
+      REPOST_SANDBOX_IMAGE: requireEnv('REPOST_TEST_SANDBOX_IMAGE'),
+    };
+    delete env.TEMPORAL_ADDRESS;
+    const first = spawn(process.execPath, ['-r', 'tsx/cjs', 'scripts/start.ts', '--local', DEMO_REPO, '--run-id', 'cli-attach'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let printed = '';
+    first.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
+    first.stderr!.on('data', (d: Buffer) => (printed += d.toString()));
+    try {
+      await waitFor('the crawl to be under way', () => {
+        if (first.exitCode !== null) throw new Error(`start.ts ended early:\n${printed}`);
+        return llm.requests.length >= 6;
+      }, 180_000);
+      first.kill('SIGKILL');
+      await new Promise((r) => first.once('exit', r));
+      expect(await portInUse(port)).toBe(true);
+
+      const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', 'scripts/start.ts', '--attach', 'cli-attach'], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 });
+      expect(stdout).toMatch(/found the Temporal dev server a stopped command left running/);
+      expect(stdout).toMatch(/run cli-attach finished: 4 function\(s\), 3 accepted, 1 rejected \(test_check: 1\)/);
+      const dataset = fs.readFileSync(path.join(dataDir, 'runs', 'cli-attach', 'dataset.jsonl'), 'utf8').trim().split('\n');
+      expect(dataset).toHaveLength(3);
+      // The adopted server was stopped at the end, like one the command had started itself.
+      await waitFor('the dev server to stop', async () => !(await portInUse(port)), 30_000);
+    } finally {
+      if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
+      await llm.close();
+    }
   });
 });

@@ -18,7 +18,7 @@ import { freePort } from '../../scripts/lib/temporal-server';
 import { loadConfig } from '../../temporal.config';
 import { RUN_MEMO_KEY } from '../../workers/store-check';
 import { requireEnv, startTestFactory } from '../support/factory';
-import { cleanEnv, PROJECT_ROOT, runScript, startWorkerProcess, type WorkerProcess } from '../support/processes';
+import { cleanEnv, PROJECT_ROOT, runScript, spawnWorker, waitFor, type WorkerProcess } from '../support/processes';
 import { createStoreDatabase } from '../support/store-database';
 
 const DEMO_REPO = path.join(PROJECT_ROOT, 'scripts/demo/example-repo');
@@ -74,13 +74,16 @@ describe('a crawl over three worker processes sharing only Temporal and PostgreS
     // One after another: each compiles and starts on a 2-core machine shared with other suites.
     for (const [role, extra] of roles) {
       const dir = tmp(`repost-worker-${role.replace(',', '-')}-`);
-      workers.push(await startWorkerProcess(role, { cwd: dir, env: cleanEnv({ ...base, ...extra, REPOST_DATA_DIR: dir }) }));
+      const worker = spawnWorker(cleanEnv({ ...base, ...extra, REPOST_DATA_DIR: dir }), role.split(','), { cwd: dir, exactEnv: true });
+      workers.push(worker);
+      await worker.ready;
     }
     const launcherDir = tmp('repost-launcher-');
     outDir = path.join(launcherDir, 'out');
     launcher = await runScript('scripts/start.ts', ['--local', DEMO_REPO, '--no-workers', '--run-id', runId, '--out', outDir], {
       cwd: launcherDir,
       env: cleanEnv({ ...base, OPENAI_MODEL: RUN_MODEL, REPOST_DATA_DIR: launcherDir }),
+      exactEnv: true,
     });
   });
 
@@ -135,7 +138,7 @@ describe('a crawl over three worker processes sharing only Temporal and PostgreS
 
   it('reports the run\'s progress with status.ts from another machine\'s directory', async () => {
     const dir = tmp('repost-status-');
-    const r = await runScript('scripts/status.ts', [runId], { cwd: dir, env: cleanEnv({ ...base, REPOST_DATA_DIR: dir }) });
+    const r = await runScript('scripts/status.ts', [runId], { cwd: dir, env: cleanEnv({ ...base, REPOST_DATA_DIR: dir }), exactEnv: true });
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`run ${runId} (crawl): finished`);
@@ -159,14 +162,12 @@ describe('a crawl over three worker processes sharing only Temporal and PostgreS
       const described = await client.workflow.getHandle(started.workflowId).describe();
       expect(described.memo?.[RUN_MEMO_KEY]).toMatchObject({ runId: `${runId}-waiting`, storeId: await store.storeId() });
       // Visibility lists the crawl shortly after it starts.
-      for (let i = 0; i < 50; i++) {
-        const listed = [];
-        for await (const wf of client.workflow.list({ query: `WorkflowId = "${started.workflowId}" AND ExecutionStatus = "Running"` })) listed.push(wf);
-        if (listed.length) break;
-        await new Promise((r) => setTimeout(r, 200));
-      }
+      await waitFor('the crawl in visibility', async () => {
+        for await (const _ of client.workflow.list({ query: `WorkflowId = "${started.workflowId}" AND ExecutionStatus = "Running"` })) return true;
+        return false;
+      });
       const dir = tmp('repost-wrong-store-');
-      const r = await runScript('workers/main.ts', ['--roles', 'io'], { cwd: dir, env: cleanEnv({ ...base, ...queues, REPOST_STORE_URL: '', REPOST_DATA_DIR: dir }) });
+      const r = await runScript('workers/main.ts', ['--roles', 'io'], { cwd: dir, env: cleanEnv({ ...base, ...queues, REPOST_STORE_URL: '', REPOST_DATA_DIR: dir }), exactEnv: true });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain(`run ${runId}-waiting (workflow ${started.workflowId}) is running against store ${await store.storeId()}, but this worker's store is local:`);
       expect(r.stderr).toContain(`(${dir})`);
@@ -185,8 +186,8 @@ describe('a crawl over three worker processes sharing only Temporal and PostgreS
     const notADir = path.join(dir, 'data-file');
     fs.writeFileSync(notADir, '');
     const [pg, local] = await Promise.all([
-      runScript('workers/main.ts', ['--roles', 'llm'], { cwd: dir, env: cleanEnv({ ...base, REPOST_STORE_URL: `postgres://factory:hunter2@127.0.0.1:${port}/repost`, REPOST_DATA_DIR: dir }) }),
-      runScript('workers/main.ts', ['--roles', 'io'], { cwd: dir, env: cleanEnv({ ...base, REPOST_STORE_URL: '', REPOST_DATA_DIR: notADir }) }),
+      runScript('workers/main.ts', ['--roles', 'llm'], { cwd: dir, env: cleanEnv({ ...base, REPOST_STORE_URL: `postgres://factory:hunter2@127.0.0.1:${port}/repost`, REPOST_DATA_DIR: dir }), exactEnv: true }),
+      runScript('workers/main.ts', ['--roles', 'io'], { cwd: dir, env: cleanEnv({ ...base, REPOST_STORE_URL: '', REPOST_DATA_DIR: notADir }), exactEnv: true }),
     ]);
     expect(pg.code).toBe(1);
     expect(pg.stderr).toContain(`cannot reach the store at postgres://factory@127.0.0.1:${port}/repost: `);

@@ -94,6 +94,18 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(ids.filter((id) => id.includes('/replay-'))).toHaveLength(1);
   });
 
+  it('refuses a taken run id or output folder; --resume continues the run without running recorded functions again', async () => {
+    const sources = [{ kind: 'local' as const, path: DEMO_REPO, name: 'textkit' }];
+    const base = { config: factory.config, client: factory.client, store: factory.store, sources };
+    await expect(startCrawl({ ...base, runId: 'it-demo' })).rejects.toThrow(/run it-demo already exists .*--resume/);
+    await expect(startCrawl({ ...base, runId: 'it-other', outDir: path.join(factory.dataDir, 'runs', 'it-demo') })).rejects.toThrow(/holds the files of run it-demo/);
+    const before = factory.llm.requests.length;
+    const summary = await runCrawl({ ...base, runId: 'it-demo', resume: true });
+    expect(factory.llm.requests.length).toBe(before);
+    expect(summary).toMatchObject({ functions: 4, accepted: 3, rejected: 1 });
+    expect((await factory.store.getRun('it-demo'))?.resumed).toBe(1);
+  });
+
   it('the workflow code replays deterministically against the recorded histories', async () => {
     const ids = ['it-demo/crawl', 'it-demo/repo/0'];
     for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo" AND WorkflowType = "functionWorkflow"` })) ids.push(wf.workflowId);
