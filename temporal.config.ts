@@ -31,6 +31,8 @@ export const ConfigSchema = z.object({
        * on several machines.
        */
       url: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
+      /** Database connections per process (PostgreSQL): enough for the activities a worker runs at once. */
+      poolSize: positiveInt.default(10),
     })
     .prefault({}),
   temporal: z

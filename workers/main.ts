@@ -6,11 +6,13 @@
  *   tsx workers/main.ts [--roles workflows,io,llm,sandbox]     (TEMPORAL_ADDRESS must be set)
  */
 import * as os from 'node:os';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createBenchmark, createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
 import type { Store } from '../activities/store/types';
 import { ensureSandboxImage } from '../sandbox-image/build';
 import { loadConfig, type Config } from '../temporal.config';
+import { checkRunningCrawls } from './store-check';
 
 export const WORKER_ROLES = ['workflows', 'io', 'llm', 'sandbox'] as const;
 export type WorkerRole = (typeof WORKER_ROLES)[number];
@@ -61,8 +63,14 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
     cleanups.push(() => opened.close());
   }
   if (store) {
-    // A worker that cannot reach its store fails now, not one function at a time.
-    await store.storeId();
+    // A worker that cannot reach its store, or whose store is not the one of the runs it would
+    // serve, fails now with a message saying so, not one function at a time.
+    try {
+      await checkRunningCrawls(new Client({ connection, namespace: config.temporal.namespace }), store, [...roles].map((r) => q[r]));
+    } catch (err) {
+      for (const c of cleanups) await c().catch(() => undefined);
+      throw err;
+    }
   }
 
   if (roles.has('workflows')) {

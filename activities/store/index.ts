@@ -4,6 +4,7 @@
  */
 import type { Config } from '../../temporal.config';
 import { LocalStore } from './local';
+import { PostgresStore } from './postgres';
 import type { Store } from './types';
 
 export * from './types';
@@ -11,9 +12,6 @@ export { LocalStore } from './local';
 
 /** The configured store: PostgreSQL when `store.url` is set, else the local data directory. */
 export async function openStore(config: Pick<Config, 'dataDir' | 'store'>): Promise<Store> {
-  if (config.store.url) {
-    const { PostgresStore } = await import('./postgres');
-    return PostgresStore.connect(config.store.url, config.dataDir);
-  }
+  if (config.store.url) return PostgresStore.connect(config.store.url, config.dataDir, { poolSize: config.store.poolSize });
   return new LocalStore(config.dataDir);
 }

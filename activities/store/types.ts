@@ -117,6 +117,11 @@ export class RunExistsError extends Error {
   override name = 'RunExistsError';
 }
 
+/** The store does not answer (a database that is down, a wrong URL, a data directory that cannot be written). */
+export class StoreUnreachableError extends Error {
+  override name = 'StoreUnreachableError';
+}
+
 /** Iterates every record of a run, page by page (bounded memory whatever the run's size). */
 export async function* allRecords(store: Store, runId: string, pageSize = 500): AsyncIterable<StoredRecord> {
   let after: string | null = null;

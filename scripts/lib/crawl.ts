@@ -21,6 +21,7 @@ import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/
 import { runSettingsFrom } from '../../activities/run-settings';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
+import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 
@@ -189,6 +190,8 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
       taskQueue: config.temporal.taskQueues.workflows,
       args: [{ run, sourcesKey: manifest.sourcesKey!, settings, queues: queuesFrom(config) }],
       typedSearchAttributes: [{ key: RunIdKey, value: runId }],
+      // Workers read the run's store from here at start (workers/store-check.ts).
+      memo: runMemo(run, queuesFrom(config)),
     });
   }
   return {

@@ -10,6 +10,7 @@ import { openStore } from '../../activities/store';
 import type { Store } from '../../activities/store/types';
 import { ensureSandboxImage } from '../../sandbox-image/build';
 import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../workers/main';
+import { reachStore } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 import { resolveTemporalCli, startDevServer, type DevServer } from './temporal-server';
@@ -71,7 +72,7 @@ export async function startStack({ config, workers = true, image: wantImage, log
     const store = await openStore(config);
     closers.push(() => store.close());
     // The store must answer before anything starts (a wrong URL or a database that is down).
-    await store.storeId();
+    await reachStore(store);
     const image = (wantImage ?? workers) ? (config.sandbox.image ?? (await ensureSandboxImage({ log })).tag) : null;
     const connection = await Connection.connect({ address });
     closers.push(() => connection.close());

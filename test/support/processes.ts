@@ -1,11 +1,22 @@
 /**
- * Worker processes as a deployment runs them (`tsx workers/main.ts --roles ...`), each in its
- * own OS process, so a test can kill one for real (SIGKILL) and start another.
+ * The factory's commands as a deployment runs them, each in its own OS process: worker processes
+ * (`tsx workers/main.ts --roles ...`), which a test can kill for real (SIGKILL) and start again,
+ * and the scripts, run to their end. A process may run from any folder (another machine's) and
+ * with an environment that holds only what the test gives it (`cleanEnv`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as path from 'node:path';
 
 export const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
+/** tsx's require hook by absolute path, so a process started in any folder finds it. */
+const TSX_ARGS = ['-r', require.resolve('tsx/cjs')];
+
+/** This process's environment without the factory's own variables (REPOST_*, TEMPORAL_*, OPENAI_*, GITHUB_TOKEN), plus `extra`. */
+export function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(REPOST_|TEMPORAL_|OPENAI_|GITHUB_TOKEN)/.test(k)) env[k] = v;
+  return { ...env, ...extra };
+}
 
 export interface WorkerProcess {
   child: ChildProcess;
@@ -19,9 +30,16 @@ export interface WorkerProcess {
   stop(): Promise<void>;
 }
 
-export function spawnWorker(env: NodeJS.ProcessEnv, roles?: string[]): WorkerProcess {
-  const args = ['-r', 'tsx/cjs', 'workers/main.ts', ...(roles ? ['--roles', roles.join(',')] : [])];
-  const child = spawn(process.execPath, args, { cwd: PROJECT_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export interface ProcessOptions {
+  /** Working folder (default: the project root). */
+  cwd?: string;
+  /** The whole environment (default: this process's, with `env` laid over it). */
+  exactEnv?: boolean;
+}
+
+export function spawnWorker(env: NodeJS.ProcessEnv, roles?: string[], options: ProcessOptions = {}): WorkerProcess {
+  const args = [...TSX_ARGS, path.join(PROJECT_ROOT, 'workers/main.ts'), ...(roles ? ['--roles', roles.join(',')] : [])];
+  const child = spawn(process.execPath, args, { cwd: options.cwd ?? PROJECT_ROOT, env: options.exactEnv ? env : { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -47,6 +65,30 @@ export function spawnWorker(env: NodeJS.ProcessEnv, roles?: string[]): WorkerPro
       await exited;
     },
   };
+}
+
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `tsx <script> args` to its end (SIGKILL after `timeoutMs`). */
+export function runScript(script: string, args: string[], options: ProcessOptions & { env: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<CommandResult> {
+  return new Promise((resolve, reject) => {
+    const env = options.exactEnv ? options.env : { ...process.env, ...options.env };
+    const child = spawn(process.execPath, [...TSX_ARGS, path.join(PROJECT_ROOT, script), ...args], { cwd: options.cwd ?? PROJECT_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs ?? 240_000);
+    child.on('error', reject);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
 }
 
 /** Polls `check` until it returns a value other than undefined/false, or fails after `timeoutMs`. */
