@@ -109,10 +109,19 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
   it('the workflow code replays deterministically against the recorded histories', async () => {
     const ids = ['it-demo/crawl', 'it-demo/repo/0'];
     for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo" AND WorkflowType = "functionWorkflow"` })) ids.push(wf.workflowId);
+    const priorities = new Map<string, Set<number>>();
     for (const id of ids) {
       const history = await factory.client.workflow.getHandle(id).fetchHistory();
       await Worker.runReplayHistory({ workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') } }, history, id);
+      for (const e of history.events ?? []) {
+        const a = e.activityTaskScheduledEventAttributes;
+        if (a?.activityType?.name) priorities.set(a.activityType.name, (priorities.get(a.activityType.name) ?? new Set()).add(a.priority?.priorityKey ?? 0));
+      }
     }
+    // Later stages go first on their task queues: a new function's first call last, the checks first.
+    expect([...priorities.get('generateSandboxScript')!]).toEqual([5]);
+    expect([...priorities.get('checkTests')!]).toEqual([1]);
+    expect([...priorities.get('debugScript')!]).toEqual([3]);
     expect(ids.length).toBeGreaterThanOrEqual(6);
   });
 
