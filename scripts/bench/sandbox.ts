@@ -50,8 +50,8 @@ async function timeRoundRobin(n: number, contenders: Record<string, Timed>): Pro
 }
 
 /** RepoST's way: one long-lived container, the script put there once, `python3 script.py` per run. */
-async function bareExecContender(docker: Docker, config: SandboxExecutorConfig, image: string, packagesDir: string) {
-  const container = await docker.createContainer(runContainerOptions({ image, limits: config, packagesDir, workerId: config.workerId!, role: 'baseline' }));
+async function bareExecContender(docker: Docker, config: SandboxExecutorConfig, image: string, envsDir: string) {
+  const container = await docker.createContainer(runContainerOptions({ image, limits: config, envsDir, workerId: config.workerId!, role: 'baseline' }));
   await container.start();
   const put = await startExec(docker, container, {
     cmd: ['sh', '-c', 'mkdir -p /scratch/bench && cat > /scratch/bench/script.py'],
@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   log(`overhead of a trivial script: ${runs} runs of each, round-robin, after 3 warm-up rounds`);
   const pool = new SandboxExecutor(base, { docker, image, packagesDir });
   const cold = new SandboxExecutor({ ...base, strict: true }, { docker, image, packagesDir });
-  const bare = await bareExecContender(docker, base, image, packagesDir);
+  const bare = await bareExecContender(docker, base, image, pool.packages.envsDir);
   await pool.warm();
   let samples: Record<string, number[]>;
   try {

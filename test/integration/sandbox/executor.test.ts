@@ -35,7 +35,7 @@ describe('SandboxExecutor', () => {
   const workerId = `executor-${process.pid}`;
 
   beforeAll(async () => {
-    executor = await makeExecutor('pool', { workerId, pool: { enabled: true, size: 2, recycleAfterRuns: 3 } });
+    executor = await makeExecutor('pool', { workerId, pool: { enabled: true, size: 2, recycleAfterRuns: 3, maxAgeSec: 1800 } });
   });
 
   afterAll(async () => {
@@ -234,12 +234,12 @@ describe('leftovers of a crashed worker', () => {
     const packagesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-leftover-'));
     const executor = await makeExecutor('cold', { workerId });
     // A container as a previous incarnation of this worker would have left it.
-    const options = runContainerOptions({ image: executor.image, limits: testConfig(), packagesDir, workerId, role: 'pool' });
+    const options = runContainerOptions({ image: executor.image, limits: testConfig(), envsDir: packagesDir, workerId, role: 'pool' });
     options.Labels = { ...options.Labels, [LABELS.process]: `${os.hostname()}:999999:1` };
     const stale = await docker.createContainer(options);
     await stale.start();
     // One of this very process must survive.
-    const mine = await docker.createContainer(runContainerOptions({ image: executor.image, limits: testConfig(), packagesDir, workerId, role: 'pool' }));
+    const mine = await docker.createContainer(runContainerOptions({ image: executor.image, limits: testConfig(), envsDir: packagesDir, workerId, role: 'pool' }));
     expect((await mine.inspect()).Config.Labels[LABELS.process]).toBe(PROCESS_TOKEN);
     try {
       expect(await executor.cleanupLeftovers()).toBe(1);

@@ -14,7 +14,7 @@ describe('RepoST records with ground truth', () => {
   let executor: SandboxExecutor;
 
   beforeAll(async () => {
-    executor = await makeExecutor('pool', { memoryMb: 1024, pool: { enabled: true, size: 2, recycleAfterRuns: 50 } });
+    executor = await makeExecutor('pool', { memoryMb: 1024, pool: { enabled: true, size: 2, recycleAfterRuns: 50, maxAgeSec: 1800 } });
   });
 
   afterAll(async () => {
