@@ -165,9 +165,17 @@ export async function buildWheelInSandbox(args: {
   signal?: AbortSignal;
 }): Promise<BuildOutcome> {
   const { docker, archive } = args;
-  const out = fs.mkdtempSync(path.join(args.scratchDir, `.build-${archive.name}-`));
+  const work = fs.mkdtempSync(path.join(args.scratchDir, `.build-${archive.name}-`));
+  fs.chmodSync(work, 0o755);
+  const out = path.join(work, 'out');
+  fs.mkdirSync(out, { mode: 0o777 });
   fs.chmodSync(out, 0o777); // the scripts' user writes the wheel here
+  // A copy the scripts' user may read, whatever the permissions of the folder it came from.
+  const src = path.join(work, 'src');
+  fs.mkdirSync(src, { mode: 0o755 });
   const fileName = path.basename(archive.file);
+  fs.copyFileSync(archive.file, path.join(src, fileName));
+  fs.chmodSync(path.join(src, fileName), 0o644);
   let container: Docker.Container | null = null;
   const remove = async () => {
     await container?.remove({ force: true }).catch(() => undefined);
@@ -180,7 +188,7 @@ export async function buildWheelInSandbox(args: {
         limits: args.limits,
         envsDir: args.envsDir,
         workerId: args.workerId,
-        sourceDir: path.dirname(fs.realpathSync(archive.file)),
+        sourceDir: src,
         outputDir: out,
         cmd: ['python3', '-m', 'pip', 'wheel', '--no-deps', '--no-index', '--no-build-isolation', '--no-cache-dir', '--disable-pip-version-check',
           '--progress-bar', 'off', '--wheel-dir', BUILD_OUTPUT_DIR, `${BUILD_SOURCE_DIR}/${fileName}`],
@@ -200,7 +208,9 @@ export async function buildWheelInSandbox(args: {
     const log = demuxedText((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
     const wheel = fs.readdirSync(out).find((f) => f.endsWith('.whl'));
     if (waited.StatusCode !== 0 || !wheel) {
-      const tail = log.trim().split('\n').slice(-6).join(' | ');
+      // pip closes with a box of its own advice; the package's own last words are above it.
+      const lines = log.split('\n').map((l) => l.trim()).filter((l) => l && !/^(?:[×╰│║]|note:|hint:|error: subprocess-exited|See above|\[end of output\]|\^+$)/.test(l));
+      const tail = lines.slice(-4).join(' | ');
       return {
         ok: false,
         failure: { kind: 'build-failed', packages: [archive.name], message: `building ${archive.name} ${archive.version} from source in the sandbox (offline, no compiler) failed: ${tail}` },
@@ -214,7 +224,7 @@ export async function buildWheelInSandbox(args: {
   } finally {
     args.signal?.removeEventListener('abort', onAbort);
     await remove();
-    fs.rmSync(out, { recursive: true, force: true });
+    fs.rmSync(work, { recursive: true, force: true });
   }
 }
 
