@@ -315,15 +315,16 @@ export class SandboxExecutor {
   /**
    * Removes sandbox containers left behind (see leftovers.ts: this worker id's from an earlier
    * process, dead local processes', and any older than a live container can be, whatever its
-   * worker), and temporary install folders of crashed installs.
+   * worker), and temporary install folders of crashed installs. `extraLabels` narrows the sweep
+   * (a test on an engine others share must not sweep their containers).
    */
-  async cleanupLeftovers(): Promise<number> {
-    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`] } });
+  async cleanupLeftovers(now: number = Date.now(), extraLabels: string[] = []): Promise<number> {
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`, ...extraLabels] } });
     const stale = staleContainers(containers, {
       workerId: this.workerId,
       processToken: PROCESS_TOKEN,
       host: os.hostname(),
-      now: Date.now(),
+      now,
       maxAgeMs: leftoverAgeMs(this.config),
       processAlive,
     });

@@ -79,7 +79,7 @@ export function classifyUvError(stderr: string): InstallFailure {
   }
   if (/No solution found/.test(stderr)) {
     const tooNew = new RegExp(`(${NAME})==[^ ]+ (?:only supports|depends on Python)`).exec(stderr);
-    const named = [...cause.matchAll(new RegExp(`(?:you require|and|Because) (${NAME})(?=[=<>!~ ,]|$)`, 'g'))].map((m) => m[1]!);
+    const named = [...cause.matchAll(new RegExp(`(?:you require|Because(?: only)?|depend(?:s)? on) (${NAME})(?=[=<>!~ ,]|$)`, 'g'))].map((m) => m[1]!);
     const packages = unique(tooNew ? [tooNew[1]!] : named.filter((n) => !/^(?:only|all|the|we|there|you)$/.test(n)));
     return { kind: 'conflict', packages, message: `the requirements cannot be resolved together for CPython ${PYTHON_TARGET.version}: ${cause}` };
   }

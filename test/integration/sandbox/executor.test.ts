@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import type { SandboxExecutor } from '../../../activities/sandbox';
 import { LABELS, PROCESS_TOKEN, runContainerOptions } from '../../../activities/sandbox/container-spec';
 import { SandboxCancelledError } from '../../../activities/sandbox/executor';
+import { leftoverAgeMs } from '../../../activities/sandbox/leftovers';
 import { containersOf, docker, makeExecutor, testConfig } from './sandbox-env';
 
 const BRANCHY = `def classify(x):
@@ -231,7 +232,7 @@ describe('SandboxExecutor', () => {
 });
 
 describe('leftovers of a crashed worker', () => {
-  test('are found by label and removed', async () => {
+  test('are found by label and by age, whatever their worker, and removed', async () => {
     const workerId = `leftover-${process.pid}`;
     const packagesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-leftover-'));
     const executor = await makeExecutor('cold', { workerId });
@@ -243,11 +244,25 @@ describe('leftovers of a crashed worker', () => {
     // One of this very process must survive.
     const mine = await docker.createContainer(runContainerOptions({ image: executor.image, limits: testConfig(), envsDir: packagesDir, workerId, role: 'pool' }));
     expect((await mine.inspect()).Config.Labels[LABELS.process]).toBe(PROCESS_TOKEN);
+    // Another worker's, on another host: alive as far as anyone here can tell, until it is too old.
+    const foreignWorker = `leftover-foreign-${process.pid}`;
+    const foreignOptions = runContainerOptions({ image: executor.image, limits: testConfig(), envsDir: packagesDir, workerId: foreignWorker, role: 'pool' });
+    foreignOptions.Labels = { ...foreignOptions.Labels, [LABELS.process]: 'another-host:1:1' };
+    const foreign = await docker.createContainer(foreignOptions);
     try {
       expect(await executor.cleanupLeftovers()).toBe(1);
       const left = await containersOf(workerId);
       expect(left.map((c) => c.Id)).toEqual([mine.id]);
+      expect((await containersOf(foreignWorker)).map((c) => c.Id)).toEqual([foreign.id]);
+      // Past the age no live container reaches, a sweep removes it whatever its worker; this
+      // process's stay. (The sweep is narrowed to this test's workers: others share the engine.)
+      const later = Date.now() + leftoverAgeMs(executor.config) + 60_000;
+      expect(await executor.cleanupLeftovers(later, [`${LABELS.worker}=${foreignWorker}`])).toBe(1);
+      expect(await containersOf(foreignWorker)).toEqual([]);
+      expect(await executor.cleanupLeftovers(later, [`${LABELS.worker}=${workerId}`])).toBe(0);
+      expect((await containersOf(workerId)).map((c) => c.Id)).toEqual([mine.id]);
     } finally {
+      await foreign.remove({ force: true }).catch(() => undefined);
       await mine.remove({ force: true });
       await executor.close();
       fs.rmSync(packagesDir, { recursive: true, force: true });
