@@ -1,5 +1,6 @@
 /**
- * Which sandbox containers are leftovers: those of this worker id made by an earlier process,
+ * Which sandbox containers are leftovers: this process's own that a daemon restart stopped,
+ * those of this worker id made by an earlier process,
  * those of a process on this host that is gone, and, whatever the worker, every one older than
  * the longest a live container can be (pool containers are recycled by age, runs and builds have
  * time limits), which catches what a crashed worker on another host left on a shared engine.
@@ -14,6 +15,8 @@ const SWEEP_MARGIN_SEC = 300;
 
 export interface LabelledContainer {
   Id: string;
+  /** `running`, `exited`, `created`, ... */
+  State?: string;
   /** Seconds since the epoch, as the engine reports it. */
   Created: number;
   Labels: Record<string, string>;
@@ -32,7 +35,8 @@ export function staleContainers(
 ): LabelledContainer[] {
   return containers.filter((c) => {
     const token = c.Labels[LABELS.process] ?? '';
-    if (token === me.processToken) return false;
+    // This process's own: only those a daemon restart stopped (their removal failed meanwhile).
+    if (token === me.processToken) return c.State === 'exited' || c.State === 'dead';
     if (me.now - c.Created * 1000 > me.maxAgeMs) return true;
     if (c.Labels[LABELS.worker] === me.workerId) return true;
     const [tokenHost, pid] = token.split(':');
