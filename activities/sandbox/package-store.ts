@@ -9,7 +9,7 @@
  *   <root>/sdists/          source archives downloaded for those builds
  *
  * An install resolves the set with uv for the image's Python and platform, wheels only
- * (`pip compile --no-build`), drops distributions that only serve GPUs and that nothing imports
+ * (`pip compile --no-build`; offline from the cache first, then against the index), drops distributions that only serve GPUs and that nothing imports
  * at load time (triton), then links the pinned wheels into a temporary folder with
  * `pip install --no-deps --target`, renamed into place when complete. A distribution with no
  * wheel for the platform is built from its source archive in an offline sandbox container
@@ -283,7 +283,12 @@ export class PackageStore {
     const built: string[] = [];
     let pinned: string[] = [];
     for (;;) {
-      const compiled = await this.uvRun(['pip', 'compile', '-', '--no-header', '--no-annotate', '--quiet', ...this.uvArgs()], deadline, signal, requirements.join('\n') + '\n');
+      // From what the cache already knows first (no request at all: a warm set takes milliseconds);
+      // the index is asked only when that is not enough.
+      const compile = (offline: boolean) =>
+        this.uvRun(['pip', 'compile', '-', '--no-header', '--no-annotate', '--quiet', ...(offline ? ['--offline'] : []), ...this.uvArgs()], deadline, signal, requirements.join('\n') + '\n');
+      let compiled = await compile(true);
+      if (compiled.ended === 'exit' && compiled.code !== 0) compiled = await compile(false);
       const stop = stopped(compiled, 'resolution');
       if (stop) return stop;
       if (compiled.code === 0) {
@@ -309,13 +314,16 @@ export class PackageStore {
       const pinnedFile = path.join(tmp, '.repost-pinned.txt');
       fs.writeFileSync(pinnedFile, pinned.join('\n') + '\n');
       const downloads = new DownloadTracker();
-      const installed = await this.uvRun(
-        ['pip', 'install', '--target', tmp, '--no-deps', '--link-mode', 'hardlink', '-r', pinnedFile, ...this.uvArgs()],
-        deadline,
-        signal,
-        undefined,
-        (line) => downloads.line(line),
-      );
+      const link = (offline: boolean) =>
+        this.uvRun(
+          ['pip', 'install', '--target', tmp, '--no-deps', '--link-mode', 'hardlink', '-r', pinnedFile, ...(offline ? ['--offline'] : []), ...this.uvArgs()],
+          deadline,
+          signal,
+          undefined,
+          (line) => downloads.line(line),
+        );
+      let installed = await link(true);
+      if (installed.ended === 'exit' && installed.code !== 0) installed = await link(false);
       const stop = stopped(installed, 'the download', downloads.inFlight);
       if (stop) return stop;
       if (installed.code !== 0) return failed(requirements, classifyUvError(installed.stderr));
