@@ -7,6 +7,7 @@
  *   <root>/envs/<key>/      one environment per requirement set; mounted read-only into runs
  *   <root>/wheelhouse/      wheels built from source in the sandbox (a find-links folder for uv)
  *   <root>/sdists/          source archives downloaded for those builds
+ *   <root>/pyc/             byte code of the sources, compiled once in the sandbox (bytecode.ts)
  *
  * An install resolves the set with uv for the image's Python and platform, wheels only
  * (`pip compile --no-build`; offline from the cache first, then against the index), drops distributions that only serve GPUs and that nothing imports
@@ -34,6 +35,7 @@ import {
 } from './install-failure';
 import { normalizeDistributionName } from './packages';
 import { PYTHON_TARGET } from './python-target';
+import { precompileEnvironment } from './bytecode';
 import { DEFAULT_INDEX, buildRequirements, buildWheelInSandbox, findSourceArchive } from './source-build';
 import { InstalledPackageSchema, type InstalledPackage } from './schema';
 import { resolveUvBinary, runUv, uvEnvironment, type UvOutcome } from './uv';
@@ -55,6 +57,7 @@ const ManifestSchema = z.object({
   packages: z.array(InstalledPackageSchema),
   builtFromSource: z.array(z.string()).default([]),
   leftOut: z.array(z.string()).default([]),
+  bytecode: z.object({ linked: z.number(), compiled: z.number(), skipped: z.string().nullable() }).optional(),
 });
 
 export interface PackageSet {
@@ -138,6 +141,7 @@ export class PackageStore {
   readonly cacheDir: string;
   readonly wheelhouse: string;
   private readonly sdistDir: string;
+  private readonly pycStore: string;
   private readonly home: string;
   private readonly uv: string;
   private readonly inFlight = new Map<string, Flight>();
@@ -150,6 +154,7 @@ export class PackageStore {
     this.cacheDir = settings.uvCacheDir ?? path.join(root, 'uv-cache');
     this.wheelhouse = path.join(root, 'wheelhouse');
     this.sdistDir = path.join(root, 'sdists');
+    this.pycStore = path.join(root, 'pyc');
     this.home = path.join(root, '.uv-home');
     for (const dir of [this.envsDir, this.cacheDir, this.wheelhouse, this.home]) fs.mkdirSync(dir, { recursive: true });
     this.uv = resolveUvBinary(settings.uvPath);
@@ -181,7 +186,7 @@ export class PackageStore {
     };
     const old = (full: string) => fs.statSync(full).mtimeMs < cutoff;
     sweep(this.envsDir, (e, full) => e.startsWith('.tmp-') && old(full));
-    sweep(this.root, (e, full) => (e.startsWith('.tmp-') || e.startsWith('.build-')) && old(full));
+    sweep(this.root, (e, full) => (e.startsWith('.tmp-') || e.startsWith('.build-') || e.startsWith('.pyc-')) && old(full));
     sweep(this.root, (e, full) => /^[0-9a-f]{20}$/.test(e) && fs.existsSync(path.join(full, MANIFEST)));
     return removed;
   }
@@ -330,8 +335,21 @@ export class PackageStore {
       fs.rmSync(pinnedFile, { force: true });
       // Entry-point scripts point at the host's interpreter; nothing in the sandbox runs them.
       fs.rmSync(path.join(tmp, 'bin'), { recursive: true, force: true });
+      fs.chmodSync(tmp, 0o755);
+      const bytecode = await precompileEnvironment({
+        docker: this.options.docker,
+        image: this.options.image,
+        limits: this.options.limits,
+        envsDir: this.envsDir,
+        workerId: this.options.workerId,
+        envDir: tmp,
+        pycStore: this.pycStore,
+        deadline,
+        signal,
+      });
+      if (signal.aborted) return cancelled();
       const packages = installedDistributions(tmp);
-      const manifest = { pythonTag: PYTHON_TARGET.tag, requirements, pinned, packages, builtFromSource: built, leftOut };
+      const manifest = { pythonTag: PYTHON_TARGET.tag, requirements, pinned, packages, builtFromSource: built, leftOut, bytecode };
       fs.writeFileSync(path.join(tmp, MANIFEST), JSON.stringify(manifest, null, 2));
       fs.chmodSync(tmp, 0o755);
       const final = path.join(this.envsDir, key);
