@@ -46,8 +46,8 @@ export async function buildDatasetImage(
       const ensured = await executor.packages.ensure(union);
       if (!ensured.ok) throw new Error(`installing the dataset's packages failed: ${ensured.error}`);
       packages = ensured.set.packages;
-      // The build context gets real copies (the store's files are hard links into its cache).
-      fs.cpSync(ensured.set.hostPath, path.join(ctx, 'packages'), { recursive: true, filter: (src) => !src.endsWith('.repost-packages.json') });
+      // Real copies for the build context (the store holds hard links); timestamps kept so the byte code stays valid.
+      fs.cpSync(ensured.set.hostPath, path.join(ctx, 'packages'), { recursive: true, preserveTimestamps: true, filter: (src) => !src.endsWith('.repost-packages.json') });
     }
     fs.writeFileSync(
       path.join(ctx, 'Dockerfile'),
