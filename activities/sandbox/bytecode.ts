@@ -97,6 +97,7 @@ export async function precompileEnvironment(args: {
         sourceDir: out,
         outputDir: out,
         cmd: ['python3', '-I', `${HARNESS_DIR}/compile_pyc.py`, `${BUILD_OUTPUT_DIR}/sources.json`],
+        timeoutSec: (args.deadline - Date.now()) / 1000,
         env: ['HOME=/scratch'],
       }),
     );

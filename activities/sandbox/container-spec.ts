@@ -106,10 +106,12 @@ export function buildContainerOptions(args: {
   outputDir: string;
   cmd: string[];
   env: string[];
+  /** Killed inside the container after this long, even if the worker that started it is gone. */
+  timeoutSec: number;
 }): Docker.ContainerCreateOptions {
   return {
     Image: args.image,
-    Cmd: args.cmd,
+    Cmd: ['timeout', '-s', 'KILL', String(Math.max(1, Math.ceil(args.timeoutSec))), ...args.cmd],
     Env: args.env,
     User: SCRIPT_USER,
     WorkingDir: SCRATCH_DIR,

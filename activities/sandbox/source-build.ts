@@ -192,6 +192,7 @@ export async function buildWheelInSandbox(args: {
         outputDir: out,
         cmd: ['python3', '-m', 'pip', 'wheel', '--no-deps', '--no-index', '--no-build-isolation', '--no-cache-dir', '--disable-pip-version-check',
           '--progress-bar', 'off', '--wheel-dir', BUILD_OUTPUT_DIR, `${BUILD_SOURCE_DIR}/${fileName}`],
+        timeoutSec: (args.deadline - Date.now()) / 1000,
         env: [`PYTHONPATH=${args.buildEnvPath}`, 'HOME=/scratch', 'TMPDIR=/tmp', 'PIP_NO_INPUT=1', 'PYTHONDONTWRITEBYTECODE=1'],
       }),
     );
