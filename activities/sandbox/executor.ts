@@ -171,14 +171,20 @@ export class SandboxExecutor {
     }
 
     let rounds = 0;
+    let exhausted = false;
     let set: PackageSet | null = null;
     const tried = new Set<string>(wanted.keys());
     /** Resolves `wanted`, dropping what cannot be installed, one round per resolution. Null: go on; a result: stop with it. */
     const resolve = async (): Promise<SandboxResult | null> => {
       while (wanted.size > 0) {
         if (rounds >= this.config.packages.resolutionRounds) {
-          notes.push(`the limit of ${this.config.packages.resolutionRounds} resolution rounds per script is reached; running without ${[...wanted.values()].map((w) => w.requirement).join(' ')}`);
-          set = null;
+          // The last set that installed stays; what came after it is left out.
+          const current = set as PackageSet | null;
+          const have = new Set((current?.requirements ?? []).map(requirementName));
+          const missing = [...wanted.entries()].filter(([k]) => !have.has(k));
+          for (const [k] of missing) wanted.delete(k);
+          notes.push(`the limit of ${this.config.packages.resolutionRounds} resolution rounds per script is reached; running without ${missing.map(([, w]) => w.requirement).join(' ')}`);
+          exhausted = true;
           return null;
         }
         rounds += 1;
@@ -239,7 +245,7 @@ export class SandboxExecutor {
       wanted.set(name, { requirement: distribution, optional: false });
       const stop = await resolve();
       if (stop) return stop;
-      if (!wanted.has(name)) break; // it could not be installed: the notes say why
+      if (exhausted || !wanted.has(name)) break; // it could not be installed: the notes say why
       notes.push(`installed ${distribution} for module ${missing}`);
       ({ result, missingModule } = await this.runOnce(req, set, hooks));
     }

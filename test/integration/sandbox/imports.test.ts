@@ -4,7 +4,7 @@
  * raises is never looked up on the index unless its source imports it.
  */
 import type { SandboxExecutor } from '../../../activities/sandbox';
-import { makeExecutor } from './sandbox-env';
+import { makeExecutor, testConfig } from './sandbox-env';
 
 describe('imports', () => {
   let executor: SandboxExecutor;
@@ -69,6 +69,21 @@ describe('imports', () => {
     expect(result.stdout.trim()).toBe('True');
     expect(result.requirements).toEqual(['six']);
     expect(result.notes).toEqual(['installed six for module six']);
+  });
+
+  test('resolutions are bounded by rounds, not by package count', async () => {
+    const bounded = await makeExecutor('cold', { workerId: `imports-rounds-${process.pid}`, packages: { ...testConfig().packages, resolutionRounds: 1 } });
+    try {
+      // Five packages in the one round the scan allows; the sixth, found only by running, would need a second.
+      const script = 'import yaml, six, tomli_w, idna, certifi\nimport importlib\nimportlib.import_module("attr")\n';
+      const result = await bounded.run({ script, install: true });
+      expect(result.requirements).toEqual(['certifi', 'idna', 'pyyaml', 'six', 'tomli-w']);
+      expect(result.status).toBe('error');
+      expect(result.notes.join('\n')).toMatch(/the limit of 1 resolution rounds per script is reached; running without attrs/);
+      expect(result.notes.join('\n')).not.toMatch(/installed attrs/);
+    } finally {
+      await bounded.close();
+    }
   });
 
   test("the standard library's optional modules are in the image: tkinter, venv, distutils", async () => {
