@@ -269,12 +269,16 @@ export class SandboxExecutor {
   private async scanImports(req: RunRequest, hooks: RunHooks): Promise<ImportPlan | SandboxResult> {
     const sources: Record<string, string> = { 'eval_script.py': req.script };
     for (const [name, text] of Object.entries(req.files ?? {})) if (name.endsWith('.py')) sources[name] = text;
+    hooks.heartbeat?.();
+    const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;
     try {
       const out = await this.harnessJson('imports.py', { sources }, HARNESS_TIMEOUT_SEC, hooks.signal);
       return planImports(ImportScanSchema.parse(out), { localModules: req.localModules, files: req.files });
     } catch (err) {
       if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled while reading its imports');
       return this.infrastructureResult(`the imports of the script could not be read: ${(err as Error).message}`, []);
+    } finally {
+      if (beat) clearInterval(beat);
     }
   }
 
