@@ -35,7 +35,7 @@ export const SHARED_STORE = process.env.REPOST_TEST_PACKAGES_DIR ?? path.join(os
 export const SHARED_UV_CACHE = path.join(SHARED_STORE, 'uv-cache');
 
 /** An empty store (no environment, no built wheel) that reuses the shared uv cache for downloads. */
-export function freshStore(prefix = 'repost-store-'): string {
+export function freshStore(prefix = 'repost-package-store-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
