@@ -14,7 +14,7 @@ import { createPythonParser, type PythonParser, type SyntaxNode, type Tree } fro
 type Node = SyntaxNode;
 
 let parser: PythonParser | null = null;
-function parse(text: string): Tree {
+export function parse(text: string): Tree {
   parser ??= createPythonParser();
   return parser.parse(text, undefined, { bufferSize: Math.max(64 * 1024, text.length * 2 + 1024) });
 }
@@ -26,7 +26,7 @@ export function newImplementationName(functionName: string): string {
   return functionName + NEW_IMPLEMENTATION_SUFFIX;
 }
 
-function functionNode(node: Node): Node | null {
+export function functionNode(node: Node): Node | null {
   if (node.type === 'function_definition') return node;
   if (node.type === 'decorated_definition') {
     const def = node.childForFieldName('definition');
@@ -36,7 +36,7 @@ function functionNode(node: Node): Node | null {
 }
 
 /** Removes the first line's indentation from every line (as far as each line has it). */
-function dedentLike(source: string): string {
+export function dedentLike(source: string): string {
   const lines = source.replace(/^\s*\n/, '').split('\n');
   const indent = /^[ \t]*/.exec(lines[0] ?? '')![0];
   if (!indent) return lines.join('\n');
@@ -104,7 +104,7 @@ function indent(source: string, prefix: string): string {
     .join('\n');
 }
 
-function findClass(root: Node, path: string[]): Node | null {
+export function findClass(root: Node, path: string[]): Node | null {
   let scope: Node[] = root.namedChildren;
   let found: Node | null = null;
   for (const part of path) {
