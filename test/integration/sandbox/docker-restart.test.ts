@@ -4,43 +4,17 @@
  * activity retries), and once it is back the executor recovers on its own: its dead pool
  * containers are discarded, new ones made, and runs pass again.
  */
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import Docker from 'dockerode';
 import { SandboxExecutor } from '../../../activities/sandbox';
 import { LABELS } from '../../../activities/sandbox/container-spec';
 import { ensureSandboxImage } from '../../../sandbox-image/build';
-import { docker as sharedDocker, freshStore, testConfig, waitFor } from './sandbox-env';
+import { docker as sharedDocker, freshStore, testConfig } from './sandbox-env';
+import { PrivateDockerDaemon } from '../../support/private-docker';
 
-// Short paths: the daemon's sockets live under them and socket paths are limited to 108 bytes.
-const dir = fs.mkdtempSync('/tmp/repost-dockerd-');
-const socket = path.join(dir, 'd.sock');
-const privateDocker = new Docker({ socketPath: socket });
-let daemon: ChildProcess | null = null;
-
-async function startDaemon(): Promise<void> {
-  const log = fs.openSync(path.join(dir, 'dockerd.log'), 'a');
-  daemon = spawn(
-    'dockerd',
-    ['--host', `unix://${socket}`, '--data-root', path.join(dir, 'root'), '--exec-root', path.join(dir, 'x'), '--pidfile', path.join(dir, 'd.pid'),
-      '--bridge=none', '--iptables=false', '--ip6tables=false'],
-    { stdio: ['ignore', log, log] },
-  );
-  fs.closeSync(log);
-  const up = await waitFor(() => privateDocker.ping().then(() => true, () => false), 60_000);
-  if (!up) throw new Error(`the private dockerd did not start: ${fs.readFileSync(path.join(dir, 'dockerd.log'), 'utf8').slice(-2000)}`);
-}
-
-async function stopDaemon(): Promise<void> {
-  const d = daemon;
-  daemon = null;
-  if (!d || d.exitCode !== null) return;
-  const exited = new Promise((r) => d.once('exit', r));
-  d.kill('SIGTERM');
-  await Promise.race([exited, new Promise((r) => setTimeout(r, 30_000))]);
-  if (d.exitCode === null) d.kill('SIGKILL');
-}
+const daemon = new PrivateDockerDaemon();
+const privateDocker = daemon.docker;
+const startDaemon = () => daemon.start();
+const stopDaemon = () => daemon.stop();
 
 describe('a Docker daemon restart', () => {
   let executor: SandboxExecutor;
@@ -48,10 +22,9 @@ describe('a Docker daemon restart', () => {
   const store = freshStore();
 
   beforeAll(async () => {
-    if (process.getuid?.() !== 0) throw new Error('this test starts a private dockerd and must run as root');
     const { tag } = await ensureSandboxImage({ docker: sharedDocker });
     await startDaemon();
-    execSync(`docker save ${tag} | docker -H unix://${socket} load`, { stdio: 'ignore', shell: '/bin/bash' });
+    daemon.loadImage(tag);
     executor = new SandboxExecutor(testConfig({ workerId, pool: { enabled: true, size: 1, recycleAfterRuns: 50, maxAgeSec: 1800 } }), {
       docker: privateDocker,
       image: tag,
@@ -62,8 +35,7 @@ describe('a Docker daemon restart', () => {
 
   afterAll(async () => {
     await executor?.close().catch(() => undefined);
-    await stopDaemon();
-    fs.rmSync(dir, { recursive: true, force: true });
+    await daemon.dispose();
     fs.rmSync(store, { recursive: true, force: true });
   }, 120_000);
 
