@@ -10,7 +10,7 @@
  *   - the worker process's peak memory (VmHWM).
  *
  * Flags: --functions 2000,20000  --work-ms 1000 (activity time per function, six stand-in steps)
- *        --window 32 (functions in flight)  --continue-as-new 200
+ *        --window 32 (functions in flight)  --continue-as-new 200  --address HOST:PORT (an existing server)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -28,6 +28,8 @@ const FlagsSchema = z.object({
   workMs: z.coerce.number().int().positive().default(1000),
   window: z.coerce.number().int().positive().default(32),
   continueAsNew: z.coerce.number().int().positive().default(200),
+  /** An existing Temporal server to measure against; default: a dev server started for the benchmark. */
+  address: z.string().optional(),
 });
 
 const STEPS_PER_FUNCTION = 6;
@@ -130,7 +132,9 @@ async function measure(n: number, flags: z.infer<typeof FlagsSchema>, address: s
 async function main(): Promise<void> {
   const flags = parseFlags(process.argv.slice(2));
   const port = await freePort();
-  const server = await startDevServer({ cli: resolveTemporalCli(process.env.REPOST_TEMPORAL_CLI_PATH), port, namespace: 'default', logFile: path.join(os.tmpdir(), `repost-bench-temporal-${port}.log`) });
+  const server = flags.address
+    ? { address: flags.address, stop: async () => undefined }
+    : await startDevServer({ cli: resolveTemporalCli(process.env.REPOST_TEMPORAL_CLI_PATH), port, namespace: 'default', logFile: path.join(os.tmpdir(), `repost-bench-temporal-${port}.log`) });
   console.log(`crawl orchestration benchmark: stand-in activities (${STEPS_PER_FUNCTION} steps, ${flags.workMs} ms of work per function), ${flags.window} functions in flight, continue-as-new every ${flags.continueAsNew}, dev server at ${server.address}`);
   const rows: Measured[] = [];
   try {

@@ -77,7 +77,10 @@ async function main(): Promise<void> {
   const connection = await NativeConnection.connect({ address: config.temporal.address! });
   const q = config.temporal.taskQueues;
   const slots = config.crawl.functionWindow * config.crawl.repoWindow + 8;
-  const base = { connection, namespace: config.temporal.namespace };
+  const polling = process.env.REPOST_BENCH_POLLERS === 'autoscaling'
+    ? { workflowTaskPollerBehavior: { type: 'autoscaling' as const }, activityTaskPollerBehavior: { type: 'autoscaling' as const } }
+    : {};
+  const base = { connection, namespace: config.temporal.namespace, ...polling };
   const workers = await Promise.all([
     Worker.create({ ...base, taskQueue: q.workflows, workflowsPath: require.resolve('../../workflows'), maxConcurrentWorkflowTaskExecutions: config.workers.workflowTaskConcurrency, maxCachedWorkflows: slots * 2 }),
     Worker.create({ ...base, taskQueue: q.io, activities: io, maxConcurrentActivityTaskExecutions: slots }),
