@@ -1,6 +1,7 @@
 /**
  * A Docker daemon of one test's own, to stop and start again at will: the shared daemon must
- * stay up for every other suite. No bridge and no iptables rules (sandbox runs have no network),
+ * stay up for every other suite. In its own network namespace, with no bridge and no iptables
+ * rules (sandbox runs have no network),
  * its own socket, data and exec roots under a short temporary path (socket paths are limited
  * to 108 bytes), and the sandbox image copied in from the shared daemon.
  */
@@ -23,9 +24,11 @@ export class PrivateDockerDaemon {
   async start(): Promise<void> {
     if (process.getuid?.() !== 0) throw new Error('starting a private dockerd needs root');
     const log = fs.openSync(path.join(this.dir, 'dockerd.log'), 'a');
+    // In a network namespace of its own: with --bridge=none dockerd deletes any `docker0` it
+    // sees, and the host's belongs to the shared daemon.
     this.daemon = spawn(
-      'dockerd',
-      ['--host', this.host, '--data-root', path.join(this.dir, 'root'), '--exec-root', path.join(this.dir, 'x'), '--pidfile', path.join(this.dir, 'd.pid'),
+      'unshare',
+      ['--net', '--', 'dockerd', '--host', this.host, '--data-root', path.join(this.dir, 'root'), '--exec-root', path.join(this.dir, 'x'), '--pidfile', path.join(this.dir, 'd.pid'),
         '--bridge=none', '--iptables=false', '--ip6tables=false'],
       { stdio: ['ignore', log, log] },
     );
