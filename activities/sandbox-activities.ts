@@ -22,7 +22,7 @@ function oneLine(result: SandboxResult): string {
 }
 
 /** Ties a run to the activity: heartbeats while it runs, cancellation kills the container. */
-function activityHooks() {
+export function activityHooks() {
   const ctx = Context.current();
   return { heartbeat: () => ctx.heartbeat(), signal: ctx.cancellationSignal };
 }

@@ -70,3 +70,19 @@ if [ -z "${REPOST_SANDBOX_IMAGE:-}" ]; then
   node_modules/.bin/tsx sandbox-image/build.ts --verbose 2>"$DATA_DIR/logs/sandbox-image.log" >/dev/null \
     || { tail -n 30 "$DATA_DIR/logs/sandbox-image.log" >&2; fail "building the sandbox image failed (log: $DATA_DIR/logs/sandbox-image.log)"; }
 fi
+
+# 5. Headless Chromium, for the test that renders eval-report.html (Debian's chromium package).
+if [ -z "${REPOST_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
+  log "installing Debian's chromium (renders the evaluation report in tests)"
+  apt_install chromium || log "WARNING: chromium could not be installed; the report rendering test needs it (or REPOST_CHROMIUM=/path/to/chrome)"
+fi
+
+# 6. Python's `datasets` package (PyPI), to check that the training data written loads with it.
+DATASETS_VERSION=5.2.0
+PY_TOOLS=$TOOLS_DIR/python
+if [ ! -f "$PY_TOOLS/.datasets-$DATASETS_VERSION" ]; then
+  log "installing Python datasets $DATASETS_VERSION into $PY_TOOLS"
+  python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$PY_TOOLS" "datasets==$DATASETS_VERSION" >&2 \
+    || fail "could not install the Python package datasets from PyPI into $PY_TOOLS"
+  touch "$PY_TOOLS/.datasets-$DATASETS_VERSION"
+fi

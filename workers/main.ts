@@ -8,6 +8,8 @@
 import * as os from 'node:os';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createArtifactStore, createIo, createLlm, createSandbox, createSandboxExecutor } from '../activities';
+import { createEvalIoActivities, createEvalLlmActivities, createEvalSandboxActivities } from '../activities/eval-activities';
+import { LlmGateway } from '../activities/llm';
 import { loadConfig, type Config } from '../temporal.config';
 
 export const WORKER_ROLES = ['workflows', 'io', 'llm', 'sandbox'] as const;
@@ -69,17 +71,19 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.io,
-        activities: createIo(config, store),
+        activities: { ...createIo(config, store), ...createEvalIoActivities({ store }) },
         maxConcurrentActivityTaskExecutions: config.workers.ioConcurrency,
       }),
     );
   }
   if (roles.has('llm')) {
+    // One gateway per process: the pipeline's and the evaluation's calls share its rate limits.
+    const gateway = new LlmGateway(config, store);
     workers.push(
       await Worker.create({
         ...base,
         taskQueue: q.llm,
-        activities: createLlm(config, store),
+        activities: { ...createLlm(config, store, gateway), ...createEvalLlmActivities({ store, gateway }) },
         maxConcurrentActivityTaskExecutions: config.workers.llmConcurrency,
         // The whole task queue's LLM rate, enforced by the Temporal server across all workers.
         ...(config.workers.llmActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: config.workers.llmActivitiesPerSecond } : {}),
@@ -96,7 +100,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.sandbox,
-        activities: createSandbox(config, executor, store),
+        activities: { ...createSandbox(config, executor, store), ...createEvalSandboxActivities({ store, executor }) },
         maxConcurrentActivityTaskExecutions: config.workers.sandboxConcurrency,
       }),
     );

@@ -2,3 +2,4 @@
 export { crawlWorkflow } from './crawl';
 export { repoWorkflow } from './repo';
 export { functionWorkflow } from './function';
+export { evalWorkflow, evalFunctionWorkflow, augmentFunctionWorkflow } from './eval';

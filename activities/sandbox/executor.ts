@@ -16,9 +16,11 @@ import { distributionForImport, normalizeDistributionName } from './packages';
 import { missingModuleName, parsePythonException } from './python-exception';
 import {
   AstComparisonSchema,
+  AstNormalizationSchema,
   HarnessResultSchema,
   SandboxResultSchema,
   type AstComparison,
+  type AstNormalization,
   type CoverageReport,
   type PythonException,
   type SandboxResult,
@@ -199,20 +201,33 @@ export class SandboxExecutor {
 
   /** AST equivalence of two function sources, computed by the harness inside the sandbox. */
   async astEquivalent(a: string, b: string): Promise<AstComparison> {
+    return AstComparisonSchema.parse(await this.harnessJson('ast_equiv.py', { a, b }, 'AST comparison'));
+  }
+
+  /**
+   * Python's `ast` round trip (parse, unparse) of each source, inside the sandbox: model output
+   * is parsed by the interpreter that will run it, never on the host.
+   */
+  async astNormalize(sources: string[]): Promise<AstNormalization[]> {
+    return AstNormalizationSchema.parse(await this.harnessJson('ast_normalize.py', { sources }, 'AST normalisation')).results;
+  }
+
+  /** One request to a JSON harness script in a pooled container; its stdout is the JSON answer. */
+  private async harnessJson(script: string, request: unknown, what: string): Promise<unknown> {
     const borrowed = await this.borrow();
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...jsonHarnessCommand('ast_equiv.py', { a, b }),
+        ...jsonHarnessCommand(script, request),
         user: SCRIPT_USER,
-        outputLimitBytes: 1024 * 1024,
+        outputLimitBytes: 16 * 1024 * 1024,
       });
       const timer = setTimeout(() => void borrowed.kill(), 30_000);
       const { exitCode } = await handle.done;
       clearTimeout(timer);
-      if (exitCode !== 0) throw new Error(`AST comparison failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
+      if (exitCode !== 0) throw new Error(`${what} failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
       reusable = true;
-      return AstComparisonSchema.parse(JSON.parse(handle.stdout.toString()));
+      return JSON.parse(handle.stdout.toString());
     } finally {
       await borrowed.release(reusable);
     }

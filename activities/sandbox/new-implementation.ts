@@ -36,7 +36,7 @@ function functionNode(node: Node): Node | null {
 }
 
 /** Removes the first line's indentation from every line (as far as each line has it). */
-function dedentLike(source: string): string {
+export function dedentLike(source: string): string {
   const lines = source.replace(/^\s*\n/, '').split('\n');
   const indent = /^[ \t]*/.exec(lines[0] ?? '')![0];
   if (!indent) return lines.join('\n');

@@ -1,0 +1,296 @@
+/**
+ * Evaluation activities, thin wrappers over `activities/eval/`: LLM calls on the `llm` queue
+ * (prompt, samples, repairs, candidate tests, augmentation inputs), container runs on the
+ * `sandbox` queue (a candidate against the hidden tests, a matrix row, training-target
+ * normalisation, augmentation runs), bookkeeping on the `io` queue (items, ranking, result
+ * lines, the run's files). Container activities heartbeat and honour cancellation; an
+ * infrastructure fault is thrown as retryable, a candidate's failure is an outcome.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { ArtifactStore } from './artifacts/store';
+import { augmentedScript, deterministicCases, parseInputCases, scriptWithoutTests } from './eval/augmentation';
+import { extractCandidate, type Candidate } from './eval/candidate';
+import { candidateScript } from './eval/candidate-script';
+import { mergeCandidateTests, splitCandidateTests } from './eval/candidate-tests';
+import type {
+  AugmentationResult,
+  CandidateRef,
+  CandidateRun,
+  EvalItem,
+  EvalRunRef,
+  EvalRunSummary,
+  FunctionEvalResult,
+  PreparedPrompt,
+  RankingSummary,
+  TrainingTargets,
+  Usage,
+} from './eval/contracts';
+import { finalizeEvalRun, writeFunctionResult, type DatasetMeta, type StoredCandidate } from './eval/finalize';
+import { outcomeOf } from './eval/outcome';
+import { hasDocstring, promptContext } from './eval/prompt-context';
+import { rankingSummary } from './eval/ranking-summary';
+import type { StoredEvalRecord } from './eval/run-files';
+import { EVAL_LIMITS, effectiveKs, type EvalSettings } from './eval/settings';
+import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
+import { matrixRow, parseRunnerOutput, runnerRequest, type SnippetResult } from './eval/test-runner';
+import { addUsages, noUsage, usageOf } from './eval/usage';
+import { errorMessageOf } from './llm-activities';
+import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
+import { toActivityFailure } from './llm/failures';
+import { dedentLike } from './sandbox/new-implementation';
+import { withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { activityHooks } from './sandbox-activities';
+
+export interface EvalLlmActivities {
+  /** `spent`: usage of earlier attempts, carried into the result so a regeneration's tokens are counted. */
+  prepareEvalPrompt(input: { run: EvalRunRef; item: EvalItem; settings: EvalSettings; attempt: number; spent: Usage | null }): Promise<{ ok: true; prompt: PreparedPrompt } | { ok: false; reason: string; usage: Usage }>;
+  sampleCandidate(input: { run: EvalRunRef; item: EvalItem; promptKey: string; sample: number; settings: EvalSettings }): Promise<CandidateRef>;
+  repairCandidate(input: {
+    run: EvalRunRef;
+    item: EvalItem;
+    contextKey: string;
+    candidateKey: string | null;
+    /** The failed run's result, or the reason the answer held no code. */
+    resultKey: string | null;
+    failure: string;
+    round: number;
+    sample: number;
+    settings: EvalSettings;
+  }): Promise<CandidateRef>;
+  generateCandidateTests(input: { run: EvalRunRef; item: EvalItem; contextKey: string; attempt: number; settings: EvalSettings }): Promise<{ testsKey: string; count: number; usage: Usage }>;
+  proposeTestInputs(input: { run: EvalRunRef; item: EvalItem; attempt: number; settings: EvalSettings }): Promise<{ casesKey: string; count: number; usage: Usage }>;
+}
+
+export interface EvalSandboxActivities {
+  runCandidate(input: { item: EvalItem; candidateKey: string; settings: EvalSettings }): Promise<CandidateRun>;
+  /** One container run: a candidate (or, with `candidateKey: null`, the ground truth) against every candidate test. */
+  runTestMatrix(input: { item: EvalItem; candidateKey: string | null; testsKey: string; settings: EvalSettings }): Promise<{ row: string }>;
+  collectTrainingTargets(input: { item: EvalItem; promptKey: string; passing: { candidateKey: string; sample: number; round: number }[]; settings: EvalSettings }): Promise<TrainingTargets>;
+  /** The ground truth's values on the input cases (one run; called once per determinism run). */
+  runCaseOutputs(input: { item: EvalItem; casesKey: string; settings: EvalSettings; run: number }): Promise<{ outputsKey: string }>;
+  /** Keeps the deterministic cases, adds the test, and checks the script still passes with the ground truth. */
+  augmentScript(input: { item: EvalItem; casesKey: string; outputsKeys: string[]; settings: EvalSettings }): Promise<Omit<AugmentationResult, 'usage'>>;
+}
+
+export interface EvalIoActivities {
+  loadEvalItems(input: { itemsKey: string; offset: number; limit: number }): Promise<{ items: EvalItem[]; total: number }>;
+  /** The tests of several answers, deduplicated, with the answers' usage added up. */
+  mergeCandidateTests(input: { answers: { testsKey: string; usage: Usage }[] }): Promise<{ testsKey: string; count: number; usage: Usage }>;
+  rankCandidates(input: { rows: string[]; truthRow: string; hidden: boolean[]; settings: EvalSettings }): Promise<RankingSummary>;
+  writeEvalFunction(input: { run: EvalRunRef; item: EvalItem; settings: EvalSettings; result: FunctionEvalResult }): Promise<void>;
+  finalizeEval(input: { run: EvalRunRef; settings: EvalSettings; itemsKey: string; dataset: DatasetMeta }): Promise<EvalRunSummary>;
+}
+
+const recordOf = async (store: ArtifactStore, item: EvalItem) => (await store.getJson<StoredEvalRecord>(item.recordKey)).record;
+
+export function createEvalLlmActivities({ store, gateway }: { store: ArtifactStore; gateway: LlmGateway }): EvalLlmActivities {
+  async function ask(prompt: RenderedPrompt, ctx: { run: EvalRunRef; item: EvalItem; attempt: number; model?: string; temperature?: number }): Promise<ChatOutcome> {
+    try {
+      return await gateway.chat(
+        {
+          step: prompt.step,
+          functionId: ctx.item.functionId,
+          runId: ctx.run.runId,
+          repoId: ctx.item.repo,
+          messages: prompt.messages,
+          promptId: prompt.promptId,
+          promptVersion: prompt.promptVersion,
+          attempt: ctx.attempt,
+          ...(ctx.model ? { model: ctx.model } : {}),
+          ...(ctx.temperature !== undefined ? { temperature: ctx.temperature } : {}),
+        },
+        { signal: Context.current().cancellationSignal },
+      );
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  }
+
+  async function candidateRef(answer: ChatOutcome, target: { qualname: string; origFunc: string }): Promise<CandidateRef> {
+    const candidate: Candidate = extractCandidate(answer.text, target);
+    const usage = usageOf(answer);
+    if (!candidate.ok) return { candidateKey: null, noCode: candidate.detail, exchangeKey: answer.exchangeKey, usage };
+    const stored: StoredCandidate = { code: candidate.code, preamble: candidate.preamble, bare: candidate.bare };
+    return { candidateKey: await store.putJson(stored), noCode: null, exchangeKey: answer.exchangeKey, usage };
+  }
+
+  return {
+    async prepareEvalPrompt({ run, item, settings, attempt, spent }) {
+      const record = await recordOf(store, item);
+      const hasOriginal = hasDocstring(record.origFunc);
+      let generated: string | undefined;
+      let usage = spent ?? noUsage();
+      if (settings.docstring === 'generated') {
+        // Docstrings are written once per function: at temperature 0 the cache answers re-runs.
+        const answer = await ask(renderPrompt('docstring', { functionName: record.qualname, code: record.origFunc }), { run, item, attempt, model: settings.docstringModel, temperature: 0 });
+        usage = addUsages(usage, usageOf(answer));
+        const parsed = parseDocstringAnswer(answer.text, answer.finishReason);
+        if (!parsed.ok) return { ok: false, reason: `docstring ${parsed.failure}: ${parsed.detail}`, usage };
+        generated = parsed.docstring;
+      }
+      const context = promptContext(record, { mode: settings.docstring, generated });
+      const rendered = renderPrompt('solve', { functionName: record.qualname, context });
+      return {
+        ok: true,
+        prompt: {
+          promptKey: await store.putJson(rendered),
+          contextKey: await store.put(context),
+          docstring: settings.docstring === 'original' && !hasOriginal ? 'missing' : settings.docstring,
+          hasOriginalDocstring: hasOriginal,
+          usage,
+        },
+      };
+    },
+
+    async sampleCandidate({ run, item, promptKey, sample, settings }) {
+      const record = await recordOf(store, item);
+      const prompt = await store.getJson<RenderedPrompt>(promptKey);
+      // The sample index is the request's attempt: samples differ, a re-run of one is cached.
+      const answer = await ask(prompt, { run, item, attempt: sample, model: settings.model, temperature: settings.temperature });
+      return candidateRef(answer, record);
+    },
+
+    async repairCandidate({ run, item, contextKey, candidateKey, resultKey, failure, round, sample, settings }) {
+      const record = await recordOf(store, item);
+      const context = await store.get(contextKey);
+      const candidate = candidateKey ? (await store.getJson<StoredCandidate>(candidateKey)).code : '# (the previous answer held no usable code)';
+      const errorMessage = resultKey ? errorMessageOf(await store.getJson<SandboxResult>(resultKey)) : failure;
+      const answer = await ask(renderPrompt('repair', { functionName: record.qualname, context, candidate, errorMessage }), {
+        run,
+        item,
+        // One attempt number per (sample, round): a repeated prompt in a later round still asks anew.
+        attempt: sample * (EVAL_LIMITS.maxRepairRounds + 1) + round,
+        model: settings.model,
+        temperature: settings.temperature,
+      });
+      return candidateRef(answer, record);
+    },
+
+    async generateCandidateTests({ run, item, contextKey, attempt, settings }) {
+      const record = await recordOf(store, item);
+      const answer = await ask(renderPrompt('candidate_tests', { functionName: record.qualname, context: await store.get(contextKey) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
+      const tests = splitCandidateTests(answer.text, record.qualname);
+      return { testsKey: await store.putJson(tests), count: tests.length, usage: usageOf(answer) };
+    },
+
+    async proposeTestInputs({ run, item, attempt, settings }) {
+      const record = await recordOf(store, item);
+      const answer = await ask(renderPrompt('test_inputs', { functionName: record.qualname, script: scriptWithoutTests(record.evalScript) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
+      const cases = parseInputCases(answer.text);
+      return { casesKey: await store.putJson(cases), count: cases.length, usage: usageOf(answer) };
+    },
+  };
+}
+
+/** Not the script's fault: Temporal retries the activity. */
+function throwIfInfrastructure(result: SandboxResult): void {
+  if (result.status === 'infrastructure') {
+    throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${result.notes.join('; ').slice(0, 500)}`, 'SandboxInfrastructure');
+  }
+}
+
+export function createEvalSandboxActivities({ store, executor }: { store: ArtifactStore; executor: SandboxExecutor }): EvalSandboxActivities {
+  /** The script with the candidate in it, or why it cannot be placed there. */
+  async function scriptWith(item: EvalItem, candidateKey: string | null): Promise<{ ok: true; script: string } | { ok: false; reason: string }> {
+    const record = await recordOf(store, item);
+    try {
+      if (candidateKey === null) return { ok: true, script: withNewImplementation(record.evalScript, record.origFunc, record.qualname) };
+      const c = await store.getJson<StoredCandidate>(candidateKey);
+      return { ok: true, script: candidateScript(record.evalScript, { ok: true, ...c }, record.qualname) };
+    } catch (err) {
+      return { ok: false, reason: (err as Error).message };
+    }
+  }
+
+  return {
+    async runCandidate({ item, candidateKey, settings }) {
+      const record = await recordOf(store, item);
+      const placed = await scriptWith(item, candidateKey);
+      if (!placed.ok) {
+        // tree-sitter found no function to rename in what the model wrote: Python would not either.
+        return { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${placed.reason}`.slice(0, 300), resultKey: null, durationMs: 0 };
+      }
+      const result = await executor.run({ script: placed.script, install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec }, activityHooks());
+      throwIfInfrastructure(result);
+      return { ...outcomeOf(result), resultKey: await store.putJson(result), durationMs: result.durationMs };
+    },
+
+    async runTestMatrix({ item, candidateKey, testsKey, settings }) {
+      const record = await recordOf(store, item);
+      const tests = await store.getJson<string[]>(testsKey);
+      const placed = await scriptWith(item, candidateKey);
+      if (!placed.ok || tests.length === 0) return { row: '0'.repeat(tests.length) };
+      const { request, nonce } = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
+      const result = await executor.run(request, activityHooks());
+      throwIfInfrastructure(result);
+      return { row: matrixRow(parseRunnerOutput(result.stdout, nonce, tests.length)) };
+    },
+
+    async collectTrainingTargets({ item, promptKey, passing, settings }) {
+      const record = await recordOf(store, item);
+      const targets: TrainingTarget[] = [{ code: dedentLike(record.origFunc).replace(/\s+$/, ''), source: 'ground_truth', sample: null, round: null }];
+      for (const p of passing) {
+        const c = await store.getJson<StoredCandidate>(p.candidateKey);
+        targets.push({ code: c.preamble ? `${c.preamble}\n\n\n${c.code}` : c.code, source: p.round === 0 ? 'sample' : 'repair', sample: p.sample, round: p.round });
+      }
+      const normalized = await executor.astNormalize(targets.map((t) => t.code));
+      const { kept, duplicates, unparsable } = dedupeTargets(targets, normalized);
+      const prompt = await store.getJson<RenderedPrompt>(promptKey);
+      const examples = sftExamples(kept, { prompt: prompt.messages, functionId: record.functionId, repo: record.repo, qualname: record.qualname, model: settings.model ?? 'default' });
+      return { examplesKey: examples.length ? await store.putJson(examples) : null, examples: examples.length, duplicates, unparsable };
+    },
+
+    async runCaseOutputs({ item, casesKey }) {
+      const record = await recordOf(store, item);
+      const cases = await store.getJson<string[]>(casesKey);
+      if (cases.length === 0) return { outputsKey: await store.putJson([]) };
+      const { request, nonce } = runnerRequest({ mode: 'outputs', script: record.evalScript, target: record.qualname, snippets: cases, snippetTimeoutSec: 10, requirements: record.requirements });
+      const result = await executor.run(request, activityHooks());
+      throwIfInfrastructure(result);
+      return { outputsKey: await store.putJson(parseRunnerOutput(result.stdout, nonce, cases.length)) };
+    },
+
+    async augmentScript({ item, casesKey, outputsKeys, settings }) {
+      const record = await recordOf(store, item);
+      const cases = await store.getJson<string[]>(casesKey);
+      const runs = await Promise.all(outputsKeys.map((k) => store.getJson<SnippetResult[]>(k)));
+      const kept = cases.length ? deterministicCases(cases, runs) : [];
+      const proposed = cases.length;
+      if (kept.length === 0) return { scriptKey: null, proposed, kept: 0, note: proposed ? 'no input gave the same value in every run' : 'the model proposed no usable input' };
+      const script = augmentedScript(record.evalScript, record.qualname, kept);
+      const check = await executor.run(
+        { script: withNewImplementation(script, record.origFunc, record.qualname), install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec },
+        activityHooks(),
+      );
+      throwIfInfrastructure(check);
+      if (check.status !== 'passed') return { scriptKey: null, proposed, kept: kept.length, note: `the augmented script fails with the ground truth: ${outcomeOf(check).summary}` };
+      return { scriptKey: await store.put(script), proposed, kept: kept.length, note: `${kept.length} of ${proposed} input(s) kept` };
+    },
+  };
+}
+
+export function createEvalIoActivities({ store }: { store: ArtifactStore }): EvalIoActivities {
+  return {
+    async loadEvalItems({ itemsKey, offset, limit }) {
+      const items = await store.getJson<EvalItem[]>(itemsKey);
+      return { items: items.slice(offset, offset + limit), total: items.length };
+    },
+
+    async mergeCandidateTests({ answers }) {
+      const merged = mergeCandidateTests(await Promise.all(answers.map((a) => store.getJson<string[]>(a.testsKey))));
+      return { testsKey: await store.putJson(merged), count: merged.length, usage: addUsages(...answers.map((a) => a.usage)) };
+    },
+
+    async rankCandidates({ rows, truthRow, hidden, settings }) {
+      return rankingSummary({ rows, truthRow, hidden, ks: effectiveKs(settings), genx: { tolerance: settings.genxTolerance, maxIterations: settings.genxMaxIterations } });
+    },
+
+    async writeEvalFunction(input) {
+      await writeFunctionResult(store, input);
+    },
+
+    async finalizeEval(input) {
+      return finalizeEvalRun(store, input);
+    },
+  };
+}
