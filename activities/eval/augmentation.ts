@@ -36,7 +36,9 @@ export function parseInputCases(answer: string): string[] {
     .filter((c) => {
       const statements = parsePython(c).rootNode.namedChildren.filter((n) => n.type !== 'comment');
       const last = statements[statements.length - 1];
-      return last?.type === 'expression_statement' && !last.hasError;
+      // tree-sitter calls an assignment an expression statement too; Python does not.
+      const expr = last?.type === 'expression_statement' ? last.namedChildren[0] : undefined;
+      return expr !== undefined && !last!.hasError && !/assignment$/.test(expr.type);
     })
     .filter((c) => {
       const key = c.replace(/\s+/g, ' ');
