@@ -11,7 +11,7 @@ import { evalPaths } from '../../activities/eval/run-files';
 import type { EvalSettings } from '../../activities/eval/settings';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { ConfigError, loadConfig, type Config } from '../../temporal.config';
-import { EvalRefusal, startEval } from './eval-run';
+import { EvalRefusal, checkEval, startEval } from './eval-run';
 import { loadLlmScript, startScriptedLlmServer } from './scripted-llm-server';
 import { startStack } from './stack';
 
@@ -63,6 +63,8 @@ export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettin
     console.log(`scripted LLM server (${flags.scripted}) at ${server.url}`);
   }
   try {
+    // A dataset that cannot be used is refused before anything starts.
+    checkEval(config, { datasetFile: flags.dataset, settings, limit: flags.limit });
     const stack = await startStack({ config, workers: !flags.noWorkers, log: (l) => console.log(l) });
     cleanups.unshift(() => stack.close());
     for (const sig of ['SIGINT', 'SIGTERM'] as const) {

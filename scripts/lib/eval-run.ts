@@ -92,14 +92,20 @@ export interface StartedEval {
   result: () => Promise<EvalRunSummary>;
 }
 
-export async function startEval(options: StartEvalOptions): Promise<StartedEval> {
-  const { config, client } = options;
+/** Everything a run checks before it starts: settings, the dataset, the splits. Throws EvalRefusal. */
+export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datasetFile' | 'settings' | 'limit'>): { settings: EvalSettings; dataset: LoadedDataset; use: SplitUse | null } {
   const parsed = parseEvalSettings(options.settings);
   // The model is fixed when the run starts and travels with its settings.
   const settings: EvalSettings = { ...parsed, model: parsed.model ?? modelForStep(config, 'solve') };
   const dataset = loadDataset(options.datasetFile, options.limit);
   const use = splitUseOf(settings);
   checkSplits(config, dataset, use);
+  return { settings, dataset, use };
+}
+
+export async function startEval(options: StartEvalOptions): Promise<StartedEval> {
+  const { config, client } = options;
+  const { settings, dataset, use } = checkEval(config, options);
 
   const runId = options.runId ?? newRunId(settings.task);
   const outDir = path.resolve(options.outDir ?? path.join(dataPaths(config).runs, runId));

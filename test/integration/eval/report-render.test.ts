@@ -1,0 +1,81 @@
+/** eval-report.html rendered by a real browser (headless Chromium): the charts are drawn. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { FunctionEvalResult, SampleRound } from '../../../activities/eval/contracts';
+import { parseEvalDataset } from '../../../activities/eval/dataset';
+import { rankingSummary } from '../../../activities/eval/ranking-summary';
+import { renderEvalReport } from '../../../activities/eval/report';
+import { SERIES_COLORS } from '../../../activities/eval/report-charts';
+import { evalLineOf } from '../../../activities/eval/results';
+import { parseEvalSettings } from '../../../activities/eval/settings';
+import { summarize } from '../../../activities/eval/summary';
+import { dumpDom, screenshot } from '../../support/chromium';
+import { DEMO_DATASET } from '../../support/fixtures';
+import { countColour, readPng, rowsWithColour } from '../../support/png';
+
+const records = parseEvalDataset(fs.readFileSync(DEMO_DATASET, 'utf8'));
+const settings = parseEvalSettings({ n: 4, ks: [1, 2], repairRounds: 1, select: 'genx' });
+const noUsage = { calls: 1, cachedCalls: 0, promptTokens: 10, completionTokens: 5, costUsd: 0 };
+
+/** A model's run: `passing[i]` samples of function i pass at once, one more after repair. */
+function runSummary(model: string, passing: number[]) {
+  const lines = records.map((record, i) => {
+    const samples = Array.from({ length: 4 }, (_, s) => {
+      const first = s < passing[i]!;
+      const rounds: SampleRound[] = [
+        { round: 0, candidateKey: null, run: { passed: first, kind: first ? null : s % 2 ? 'assertion' : 'exception', exceptionType: first ? null : 'TypeError', summary: '', resultKey: null, durationMs: 1 }, usage: noUsage },
+      ];
+      if (!first) rounds.push({ round: 1, candidateKey: null, run: { passed: s === passing[i], kind: s === passing[i] ? null : 'timeout', exceptionType: null, summary: '', resultKey: null, durationMs: 1 }, usage: noUsage });
+      return { sample: s, rounds };
+    });
+    const hidden = samples.map((s) => s.rounds[0]!.run.passed);
+    const result: FunctionEvalResult = {
+      functionId: record.functionId,
+      error: null,
+      prompt: null,
+      samples,
+      ranking: rankingSummary({ rows: hidden.map((h) => (h ? '1110' : '1001')), truthRow: '1110', hidden, ks: [1, 2], genx: { tolerance: 1e-9, maxIterations: 1000 } }),
+      rankingUsage: null,
+      training: null,
+      augmentation: null,
+    };
+    return evalLineOf(result, { record, settings, model, candidates: new Map() });
+  });
+  return summarize(lines, { runId: `eval-${model}`, model, settings: { ...settings, model }, datasetFile: DEMO_DATASET, datasetFormat: 'ours', datasetFunctions: 3 });
+}
+
+describe('the evaluation report in a browser', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+  const file = path.join(dir, 'eval-report.html');
+  const summaries = [runSummary('model-a', [1, 2, 3]), runSummary('model-b', [0, 1, 4])];
+  fs.writeFileSync(file, renderEvalReport(summaries));
+
+  it('draws every chart: bars of each series are on the screenshot, in each chart region', () => {
+    const image = readPng(screenshot(file, { width: 1300, height: 3600 }));
+    expect(image.width).toBe(1300);
+    // Two models: two series colours in the Pass@k, repair, failure-kind and repository charts;
+    // three ranking methods: a third colour in the ranking charts only.
+    const [a, b, c] = [SERIES_COLORS[0], SERIES_COLORS[1], SERIES_COLORS[2]];
+    expect(countColour(image, a)).toBeGreaterThan(2000);
+    expect(countColour(image, b)).toBeGreaterThan(2000);
+    expect(countColour(image, c)).toBeGreaterThan(300);
+    // Bars of the first colour appear in several separate vertical bands (one per chart).
+    const rows = rowsWithColour(image, a);
+    const bands = rows.filter((y, i) => i === 0 || y - rows[i - 1]! > 20).length;
+    expect(bands).toBeGreaterThanOrEqual(5);
+  });
+
+  it('lays the page out without scripts or network: the DOM holds the charts and their bars', () => {
+    const dom = dumpDom(file);
+    const charts = [...dom.matchAll(/<svg class="chart"[^>]*data-chart="([^"]+)"/g)].map((m) => m[1]);
+    expect(charts).toEqual(['pass-at-k', 'repair-rounds', 'failure-kinds', 'ranking-hit-0', 'ranking-precision-0', 'ranking-hit-1', 'ranking-precision-1', 'per-repository']);
+    // Pass@k: 2 models × 2 k; bar heights follow the values (model-a pass@1 = mean of 1/4, 2/4, 3/4).
+    const passBars = [...dom.slice(dom.indexOf('data-chart="pass-at-k"'), dom.indexOf('data-chart="repair-rounds"')).matchAll(/data-value="([\d.]+)"[^>]*height="([\d.]+)"/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(passBars).toHaveLength(4);
+    expect(passBars[0]![0]).toBeCloseTo(0.5, 12);
+    for (const [value, height] of passBars) expect(height).toBeCloseTo(value! * 180, 6);
+    // Nothing loaded from elsewhere: no script, no external source or link.
+    expect(dom).not.toMatch(/<script|<link|\b(src|href)=/);
+  });
+});
