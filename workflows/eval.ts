@@ -76,7 +76,7 @@ export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSum
 }
 
 function emptyResult(functionId: string): FunctionEvalResult {
-  return { functionId, error: null, prompt: null, samples: [], ranking: null, rankingUsage: null, training: null, augmentation: null };
+  return { functionId, error: null, prompt: null, unusedDocstringUsage: null, samples: [], ranking: null, rankingUsage: null, training: null, augmentation: null };
 }
 
 function tagFunction(run: EvalRunRef, item: EvalItem): void {
@@ -122,6 +122,7 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
     }
     if (!prompt) {
       result.error = `no usable docstring after ${DOCSTRING_ATTEMPTS} answer(s): ${reason}`;
+      result.unusedDocstringUsage = spent;
       return;
     }
     result.prompt = prompt;

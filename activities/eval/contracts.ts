@@ -113,6 +113,8 @@ export interface FunctionEvalResult {
   /** Set when the function could not be evaluated (an activity failed for good). */
   error: string | null;
   prompt: PreparedPrompt | null;
+  /** Tokens spent on docstrings that came out unusable (when no prompt could be made). */
+  unusedDocstringUsage: Usage | null;
   samples: SampleTrace[];
   ranking: RankingSummary | null;
   rankingUsage: Usage | null;

@@ -99,7 +99,7 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
   const roundUsage = (which: (round: number) => boolean): Usage =>
     addUsages(...result.samples.flatMap((s) => s.rounds.filter((r) => which(r.round)).map((r) => r.usage)));
   const byStep: Record<string, Usage> = {
-    docstring: result.prompt?.usage ?? noUsage(),
+    docstring: addUsages(result.prompt?.usage, result.unusedDocstringUsage),
     solve: roundUsage((r) => r === 0),
     repair: roundUsage((r) => r > 0),
     candidate_tests: result.rankingUsage ?? noUsage(),

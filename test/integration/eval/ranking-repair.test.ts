@@ -58,7 +58,7 @@ const AUGMENT_INPUTS = [
   'clamp(v, 0, 10)',
   '# case',
   'import random',
-  'clamp(random.random() * 20, 0, 10)',
+  'clamp(random.random(), 0, 10)',
   '# case',
   'clamp(None, 0, 10)',
   '# case',
@@ -83,6 +83,8 @@ describe('ranking, self-repair and augmentation', () => {
           { kind: 'candidate_tests', functionName: 'mean', responses: ['```python\nassert mean([2, 4]) == 3\nassert mean([7]) == 7\n```'] },
           { kind: 'repair', functionName: 'mean', responses: [fenced(MEAN)] },
           { kind: 'test_inputs', functionName: 'clamp', responses: [AUGMENT_INPUTS] },
+          // An endpoint that refuses the request for good (scripted fault).
+          { kind: 'solve', functionName: 'refused', responses: [{ fault: '400' }] },
         ],
       },
       { workers: { sandboxConcurrency: 2 } },
@@ -157,5 +159,20 @@ describe('ranking, self-repair and augmentation', () => {
     expect(script).toContain('    test_clamp_augmented()\n    test_clamp()');
     // Every field of the original line is kept.
     expect(augmented!.commit_id).toBe('scripted');
+  });
+
+  test('a function whose LLM request is refused for good is recorded with the reason; the run continues as new and finalizes', async () => {
+    const faulty = path.join(dir, 'faulty.jsonl');
+    fs.writeFileSync(faulty, [record('refused', MEAN.replace(/mean/g, 'refused'), ['assert refused([1]) == refused_new_implementation([1])']), DATASET[1]].map((r) => JSON.stringify(r)).join('\n'));
+    const done = await runEval({ config: factory.config, client: factory.client, datasetFile: faulty, settings: { model: 'scripted-faults', n: 1, timeoutSec: 3, continueAsNewAfter: 1 }, outDir: path.join(dir, 'faulty') });
+    expect(done.functions).toBe(2);
+    expect(done.errors).toBe(1);
+    const lines = parseEvalLines(fs.readFileSync(path.join(done.outDir, 'eval.jsonl'), 'utf8'));
+    expect(lines[0]!.error).toMatch(/^activity sampleCandidate failed: LlmPermanentError: .*400/);
+    expect(lines[1]!.error).toBeNull();
+    const summary = JSON.parse(fs.readFileSync(path.join(done.outDir, 'eval-summary.json'), 'utf8')) as EvalSummary;
+    // Pass@k is over the functions that could be evaluated.
+    expect(summary.evaluated).toBe(1);
+    expect(summary.errors).toEqual([{ functionId: lines[0]!.function_id, error: lines[0]!.error }]);
   });
 });

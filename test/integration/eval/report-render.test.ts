@@ -34,6 +34,7 @@ function runSummary(model: string, passing: number[]) {
       functionId: record.functionId,
       error: null,
       prompt: null,
+      unusedDocstringUsage: null,
       samples,
       ranking: rankingSummary({ rows: hidden.map((h) => (h ? '1110' : '1001')), truthRow: '1110', hidden, ks: [1, 2], genx: { tolerance: 1e-9, maxIterations: 1000 } }),
       rankingUsage: null,

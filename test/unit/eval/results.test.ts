@@ -25,6 +25,7 @@ function result(functionId = record!.functionId): FunctionEvalResult {
     functionId,
     error: null,
     prompt: { promptKey: 'p', contextKey: 'c', docstring: 'original', hasOriginalDocstring: true, usage: { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 } },
+    unusedDocstringUsage: null,
     samples: [
       { sample: 0, rounds: [round(0, pass)] },
       { sample: 1, rounds: [round(0, fail('assertion', 'AssertionError')), round(1, pass)] },
