@@ -80,15 +80,16 @@ export function renderEvalReport(summaries: readonly EvalSummary[], options: { t
   // Ranking methods, one chart pair per run that ranked.
   summaries.forEach((s, i) => {
     if (!s.ranking) return;
-    const methods = RANKING_METHODS;
-    const hitKeys = [...new Set(methods.flatMap((m) => Object.keys(s.ranking!.methods[m].hitAtK)))].sort((a, b) => Number(a.split('@')[1]) - Number(b.split('@')[1]));
-    const prKeys = [...new Set(methods.flatMap((m) => Object.keys(s.ranking!.methods[m].precisionAtK)))].sort((a, b) => Number(a.split('@')[1]) - Number(b.split('@')[1]));
+    const methods = RANKING_METHODS.filter((m) => s.ranking!.methods[m]);
+    const scored = (m: (typeof methods)[number]) => s.ranking!.methods[m]!;
+    const hitKeys = [...new Set(methods.flatMap((m) => Object.keys(scored(m).hitAtK)))].sort((a, b) => Number(a.split('@')[1]) - Number(b.split('@')[1]));
+    const prKeys = [...new Set(methods.flatMap((m) => Object.keys(scored(m).precisionAtK).filter((k) => scored(m).precisionAtK[k] !== null)))].sort((a, b) => Number(a.split('@')[1]) - Number(b.split('@')[1]));
     sections.push(
-      `<section><h2>Ranking without ground truth: ${escapeHtml(labels[i]!)}</h2><p>Selected method: <b>${escapeHtml(s.ranking.selected)}</b>; ${s.ranking.methods.genx.functions} function(s) ranked.</p>${barChart({
+      `<section><h2>Ranking without ground truth: ${escapeHtml(labels[i]!)}</h2><p>Selected method: <b>${escapeHtml(s.ranking.selected)}</b>; ${Object.values(s.ranking.methods)[0]?.functions ?? 0} function(s) ranked.</p>${barChart({
         id: `ranking-hit-${i}`,
         title: 'n@k: a passing candidate among the k best-ranked',
         series: [...methods],
-        groups: hitKeys.map((k) => ({ label: k, values: methods.map((m) => s.ranking!.methods[m].hitAtK[k] ?? null) })),
+        groups: hitKeys.map((k) => ({ label: k, values: methods.map((m) => scored(m).hitAtK[k] ?? null) })),
         max: 1,
         format: percent,
       })}${
@@ -97,7 +98,7 @@ export function renderEvalReport(summaries: readonly EvalSummary[], options: { t
               id: `ranking-precision-${i}`,
               title: 'Pr@k: share of the k best-ranked tests the ground truth passes',
               series: [...methods],
-              groups: prKeys.map((k) => ({ label: k, values: methods.map((m) => s.ranking!.methods[m].precisionAtK[k] ?? null) })),
+              groups: prKeys.map((k) => ({ label: k, values: methods.map((m) => scored(m).precisionAtK[k] ?? null) })),
               max: 1,
               format: percent,
             })

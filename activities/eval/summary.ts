@@ -36,7 +36,8 @@ export interface EvalSummary {
   withDocstring: { functions: number; passAtK: Record<string, number | null> };
   failureKinds: { initial: Record<FailureKind, number>; final: Record<FailureKind, number> };
   exceptionTypes: { initial: Record<string, number>; final: Record<string, number> };
-  ranking: { selected: EvalSettings['select']; methods: Record<RankingMethod, RankingTotals> } | null;
+  /** The methods scored: all three on the candidate-test matrix, or random alone (no tests written). */
+  ranking: { selected: EvalSettings['select']; methods: Partial<Record<RankingMethod, RankingTotals>> } | null;
   training: { functionsWithPassing: { initial: number; afterRepair: number }; examples: number; groundTruthExamples: number; duplicates: number; unparsable: number } | null;
   augmentation: { functionsAugmented: number; inputsProposed: number; inputsKept: number } | null;
   usage: { total: Usage; byStep: Record<string, Usage> };
@@ -104,7 +105,7 @@ export function summarize(lines: readonly EvalLine[], meta: SummaryMeta): EvalSu
       : {
           selected: settings.select,
           methods: Object.fromEntries(
-            RANKING_METHODS.map((m) => {
+            (settings.select === 'random' ? (['random'] as const) : RANKING_METHODS).map((m) => {
               const per = ranked.map((l) => l.ranking!.methods[m]);
               const hitKeys = [...new Set(per.flatMap((p) => Object.keys(p.hitAtK)))];
               const prKeys = [...new Set(per.flatMap((p) => Object.keys(p.precisionAtK)))];
@@ -122,7 +123,7 @@ export function summarize(lines: readonly EvalLine[], meta: SummaryMeta): EvalSu
                 },
               ];
             }),
-          ) as Record<RankingMethod, RankingTotals>,
+          ) as Partial<Record<RankingMethod, RankingTotals>>,
         };
 
   const training: EvalSummary['training'] =

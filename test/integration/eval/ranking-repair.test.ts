@@ -139,7 +139,7 @@ describe('ranking, self-repair and augmentation', () => {
     expect(summary.passAtKByRound[1]!['pass@1']).toBe(1);
     expect(summary.failureKinds.initial).toEqual({ no_code: 1, syntax_error: 1, assertion: 1 + 3, exception: 1, timeout: 1 });
     expect(summary.ranking!.selected).toBe('genx');
-    expect(summary.ranking!.methods.genx.hitAtK['n@1']).toBeGreaterThan(summary.ranking!.methods.random.hitAtK['n@1']!);
+    expect(summary.ranking!.methods.genx!.hitAtK['n@1']).toBeGreaterThan(summary.ranking!.methods.random!.hitAtK['n@1']!);
     expect(summary.usage.byStep.candidate_tests!.calls).toBe(2);
     expect(fs.readFileSync(path.join(done.outDir, 'eval-report.html'), 'utf8')).toContain('data-chart="ranking-hit-0"');
   });

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { FunctionEvalResult, SampleRound, Usage } from '../../../activities/eval/contracts';
 import { parseEvalDataset } from '../../../activities/eval/dataset';
 import type { SampleOutcome } from '../../../activities/eval/outcome';
+import { rankingSummary } from '../../../activities/eval/ranking-summary';
 import { renderEvalReport } from '../../../activities/eval/report';
 import { evalLineOf, passedPerRound } from '../../../activities/eval/results';
 import { parseEvalSettings } from '../../../activities/eval/settings';
@@ -82,6 +83,22 @@ describe('the run summary', () => {
     expect(s.exceptionTypes.final).toEqual({ TypeError: 2 });
     expect(s.ranking).toBeNull();
     expect(s.usage.total.calls).toBe(27);
+  });
+});
+
+describe('ranking totals', () => {
+  it('average n@k over ranked functions; with random selection only random is reported', () => {
+    const ranked = (hidden: boolean[]) => ({
+      ...result(),
+      ranking: rankingSummary({ rows: hidden.map(() => ''), truthRow: '', hidden, ks: [1, 2], genx: { tolerance: 1e-9, maxIterations: 10 } }),
+    });
+    const random = parseEvalSettings({ n: 4, ks: [1, 2], select: 'random' });
+    const lines = [ranked([true, false, false, false]), ranked([true, true, false, false])].map((r, i) => ({ ...evalLineOf(r, { record: record!, settings: random, model: 'm', candidates }), function_id: `f${i}` }));
+    const s = summarize(lines, { runId: 'r', model: 'm', settings: random, datasetFile: 'd', datasetFormat: 'ours', datasetFunctions: 2 });
+    expect(Object.keys(s.ranking!.methods)).toEqual(['random']);
+    // Random n@1 is pass@1 per function: (1/4 + 2/4) / 2.
+    expect(s.ranking!.methods.random!.hitAtK['n@1']).toBeCloseTo(0.375, 12);
+    expect(s.ranking!.methods.random!.precisionAtK).toEqual({ 'Pr@1': null });
   });
 });
 
