@@ -128,7 +128,13 @@ export function createEvalLlmActivities({ store, gateway }: { store: ArtifactSto
         if (!parsed.ok) return { ok: false, reason: `docstring ${parsed.failure}: ${parsed.detail}`, usage };
         generated = parsed.docstring;
       }
-      const context = promptContext(record, { mode: settings.docstring, generated });
+      let context: string;
+      try {
+        context = promptContext(record, { mode: settings.docstring, generated });
+      } catch (err) {
+        // The record itself is the problem: asking again cannot help.
+        throw ApplicationFailure.nonRetryable(`cannot build the prompt from the record: ${(err as Error).message}`, 'EvalPromptUnbuildable');
+      }
       const rendered = renderPrompt('solve', { functionName: record.qualname, context });
       return {
         ok: true,
