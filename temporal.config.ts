@@ -23,6 +23,18 @@ const PriceSchema = z.object({ inputPerMTok: z.number().nonnegative(), outputPer
 export const ConfigSchema = z.object({
   /** Where runs, artifacts, caches and the embedded Temporal database live. */
   dataDir: z.string().min(1).default('.data'),
+  store: z
+    .object({
+      /**
+       * Where runs, artifacts, snapshots, LLM exchanges and records live: unset = the local data
+       * directory; `postgres://user:pass@host:port/db` = a PostgreSQL database shared by workers
+       * on several machines.
+       */
+      url: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
+      /** Database connections per process (PostgreSQL): enough for the activities a worker runs at once. */
+      poolSize: positiveInt.default(10),
+    })
+    .prefault({}),
   temporal: z
     .object({
       /** host:port of an existing Temporal frontend; unset = start the embedded dev server. */
@@ -31,6 +43,11 @@ export const ConfigSchema = z.object({
       /** Port of the embedded dev server's frontend and of its web UI. */
       port: z.number().int().min(1).max(65535).default(7233),
       uiPort: z.number().int().min(1).max(65535).default(8233),
+      /**
+       * A long activity (an LLM call, a container run) whose worker has not heartbeated for this
+       * long is retried elsewhere: how soon work lost with a worker resumes.
+       */
+      heartbeatTimeoutSec: positiveInt.default(30),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
       taskQueues: z
@@ -121,8 +138,12 @@ export const ConfigSchema = z.object({
       debugRounds: nonNegativeInt.default(3),
       /** Rounds asking for more tests when branch coverage is below the threshold. */
       coverageRounds: nonNegativeInt.default(2),
-      /** RepoST: 0.8 for training data, 1.0 for the evaluation set. */
+      /** Branch coverage a training record must reach (RepoST: 0.8). */
       coverageThreshold: fraction.default(0.8),
+      /** Branch coverage an evaluation record must reach (RepoST: 1.0). */
+      evalCoverageThreshold: fraction.default(1),
+      /** Evaluation records need the sandboxed function's AST to equal the original's (RepoST). */
+      evalRequiresAstMatch: z.boolean().default(true),
       /** Regenerations after an output that failed to parse or a failed sanity check. */
       regenerateAttempts: nonNegativeInt.default(2),
     })
@@ -168,6 +189,7 @@ const ENV_ALIASES: Record<string, string> = {
 
 /** Config paths whose environment variable is not derivable from the defaults (no default value). */
 const OPTIONAL_PATHS = [
+  'store.url',
   'temporal.address',
   'temporal.cliPath',
   'workers.llmActivitiesPerSecond',
@@ -239,7 +261,7 @@ function coerce(raw: string, like: unknown): Json {
   return raw;
 }
 
-function deepMerge(base: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
+export function deepMerge(base: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(extra)) {
     if (v === undefined) continue;

@@ -6,34 +6,56 @@
 
 /** Where a repository comes from. */
 export type RepoSource =
-  | { kind: 'local'; path: string; name?: string }
-  | { kind: 'github'; fullName: string; commit?: string };
+  | {
+      kind: 'local';
+      path: string;
+      name?: string;
+      split?: Split;
+      /** Set by the launcher once it stored the folder's snapshot: workers elsewhere cannot read the path. */
+      pinned?: { repoId: string; commit: string };
+    }
+  | { kind: 'github'; fullName: string; commit?: string; split?: Split };
 
-/** The loop limits and thresholds one run uses, fixed at the run's start. */
+/** RepoST's splits: training data, or an evaluation set (stricter thresholds). */
+export type Split = 'train' | 'eval';
+
+/**
+ * What the workflows themselves need of a run's settings (loop limits, thresholds, windows,
+ * timeouts), fixed at the run's start. Activities read the full frozen settings by reference.
+ */
 export interface PipelineSettings {
   debugRounds: number;
   coverageRounds: number;
+  /** Coverage a training record must reach (RepoST: 0.8). */
   coverageThreshold: number;
+  /** Coverage an evaluation record must reach (RepoST: 1.0). */
+  evalCoverageThreshold: number;
+  /** Evaluation records need the sandboxed function's AST to equal the original's. */
+  evalRequiresAstMatch: boolean;
   regenerateAttempts: number;
   maxFunctionsPerRepo: number;
   seed: number;
   functionWindow: number;
   repoWindow: number;
   continueAsNewAfter: number;
+  /** Activity budgets derived from the configuration (ms). */
+  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number };
 }
 
+/** A run as activities see it: its id, its frozen settings (artifact key) and the store it lives in. */
 export interface RunRef {
   runId: string;
-  /** Output folder of the run: dataset, rejections, summary. */
-  outDir: string;
+  settingsKey: string;
+  storeId: string;
 }
 
 export interface RepoSnapshot {
   repoId: string;
   /** A commit SHA, or for a local folder without git the hash of its tree. */
   commit: string;
-  /** Absolute path of the pinned, read-only copy the analysis reads. */
-  snapshotDir: string;
+  split: Split;
+  /** SPDX id of the repository's license when known. */
+  license: string | null;
 }
 
 export interface SkippedRepo {
@@ -45,15 +67,22 @@ export interface FunctionRef {
   functionId: string;
   repoId: string;
   commit: string;
-  snapshotDir: string;
   path: string;
   qualname: string;
   /** Bare name of the function (last part of the qualified name). */
   name: string;
+  /** Set for an earlier, shadowed definition of the name in its file (see functionId()). */
+  occurrence?: number;
+  split: Split;
+  license: string | null;
 }
 
+/** A repository's candidates, stored as pages of FunctionRefs so no payload grows with the repository. */
 export interface CandidateList {
-  functions: FunctionRef[];
+  pageKeys: string[];
+  /** Candidates in all pages. */
+  candidates: number;
+  /** Functions found (kept or dropped by the filters). */
   total: number;
   dropped: number;
   skippedFiles: number;
@@ -69,6 +98,13 @@ export interface PreparedFunction {
   dependencyCount: number;
   /** Top-level module names of the repository: never installed as packages when a script misses them. */
   localModules: string[];
+}
+
+/** An unusable earlier answer (no code, cut off, a failed sanity check): the next attempt is told what was wrong. */
+export interface PreviousAnswer {
+  exchangeKey: string;
+  failure: string;
+  detail: string;
 }
 
 export type LlmStepResult =
@@ -109,6 +145,8 @@ export type FunctionStage =
   | 'ast_check'
   | 'functionality_check'
   | 'test_check'
+  /** The function's workflow itself failed (a bug, a duplicate id, an exhausted activity): recorded, the crawl goes on. */
+  | 'internal'
   | 'accepted';
 
 export interface FunctionOutcome {
@@ -150,8 +188,6 @@ export interface RepoOutcome {
 
 export interface RunSummary {
   runId: string;
-  outDir: string;
-  datasetFile: string;
   repositories: number;
   functions: number;
   accepted: number;

@@ -1,31 +1,40 @@
 /**
  * Repository and dataset I/O activities (task queue `io`): sources, snapshots, analysis,
- * records. Thin wrappers over the domain modules.
+ * records. Thin wrappers over the domain modules; everything they keep goes to the store.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../temporal.config';
-import { dataPaths } from '../temporal.config';
 import { RepositoryAnalyzer, selectCandidates } from './analysis';
-import { hashTree, snapshotGitHubRepository } from './sources';
-import { listExchanges, sumUsage, usageBy, type UsageTotals } from './llm';
-import type { ArtifactStore } from './artifacts/store';
-import type { RepoSnapshot, RepoSource } from './contracts';
-import { finalizeRunFiles, writeFunctionRecord, writeRepoOutcome } from './dataset/records';
+import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, RepoSource, Split } from './contracts';
+import { buildStoredRecord } from './dataset/records';
+import { summarizeRun } from './dataset/run-files';
+import { activityHooks, RunConfigs } from './run-context';
+import { hashTree, snapshotGitHubRepository, splitOf } from './sources';
+import type { Store } from './store/types';
 import type { IoActivities } from './types';
 
 export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
-  z.object({ kind: z.literal('local'), path: z.string().min(1), name: z.string().optional() }),
-  z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional() }),
+  z.object({
+    kind: z.literal('local'),
+    path: z.string().min(1),
+    name: z.string().optional(),
+    split: z.enum(['train', 'eval']).optional(),
+    pinned: z.object({ repoId: z.string().min(1), commit: z.string().min(1) }).optional(),
+  }),
+  z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional(), split: z.enum(['train', 'eval']).optional() }),
 ]);
+
+/** Candidates per page in the store: a page stays a few tens of KB, a repository any size. */
+export const CANDIDATE_PAGE_SIZE = 100;
 
 /**
  * The HEAD commit when the folder is a clean git checkout of its own, else a hash of the tree's
  * paths and contents (a subfolder of a larger repository is pinned by its own content).
  */
-async function pinLocalFolder(dir: string): Promise<string> {
+export async function pinLocalFolder(dir: string): Promise<string> {
   const git = (...args: string[]) => spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
   const top = git('rev-parse', '--show-toplevel');
   if (top.status === 0 && path.resolve(top.stdout.trim()) === dir && git('status', '--porcelain').stdout.trim() === '') {
@@ -35,24 +44,27 @@ async function pinLocalFolder(dir: string): Promise<string> {
   return `tree-${(await hashTree(dir)).hash.slice(0, 32)}`;
 }
 
-/** A pinned, read-only copy of a local folder under the data directory, reused when unchanged. */
-async function snapshotLocalFolder(config: Config, source: Extract<RepoSource, { kind: 'local' }>): Promise<RepoSnapshot> {
-  const dir = path.resolve(source.path);
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
-  const repoId = source.name ?? path.basename(dir);
-  const commit = await pinLocalFolder(dir);
-  const snapshotDir = path.join(dataPaths(config).snapshots, `${repoId.replace(/[^\w.-]+/g, '_')}-${commit.slice(-16)}`);
-  if (!fs.existsSync(snapshotDir)) {
-    const tmp = `${snapshotDir}.tmp-${process.pid}`;
-    fs.rmSync(tmp, { recursive: true, force: true });
-    // Symlinks are copied as links; the analysis refuses any that points outside the tree.
-    fs.cpSync(dir, tmp, { recursive: true, verbatimSymlinks: true, filter: (src) => path.basename(src) !== '.git' });
-    fs.renameSync(tmp, snapshotDir);
-  }
-  return { repoId, commit, snapshotDir };
+export class SourceError extends Error {}
+
+/** The repository id of a local folder: its given name, else the folder's name. */
+export function localRepoId(source: Extract<RepoSource, { kind: 'local' }>): string {
+  return source.name ?? path.basename(path.resolve(source.path));
 }
 
-class SourceError extends Error {}
+/**
+ * Pins a local folder and keeps its tree in the store. The launcher does this before a crawl
+ * starts (workers on other machines cannot read the folder); an unpinned source is pinned by the
+ * io worker, which then must run where the folder is.
+ */
+export async function snapshotLocalFolder(store: Store, source: Extract<RepoSource, { kind: 'local' }>): Promise<{ repoId: string; commit: string }> {
+  if (source.pinned) return source.pinned;
+  const dir = path.resolve(source.path);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
+  const repoId = localRepoId(source);
+  const commit = await pinLocalFolder(dir);
+  await store.saveSnapshot(repoId, commit, dir);
+  return { repoId, commit };
+}
 
 /** The names a script could import the repository's own code by: top-level packages and modules (also under src/). */
 export function topLevelModules(paths: Iterable<string>): string[] {
@@ -66,70 +78,118 @@ export function topLevelModules(paths: Iterable<string>): string[] {
   return [...names].sort();
 }
 
-/** Tokens and estimated cost of a run's LLM calls: in total, per repository and per step. */
-export async function llmUsageOfRun(dataDir: string, runId: string, functionIds: string[]) {
-  const entries = (await Promise.all(functionIds.map((id) => listExchanges(dataDir, id)))).flat().filter((e) => e.runId === runId);
-  const table = (m: Map<string, UsageTotals>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
-  return { total: sumUsage(entries), byRepo: table(usageBy(entries, 'repoId')), byStep: table(usageBy(entries, 'step')) };
-}
-
 export interface IoDependencies {
   config: Config;
-  store: ArtifactStore;
+  store: Store;
+}
+
+/** Calls `beat` every few seconds while `work` runs (long snapshots, analyses, summaries). */
+export async function whileBeating<T>(work: () => Promise<T>): Promise<T> {
+  const { heartbeat } = activityHooks();
+  if (!heartbeat) return work();
+  heartbeat();
+  const timer = setInterval(heartbeat, 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 export function createIoActivities({ config, store }: IoDependencies): IoActivities {
-  // Snapshots never change, so one parse of a repository serves the listing and all its
-  // functions; the options are the same everywhere so the cached parse is found.
-  const analyzerOf = (dir: string, repoId: string, commit: string) => RepositoryAnalyzer.openCached(dir, { ...config.analysis, repoId, commit });
+  const runs = new RunConfigs(config, store);
+
+  /** The parsed snapshot; one parse serves the listing and all its functions while the repository window is open. */
+  async function analyzerOf(runConfig: Config, repoId: string, commit: string) {
+    const dir = await store.openSnapshot(repoId, commit);
+    if (!dir) throw new SourceError(`snapshot ${repoId}@${commit} is not in the store (${store.location})`);
+    return RepositoryAnalyzer.openCached(dir, { ...runConfig.analysis, repoId, commit }, runConfig.crawl.repoWindow + 1);
+  }
 
   return {
-    async loadSources({ sourcesKey, offset, limit }) {
+    async loadSources({ run, sourcesKey, offset, limit }) {
+      await runs.forRun(run);
       const all = z.array(RepoSourceSchema).parse(await store.getJson(sourcesKey));
       return { sources: all.slice(offset, offset + limit), total: all.length };
     },
 
-    async snapshotRepository({ source }) {
-      try {
-        if (source.kind === 'local') return { ok: true, snapshot: await snapshotLocalFolder(config, source) };
-        // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
-        // a transient API failure throws and Temporal retries.
-        const r = await snapshotGitHubRepository(config, source.fullName, source.commit);
-        if (!r.ok) return { ok: false, reason: `${r.skip.stage}: ${r.skip.reason}` };
-        return { ok: true, snapshot: { repoId: r.snapshot.repoId, commit: r.snapshot.commit, snapshotDir: r.snapshot.dir } };
-      } catch (err) {
-        if (err instanceof SourceError) return { ok: false, reason: err.message };
-        throw err;
-      }
+    async snapshotRepository({ run, source }) {
+      const runConfig = await runs.forRun(run);
+      return whileBeating(async () => {
+        try {
+          if (source.kind === 'local') {
+            const { repoId, commit } = await snapshotLocalFolder(store, source);
+            if (!(await store.openSnapshot(repoId, commit))) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
+            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license: null } };
+          }
+          // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
+          // a transient API failure throws and Temporal retries.
+          const r = await snapshotGitHubRepository(runConfig, source.fullName, source.commit);
+          if (!r.ok) return { ok: false as const, reason: `${r.skip.stage}: ${r.skip.reason}` };
+          await store.saveSnapshot(r.snapshot.repoId, r.snapshot.commit, r.snapshot.dir);
+          const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl) ?? 'train';
+          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: r.ref.license };
+          return { ok: true as const, snapshot };
+        } catch (err) {
+          if (err instanceof SourceError) return { ok: false as const, reason: err.message };
+          throw err;
+        }
+      });
     },
 
-    async listCandidates({ snapshot, settings }) {
-      const analyzer = await analyzerOf(snapshot.snapshotDir, snapshot.repoId, snapshot.commit);
-      const all = analyzer.functions();
-      const chosen = selectCandidates(all, settings.maxFunctionsPerRepo, settings.seed);
-      return {
-        functions: chosen.map((f) => ({
+    async listCandidates({ run, snapshot, index, source }) {
+      const runConfig = await runs.forRun(run);
+      return whileBeating(async () => {
+        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit);
+        const all = analyzer.functions();
+        const chosen = selectCandidates(all, runConfig.crawl.maxFunctionsPerRepo, runConfig.crawl.seed);
+        const refs: FunctionRef[] = chosen.map((f) => ({
           functionId: f.id,
           repoId: snapshot.repoId,
           commit: snapshot.commit,
-          snapshotDir: snapshot.snapshotDir,
           path: f.path,
           qualname: f.qualname,
           name: f.name,
-        })),
-        total: all.length,
-        dropped: all.filter((f) => !f.kept).length,
-        skippedFiles: analyzer.skipped.length,
-      };
+          ...(f.occurrence > 0 ? { occurrence: f.occurrence } : {}),
+          split: snapshot.split,
+          license: snapshot.license,
+        }));
+        const pageKeys: string[] = [];
+        for (let i = 0; i < refs.length; i += CANDIDATE_PAGE_SIZE) pageKeys.push(await store.putJson(refs.slice(i, i + CANDIDATE_PAGE_SIZE)));
+        const list: CandidateList = {
+          pageKeys,
+          candidates: refs.length,
+          total: all.length,
+          dropped: all.filter((f) => !f.kept).length,
+          skippedFiles: analyzer.skipped.length,
+        };
+        // Recorded now, so the run knows its candidates even if the repository never finishes.
+        await store.putRepoProgress(run.runId, {
+          index,
+          outcome: { repoId: snapshot.repoId, source, skipped: null, candidates: refs.length, accepted: 0, rejected: 0 },
+          candidatePages: pageKeys,
+          done: false,
+        });
+        return list;
+      });
     },
 
-    async prepareFunction({ fn }) {
+    async loadCandidatePage({ run, pageKey }) {
+      await runs.forRun(run);
+      const page = await store.getJson<FunctionRef[]>(pageKey);
+      const recorded = await store.recordedIds(run.runId, page.map((f) => f.functionId));
+      return { functions: page.filter((f) => !recorded.has(f.functionId)), alreadyRecorded: recorded.size };
+    },
+
+    async prepareFunction({ run, fn }) {
+      const runConfig = await runs.forRun(run);
+      return whileBeating(async () => {
       try {
-        const analyzer = await analyzerOf(fn.snapshotDir, fn.repoId, fn.commit);
-        const a = analyzer.analyze(fn.path, fn.qualname);
+        const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit);
+        const a = analyzer.analyze(fn.path, fn.qualname, fn.occurrence ?? 0);
         const crossFile = a.dependencies.some((d) => d.path !== fn.path);
         return {
-          ok: true,
+          ok: true as const,
           prepared: {
             sourceKey: await store.put(a.source),
             contextKey: await store.put(a.context),
@@ -140,21 +200,68 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           },
         };
       } catch (err) {
-        return { ok: false, reason: `analysis failed: ${(err as Error).message}` };
+        if (err instanceof SourceError) throw err;
+        return { ok: false as const, reason: `analysis failed: ${(err as Error).message}` };
       }
+      });
     },
 
     async writeRecord(input) {
-      await writeFunctionRecord(store, input);
+      const runConfig = await runs.forRun(input.run);
+      const evalSplit = input.fn.split === 'eval';
+      const thresholds = {
+        coverage: evalSplit ? runConfig.loops.evalCoverageThreshold : runConfig.loops.coverageThreshold,
+        astCheckRequired: evalSplit && runConfig.loops.evalRequiresAstMatch,
+      };
+      await store.putRecord(input.run.runId, await buildStoredRecord(store, input, thresholds, input.run.settingsKey));
     },
 
-    async writeRepoOutcome({ run, index, outcome }) {
-      await writeRepoOutcome(run.outDir, index, outcome);
+    async writeFailedFunction({ run, fn, reason }) {
+      await runs.forRun(run);
+      const existing = await store.getRecord(run.runId, fn.functionId);
+      const outcomeOf = (stage: FunctionOutcome['stage'], why: string, rounds = { debug: 0, coverage: 0, tokens: 0 }): FunctionOutcome => ({
+        functionId: fn.functionId,
+        path: fn.path,
+        qualname: fn.qualname,
+        accepted: stage === 'accepted',
+        stage,
+        reason: why,
+        debugRounds: rounds.debug,
+        coverageRounds: rounds.coverage,
+        branchCoverage: null,
+        tokens: rounds.tokens,
+      });
+      // The function's own record came first (it failed after writing it): that record stands.
+      if (existing) {
+        if (existing.accepted) return outcomeOf('accepted', 'recorded before its workflow failed', { debug: existing.record.debug_rounds, coverage: existing.record.coverage_rounds, tokens: existing.record.llm_tokens });
+        const r = existing.rejection;
+        return outcomeOf(r.stage as FunctionOutcome['stage'], r.reason, { debug: r.debug_rounds, coverage: r.coverage_rounds, tokens: r.llm_tokens });
+      }
+      const outcome = outcomeOf('internal', reason.slice(0, 2000));
+      const stored = await buildStoredRecord(
+        store,
+        { run, fn, prepared: null, outcome, scriptKey: null, execution: null, astEquivalent: null, functionality: null, testCorrectness: null, promptVersions: {} },
+        { coverage: 0, astCheckRequired: false },
+        run.settingsKey,
+      );
+      await store.putRecord(run.runId, stored);
+      return outcome;
+    },
+
+    async writeRepoOutcome({ run, index, outcome, candidates }) {
+      await runs.forRun(run);
+      // A repository that failed after listing keeps its candidate pages: its recorded functions stay in the run.
+      const pages = candidates?.pageKeys ?? (await store.listRepoProgress(run.runId)).find((p) => p.index === index)?.candidatePages ?? [];
+      await store.putRepoProgress(run.runId, { index, outcome, candidatePages: pages, done: true });
     },
 
     async finalizeRun({ run }) {
-      const { skippedRepos: _s, rejectedAt: _r, llm: _l, ...summary } = await finalizeRunFiles(run.runId, run.outDir, (ids) => llmUsageOfRun(config.dataDir, run.runId, ids));
-      return summary;
+      await runs.forRun(run);
+      const { heartbeat } = activityHooks();
+      const summary = await summarizeRun(store, run.runId, { tick: heartbeat });
+      await store.updateRun(run.runId, { status: 'finished', summary, finishedAt: new Date().toISOString() });
+      const { runId, repositories, functions, accepted, rejected, funnel } = summary;
+      return { runId, repositories, functions, accepted, rejected, funnel };
     },
   };
 }

@@ -3,11 +3,13 @@
  * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
  * counts and regenerates; transport faults become retryable or non-retryable activity failures.
  */
-import type { ArtifactStore } from './artifacts/store';
-import type { FunctionRef, LlmStepResult, PreparedFunction, RunRef, VerdictResult } from './contracts';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Config } from '../temporal.config';
+import type { FunctionRef, LlmStepResult, PreparedFunction, PreviousAnswer, RunRef, VerdictResult } from './contracts';
 import { definitionSource } from './dataset/script-parts';
 import {
   DEFAULT_SANDBOX_CACHE_DIR,
+  type ExchangeRecord,
   parseCodeAnswer,
   parseVerdict,
   renderPrompt,
@@ -19,6 +21,9 @@ import {
   type VerdictAnswer,
 } from './llm';
 import { toActivityFailure } from './llm/failures';
+import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
+import { activityHooks, RunConfigs } from './run-context';
+import type { Store } from './store/types';
 import { checkSandboxScript, checkTestScript } from './llm/sanity';
 import { parseInstallCommands } from './sandbox/install-commands';
 import type { SandboxResult } from './sandbox/schema';
@@ -31,7 +36,8 @@ import type { LlmActivities } from './types';
 const SANDBOX_CACHE_DIR = DEFAULT_SANDBOX_CACHE_DIR;
 
 export interface LlmDependencies {
-  store: ArtifactStore;
+  config: Config;
+  store: Store;
   gateway: LlmGateway;
 }
 
@@ -49,21 +55,55 @@ export function errorMessageOf(result: SandboxResult): string {
   return `${head}\n${body.replace(/\/scratch\/run-[0-9a-f]+\//g, '')}`;
 }
 
-export function createLlmActivities({ store, gateway }: LlmDependencies): LlmActivities {
-  async function ask<K extends PromptKind>(kind: K, vars: PromptVars[K], ctx: { run: RunRef; fn: FunctionRef; attempt?: number }): Promise<{ answer: ChatOutcome; promptVersion: string }> {
+/**
+ * Refuses, with a retryable failure, to ask a prompt of another version than the run froze:
+ * another worker with the run's prompt versions can do the work; this one must not mix versions
+ * into the run.
+ */
+export async function checkPromptVersion(store: Store, run: RunRef, kind: PromptKind, version: string): Promise<void> {
+  const settings = await store.getJson<{ promptVersions?: Record<string, string> }>(run.settingsKey);
+  const wanted = settings.promptVersions?.[kind];
+  if (wanted && wanted !== version) {
+    throw ApplicationFailure.retryable(`run ${run.runId} uses prompt ${kind} v${wanted}, this worker has v${version}`, 'PromptVersionMismatch');
+  }
+}
+
+export function createLlmActivities({ config, store, gateway }: LlmDependencies): LlmActivities {
+  const runs = new RunConfigs(config, store);
+
+  /** The run's answer to the previous attempt, when that one could not be used. */
+  async function previousText(previous: PreviousAnswer | undefined): Promise<string | null> {
+    if (!previous) return null;
+    const exchange = await store.getJson<ExchangeRecord>(previous.exchangeKey);
+    return exchange.response?.text ?? null;
+  }
+
+  async function ask<K extends PromptKind>(
+    kind: K,
+    vars: PromptVars[K],
+    ctx: { run: RunRef; fn: FunctionRef; attempt?: number; previous?: PreviousAnswer },
+  ): Promise<{ answer: ChatOutcome; promptVersion: string }> {
+    const runConfig = await runs.forRun(ctx.run);
     const prompt = renderPrompt(kind, vars);
+    await checkPromptVersion(store, ctx.run, kind, prompt.promptVersion);
+    const before = await previousText(ctx.previous);
+    const messages = before !== null && ctx.previous ? followUpMessages(prompt, before, ctx.previous.failure, ctx.previous.detail) : prompt.messages;
+    const version = `${prompt.promptId}@${prompt.promptVersion}${before !== null ? `+follow-up@${FOLLOW_UP_VERSION}` : ''}`;
     try {
-      const answer = await gateway.chat({
-        step: kind as LlmStep,
-        functionId: ctx.fn.functionId,
-        runId: ctx.run.runId,
-        repoId: ctx.fn.repoId,
-        messages: prompt.messages,
-        promptId: prompt.promptId,
-        promptVersion: prompt.promptVersion,
-        attempt: ctx.attempt ?? 0,
-      });
-      return { answer, promptVersion: `${prompt.promptId}@${prompt.promptVersion}` };
+      const answer = await gateway.chat(
+        {
+          step: kind as LlmStep,
+          functionId: ctx.fn.functionId,
+          runId: ctx.run.runId,
+          repoId: ctx.fn.repoId,
+          messages,
+          promptId: prompt.promptId,
+          promptVersion: prompt.promptVersion,
+          attempt: ctx.attempt ?? 0,
+        },
+        { ...activityHooks(), llm: runConfig.llm },
+      );
+      return { answer, promptVersion: version };
     } catch (err) {
       throw toActivityFailure(err);
     }
@@ -99,34 +139,34 @@ export function createLlmActivities({ store, gateway }: LlmDependencies): LlmAct
   const original = (p: PreparedFunction) => store.get(p.sourceKey);
 
   return {
-    async generateSandboxScript({ run, fn, prepared, attempt }) {
+    async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
       const kind = prepared.crossFile ? 'aggregate' : 'sandbox';
-      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt });
+      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
       const originalFunction = await original(prepared);
       return codeStep(answer, promptVersion, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction, script, context }));
     },
 
-    async generateTests({ run, fn, prepared, sandboxScriptKey, attempt }) {
+    async generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }) {
       const sandboxScript = await store.get(sandboxScriptKey);
-      const { answer, promptVersion } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt });
+      const { answer, promptVersion } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
       const originalFunction = await original(prepared);
       return codeStep(answer, promptVersion, (script) => checkTestScript({ functionName: fn.qualname, originalFunction, script, sandboxScript }));
     },
 
-    async debugScript({ run, fn, prepared, scriptKey, resultKey, round }) {
+    async debugScript({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
       const { answer, promptVersion } = await ask(
         'debug',
         { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
-        { run, fn, attempt: round },
+        { run, fn, attempt: round, previous },
       );
       const originalFunction = await original(prepared);
       return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: '' }));
     },
 
-    async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round }) {
+    async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
       const cov = result.coverage;
@@ -140,7 +180,7 @@ export function createLlmActivities({ store, gateway }: LlmDependencies): LlmAct
           coverage: cov?.rate ?? 0,
           cacheDir: SANDBOX_CACHE_DIR,
         },
-        { run, fn, attempt: round },
+        { run, fn, attempt: round, previous },
       );
       const originalFunction = await original(prepared);
       return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script }));

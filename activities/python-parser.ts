@@ -54,3 +54,8 @@ export function createPythonParser(): ParserType {
   parser.setLanguage(loaded.Python);
   return parser;
 }
+
+/** Parses the whole text: the binding reads source in chunks of `bufferSize`, so it is sized to the text. */
+export function parseText(parser: ParserType, text: string): ParserType.Tree {
+  return parser.parse(text, undefined, { bufferSize: Math.max(64 * 1024, text.length * 2 + 1024) });
+}

@@ -3,15 +3,18 @@
  * copied in as `<name>_new_implementation`, and compare the sandboxed function's AST with the
  * original's. They heartbeat while the container runs and honour cancellation.
  */
-import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { ArtifactStore } from './artifacts/store';
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Config } from '../temporal.config';
 import type { ExecutionSummary } from './contracts';
 import { definitionSource } from './dataset/script-parts';
+import { activityHooks, RunConfigs } from './run-context';
 import { newImplementationName, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import type { Store } from './store/types';
 import type { SandboxActivities } from './types';
 
 export interface SandboxDependencies {
-  store: ArtifactStore;
+  config: Config;
+  store: Store;
   executor: SandboxExecutor;
 }
 
@@ -21,15 +24,11 @@ function oneLine(result: SandboxResult): string {
   return `${result.status}${result.exitCode !== null ? ` (exit ${result.exitCode})` : ''}${last ? `: ${last.slice(0, 250)}` : ''}`;
 }
 
-/** Ties a run to the activity: heartbeats while it runs, cancellation kills the container. */
-export function activityHooks() {
-  const ctx = Context.current();
-  return { heartbeat: () => ctx.heartbeat(), signal: ctx.cancellationSignal };
-}
-
-export function createSandboxActivities({ store, executor }: SandboxDependencies): SandboxActivities {
+export function createSandboxActivities({ config, store, executor }: SandboxDependencies): SandboxActivities {
+  const runs = new RunConfigs(config, store);
   return {
-    async executeScript({ fn, prepared, scriptKey, coverage, installs }): Promise<ExecutionSummary> {
+    async executeScript({ run, fn, prepared, scriptKey, coverage, installs }): Promise<ExecutionSummary> {
+      const runConfig = await runs.forRun(run);
       const script = await store.get(scriptKey);
       const original = await store.get(prepared.sourceKey);
       let withTruth: string | null = null;
@@ -48,7 +47,14 @@ export function createSandboxActivities({ store, executor }: SandboxDependencies
               exception: null,
             }
           : await executor.run(
-              { script: withTruth, install: true, requirements: installs, localModules: prepared.localModules, coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined },
+              {
+                script: withTruth,
+                install: true,
+                requirements: installs,
+                localModules: prepared.localModules,
+                timeoutSec: runConfig.sandbox.timeoutSec,
+                coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined,
+              },
               activityHooks(),
             );
       if (result.status === 'infrastructure') {
@@ -75,7 +81,8 @@ export function createSandboxActivities({ store, executor }: SandboxDependencies
       };
     },
 
-    async astCheck({ fn, prepared, scriptKey }) {
+    async astCheck({ run, fn, prepared, scriptKey }) {
+      await runs.forRun(run);
       const script = await store.get(scriptKey);
       const sandboxed = definitionSource(script, fn.qualname);
       if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.qualname}` };

@@ -5,10 +5,11 @@
 import type {
   CandidateList,
   ExecutionSummary,
+  FunctionOutcome,
   FunctionRef,
   LlmStepResult,
-  PipelineSettings,
   PreparedFunction,
+  PreviousAnswer,
   RecordInput,
   RepoOutcome,
   RepoSnapshot,
@@ -17,14 +18,20 @@ import type {
   RunSummary,
   VerdictResult,
 } from './contracts';
+import type { OpenBenchmarkRunInput, OpenedBenchmarkRun } from './benchmark/open-run';
 
 export interface IoActivities {
-  loadSources(input: { sourcesKey: string; offset: number; limit: number }): Promise<{ sources: RepoSource[]; total: number }>;
+  loadSources(input: { run: RunRef; sourcesKey: string; offset: number; limit: number }): Promise<{ sources: RepoSource[]; total: number }>;
   snapshotRepository(input: { run: RunRef; source: RepoSource }): Promise<{ ok: true; snapshot: RepoSnapshot } | { ok: false; reason: string }>;
-  listCandidates(input: { run: RunRef; snapshot: RepoSnapshot; settings: PipelineSettings }): Promise<CandidateList>;
-  prepareFunction(input: { fn: FunctionRef }): Promise<{ ok: true; prepared: PreparedFunction } | { ok: false; reason: string }>;
+  /** Lists the candidates into pages in the store and records them as the repository's progress. */
+  listCandidates(input: { run: RunRef; snapshot: RepoSnapshot; index: number; source: RepoSource }): Promise<CandidateList>;
+  /** One page of candidates, without the functions that already have a record in the run (a resumed run). */
+  loadCandidatePage(input: { run: RunRef; pageKey: string }): Promise<{ functions: FunctionRef[]; alreadyRecorded: number }>;
+  prepareFunction(input: { run: RunRef; fn: FunctionRef }): Promise<{ ok: true; prepared: PreparedFunction } | { ok: false; reason: string }>;
   writeRecord(input: RecordInput): Promise<void>;
-  writeRepoOutcome(input: { run: RunRef; index: string; outcome: RepoOutcome }): Promise<void>;
+  /** A function whose workflow failed: recorded as rejected at stage `internal`, unless it already has a record. */
+  writeFailedFunction(input: { run: RunRef; fn: FunctionRef; reason: string }): Promise<FunctionOutcome>;
+  writeRepoOutcome(input: { run: RunRef; index: number; outcome: RepoOutcome; candidates: CandidateList | null }): Promise<void>;
   finalizeRun(input: { run: RunRef }): Promise<RunSummary>;
 }
 
@@ -35,15 +42,22 @@ interface StepInput {
 }
 
 export interface LlmActivities {
-  generateSandboxScript(input: StepInput & { attempt: number }): Promise<LlmStepResult>;
-  generateTests(input: StepInput & { sandboxScriptKey: string; attempt: number }): Promise<LlmStepResult>;
-  debugScript(input: StepInput & { scriptKey: string; resultKey: string; round: number }): Promise<LlmStepResult>;
-  improveCoverage(input: StepInput & { scriptKey: string; resultKey: string; round: number }): Promise<LlmStepResult>;
+  generateSandboxScript(input: StepInput & { attempt: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
+  generateTests(input: StepInput & { sandboxScriptKey: string; attempt: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
+  debugScript(input: StepInput & { scriptKey: string; resultKey: string; round: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
+  improveCoverage(input: StepInput & { scriptKey: string; resultKey: string; round: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
   checkFunctionality(input: StepInput & { scriptKey: string }): Promise<VerdictResult>;
   checkTests(input: StepInput & { scriptKey: string }): Promise<VerdictResult>;
 }
 
 export interface SandboxActivities {
-  executeScript(input: { fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; coverage: boolean; installs: string[] }): Promise<ExecutionSummary>;
-  astCheck(input: { fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<{ equivalent: boolean; difference: string | null }>;
+  executeScript(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; coverage: boolean; installs: string[] }): Promise<ExecutionSummary>;
+  astCheck(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<{ equivalent: boolean; difference: string | null }>;
+}
+
+/** Live benchmark firings and run reports (task queue `io`). */
+export interface BenchmarkActivities {
+  openBenchmarkRun(input: OpenBenchmarkRunInput): Promise<OpenedBenchmarkRun>;
+  /** The run's files (dataset.jsonl, rejections.jsonl, summary.json, run.json) and its report.html, into `outDir`. */
+  writeRunOutputs(input: { run: RunRef; outDir: string }): Promise<{ report: string; records: number; rejections: number }>;
 }

@@ -2,8 +2,17 @@
 # Idempotent setup, run by `npm test` and `npm run demo` (and `npm run setup`).
 # When everything is present it only checks: node modules match the lock file, a Docker engine
 # answers, a `temporal` CLI exists, and the sandbox image tag for the current inputs exists.
+# With --tests (`npm test`) it also makes PostgreSQL's server binaries available: the tests start
+# a throwaway server of their own.
 # Uses what the machine already has (a running Docker, a `temporal` on PATH) before installing.
 set -euo pipefail
+FOR_TESTS=0
+for arg in "$@"; do
+  case "$arg" in
+    --tests) FOR_TESTS=1 ;;
+    *) echo "usage: bootstrap.sh [--tests]" >&2; exit 2 ;;
+  esac
+done
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DATA_DIR=${REPOST_DATA_DIR:-$ROOT/.data}
@@ -71,18 +80,40 @@ if [ -z "${REPOST_SANDBOX_IMAGE:-}" ]; then
     || { tail -n 30 "$DATA_DIR/logs/sandbox-image.log" >&2; fail "building the sandbox image failed (log: $DATA_DIR/logs/sandbox-image.log)"; }
 fi
 
-# 5. Headless Chromium, for the test that renders eval-report.html (Debian's chromium package).
-if [ -z "${REPOST_CHROMIUM:-}" ] && ! command -v chromium >/dev/null; then
-  log "installing Debian's chromium (renders the evaluation report in tests)"
-  apt_install chromium || log "WARNING: chromium could not be installed; the report rendering test needs it (or REPOST_CHROMIUM=/path/to/chrome)"
+# 5. For the tests: PostgreSQL's server binaries (initdb, pg_ctl, postgres), on PATH or Debian's
+#    /usr/lib/postgresql/<version>/bin, else Debian's postgresql package. The tests start their own
+#    throwaway server (scripts/lib/postgres-server.ts); Debian's cluster service is not started.
+pg_bins() {
+  { command -v initdb && command -v pg_ctl && command -v postgres; } >/dev/null 2>&1 && return 0
+  ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1
+}
+if [ $FOR_TESTS = 1 ] && ! pg_bins; then
+  log "installing Debian's postgresql (server binaries for the tests' throwaway database)"
+  # Keep the package's init scripts from starting its cluster: a policy-rc.d that refuses,
+  # only while installing and only if the machine has none of its own.
+  policy=/usr/sbin/policy-rc.d
+  own_policy=0
+  if is_root && [ ! -e $policy ]; then printf '#!/bin/sh\nexit 101\n' > $policy && chmod +x $policy && own_policy=1; fi
+  apt_install postgresql || install_failed=1
+  [ $own_policy = 1 ] && rm -f $policy
+  [ "${install_failed:-0}" = 0 ] && pg_bins || fail "PostgreSQL's server binaries (initdb, pg_ctl, postgres) are missing and cannot be installed here.
+  Install PostgreSQL 13 or newer (on Debian as root: apt-get install postgresql) and put its bin folder on PATH, and run again."
 fi
 
-# 6. Python's `datasets` package (PyPI), to check that the training data written loads with it.
+# 6. For the report, export and training-data tests (npm test): a headless Chromium (Debian's) to
+#    render report.html and eval-report.html, and Python's `datasets` (pinned, in a project-local
+#    folder) to load exports and SFT JSONL. Only what is missing.
+if [ $FOR_TESTS = 1 ] && [ -z "${REPOST_CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
+  log "installing Debian's chromium (the report tests render report.html in it)"
+  apt_install chromium || fail "could not install chromium: the report tests render report.html in a headless Chromium (install one, or point REPOST_CHROMIUM_PATH at it)"
+fi
 DATASETS_VERSION=5.2.0
 PY_TOOLS=$TOOLS_DIR/python
-if [ ! -f "$PY_TOOLS/.datasets-$DATASETS_VERSION" ]; then
-  log "installing Python datasets $DATASETS_VERSION into $PY_TOOLS"
-  python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$PY_TOOLS" "datasets==$DATASETS_VERSION" >&2 \
-    || fail "could not install the Python package datasets from PyPI into $PY_TOOLS"
-  touch "$PY_TOOLS/.datasets-$DATASETS_VERSION"
+if [ $FOR_TESTS = 1 ] && [ ! -f "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION" ]; then
+  log "installing Python's datasets $DATASETS_VERSION into $PY_TOOLS (the export and training-data tests load files with it)"
+  if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$PY_TOOLS" "datasets==$DATASETS_VERSION" >&2; then
+    touch "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION"
+  else
+    fail "could not install Python's datasets==$DATASETS_VERSION from PyPI: the export and training-data tests load files with it"
+  fi
 fi

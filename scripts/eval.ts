@@ -33,7 +33,8 @@ import { renderEvalReport } from '../activities/eval/report';
 import { evalPaths } from '../activities/eval/run-files';
 import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
 import type { EvalSummary } from '../activities/eval/summary';
-import { reportError, runFromFlags, usageOf } from './lib/eval-cli';
+import { usageOf } from './lib/cli';
+import { reportError, runFromFlags } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
 

@@ -1,18 +1,19 @@
 /**
- * Replay rejected functions of a finished run: each runs again as a FunctionWorkflow with the
- * current configuration, its record is replaced (never duplicated), and the run's dataset,
- * rejections and summary are assembled again.
+ * Replay rejected functions of a run: each runs again as a FunctionWorkflow, its record is
+ * replaced (never duplicated), and the run's summary and files are made again.
  *
- *   tsx scripts/replay.ts --run RUN_ID|RUN_DIR [--stage STAGE ...] [--function ID ...] [--dry-run]
+ *   tsx scripts/replay.ts --run RUN_ID [--stage STAGE ...] [--function ID ...] [--set key=value ...] [--out DIR] [--dry-run]
  *
- * Answers already obtained are served from the LLM cache, so a replay costs tokens only where the
- * prompts change (for example with more debug rounds, another model, or fixed infrastructure).
+ * A replay uses the run's own frozen settings (model, loops, thresholds, ...); `--set` changes
+ * some of them for the replayed functions (e.g. `--set loops.debugRounds=5 --set llm.model=gpt-4o`),
+ * and every replayed record names the settings it used. Answers already obtained are served from
+ * the LLM cache, so a replay costs tokens only where the prompts change.
  */
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { loadConfig, dataPaths } from '../temporal.config';
+import { openStore } from '../activities/store';
+import { parseSettingOverrides } from '../activities/run-settings';
+import { loadConfig } from '../temporal.config';
 import { rejectedToReplay, replayRejected } from './lib/replay';
 import { startStack } from './lib/stack';
 
@@ -20,32 +21,44 @@ const FlagsSchema = z.object({
   run: z.string().min(1),
   stage: z.array(z.string()).default([]),
   function: z.array(z.string()).default([]),
+  set: z.array(z.string()).default([]),
+  out: z.string().optional(),
   'dry-run': z.boolean().default(false),
 });
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { run: { type: 'string' }, stage: { type: 'string', multiple: true }, function: { type: 'string', multiple: true }, 'dry-run': { type: 'boolean' } },
+    options: {
+      run: { type: 'string' },
+      stage: { type: 'string', multiple: true },
+      function: { type: 'string', multiple: true },
+      set: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+    },
     strict: true,
   });
   const flags = FlagsSchema.parse(values);
   const config = loadConfig();
-  const outDir = fs.existsSync(flags.run) ? path.resolve(flags.run) : path.join(dataPaths(config).runs, flags.run);
-  const runFile = path.join(outDir, 'run.json');
-  if (!fs.existsSync(runFile)) throw new Error(`no run at ${outDir} (run.json missing)`);
-  const runId = z.object({ runId: z.string() }).parse(JSON.parse(fs.readFileSync(runFile, 'utf8'))).runId;
-
+  const overrides = parseSettingOverrides(flags.set);
   const filter = { stages: flags.stage, functionIds: flags.function };
-  const chosen = await rejectedToReplay(outDir, filter);
-  console.log(`${chosen.length} rejected function(s) of run ${runId} to replay`);
-  for (const r of chosen) console.log(`  ${r.fn.functionId} ${r.fn.path}::${r.fn.qualname} (${r.rejection.stage}: ${r.rejection.reason.slice(0, 100)})`);
-  if (flags['dry-run'] || chosen.length === 0) return 0;
+
+  const store = await openStore(config);
+  try {
+    if (!(await store.getRun(flags.run))) throw new Error(`no run ${flags.run} in the store at ${store.location}`);
+    const chosen = await rejectedToReplay(store, flags.run, filter);
+    console.log(`${chosen.length} rejected function(s) of run ${flags.run} to replay`);
+    for (const r of chosen) console.log(`  ${r.fn.functionId} ${r.fn.path}::${r.fn.qualname} (${r.rejection.stage}: ${r.rejection.reason.slice(0, 100)})`);
+    if (flags['dry-run'] || chosen.length === 0) return 0;
+  } finally {
+    await store.close();
+  }
 
   const stack = await startStack({ config, log: (l) => console.log(l) });
   try {
-    const { outcomes, summary } = await replayRejected({ config, client: stack.client, runId, outDir, filter });
+    const { outcomes, summary, settingsKey } = await replayRejected({ config, client: stack.client, store: stack.store, runId: flags.run, filter, overrides, outDir: flags.out });
     const nowAccepted = outcomes.filter((o) => o.accepted).length;
-    console.log(`replayed ${outcomes.length}: ${nowAccepted} now accepted; run totals ${summary.accepted} accepted, ${summary.rejected} rejected`);
+    console.log(`replayed ${outcomes.length} with settings ${settingsKey}: ${nowAccepted} now accepted; run totals ${summary.accepted} accepted, ${summary.rejected} rejected`);
     return 0;
   } finally {
     await stack.close();

@@ -20,7 +20,8 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
-import { reportError, runFromFlags, usageOf } from './lib/eval-cli';
+import { usageOf } from './lib/cli';
+import { reportError, runFromFlags } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
 

@@ -6,7 +6,15 @@
  *   tsx scripts/start.ts --repos FILE                  one source a line: a local path or owner/name[@sha]
  *   tsx scripts/start.ts --github train|eval [--limit N]   GitHub search with the crawl filters of the
  *                                                      configuration (license, size, stars, creation window)
- *   options: --out DIR  --run-id ID  --no-workers (workers run elsewhere: tsx workers/main.ts)
+ *   tsx scripts/start.ts --attach RUN_ID               follow a crawl started earlier (its starter was
+ *                                                      stopped or killed): workers run again, the result
+ *                                                      is printed and the run's files written
+ *   options: --out DIR  --run-id ID  --split train|eval (local sources; default train)
+ *            --resume (continue the run --run-id names, with its own settings and sources)
+ *            --no-workers (workers run elsewhere: tsx workers/main.ts)
+ *
+ * A run id or output folder already used by another run is refused with a message; `--resume`
+ * continues that run on purpose: functions already recorded are kept and not run again.
  *
  * Temporal: TEMPORAL_ADDRESS when set, else the embedded dev server (SQLite file under the data
  * directory, web UI on port 8233). Configuration: temporal.config.ts and its environment variables.
@@ -19,6 +27,7 @@ import type { RepoSource } from '../activities/contracts';
 import { RepoSourceSchema } from '../activities/io-activities';
 import { RepoLineSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
 import { ConfigError, loadConfig, type Config } from '../temporal.config';
+import { RunExistsError } from '../activities/store/types';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
 import { startStack } from './lib/stack';
@@ -34,6 +43,9 @@ const FlagsSchema = z.object({
   limit: z.coerce.number().int().positive().default(100),
   out: z.string().min(1).optional(),
   'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  split: z.enum(['train', 'eval']).optional(),
+  resume: z.boolean().default(false),
+  attach: z.string().regex(/^[\w.-]+$/, 'a run id').optional(),
   'no-workers': z.boolean().default(false),
   help: z.boolean().default(false),
 });
@@ -61,6 +73,9 @@ async function main(): Promise<number> {
       limit: { type: 'string' },
       out: { type: 'string' },
       'run-id': { type: 'string' },
+      split: { type: 'string' },
+      resume: { type: 'boolean' },
+      attach: { type: 'string' },
       'no-workers': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -73,29 +88,37 @@ async function main(): Promise<number> {
   }
 
   let config: Config = loadConfig();
-  const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p }));
+  const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p, ...(flags.split ? { split: flags.split } : {}) }));
   if (flags.repos) {
     const lines = fs.readFileSync(flags.repos, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-    sources.push(...lines.map(parseSourceLine));
+    sources.push(...lines.map(parseSourceLine).map((s) => (flags.split ? { ...s, split: flags.split } : s)));
   }
   if (flags.github) {
     // RepoST's crawl: search with the configured filters, sliced by creation date past the API's
     // 1,000-result cap, then a seeded sample.
     const found = await gitHubSourceFromConfig(config, (l) => console.log(l)).search(crawlFiltersFromConfig(config, flags.github), { limit: flags.limit, seed: config.crawl.seed });
     console.log(`GitHub search (${flags.github} window): ${found.total} repositories in ${found.windows} date window(s), ${found.repos.length} sampled`);
-    sources.push(...found.repos.map((r): RepoSource => ({ kind: 'github', fullName: r.id })));
+    sources.push(...found.repos.map((r): RepoSource => ({ kind: 'github', fullName: r.id, split: flags.github })));
   }
   const cleanups: (() => Promise<void>)[] = [];
   if (flags.demo) {
-    sources.push({ kind: 'local', path: DEMO_REPO, name: 'textkit-demo' });
+    sources.push({ kind: 'local', path: DEMO_REPO, name: 'textkit-demo', ...(flags.split ? { split: flags.split } : {}) });
     // The offline demo's LLM: scripted responses served over real HTTP to the real client.
     const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
     cleanups.push(() => server.close());
     config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
     console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
   }
-  if (sources.length === 0) {
-    console.error('nothing to crawl: give --demo, --local DIR, --repos FILE or --github train|eval (see --help)');
+  if (flags.attach && (sources.length > 0 || flags.resume || flags['run-id'])) {
+    console.error('--attach RUN follows an existing crawl: give it alone (with --out DIR to write the files elsewhere)');
+    return 2;
+  }
+  if (sources.length === 0 && !flags.attach && !flags.resume) {
+    console.error('nothing to crawl: give --demo, --local DIR, --repos FILE, --github train|eval, --attach RUN or --run-id RUN --resume (see --help)');
+    return 2;
+  }
+  if (flags.resume && !flags['run-id']) {
+    console.error('--resume needs the --run-id of the run to continue');
     return 2;
   }
 
@@ -112,29 +135,39 @@ async function main(): Promise<number> {
   }
 
   try {
-    const runId = flags['run-id'] ?? newRunId(flags.demo ? 'demo' : 'run');
-    const started = await startCrawl({ config, client: stack.client, sources, runId, outDir: flags.out });
+    const runId = flags.attach ?? flags['run-id'] ?? newRunId(flags.demo ? 'demo' : 'run');
+    const attaching = Boolean(flags.attach);
+    if (attaching && !(await stack.store.getRun(runId))) {
+      console.error(`no run ${runId} in the store at ${stack.store.location}`);
+      return 2;
+    }
+    const started = await startCrawl({
+      config,
+      client: stack.client,
+      store: stack.store,
+      sources,
+      runId,
+      outDir: flags.out ?? (attaching ? ((await stack.store.getRun(runId))?.outDir ?? undefined) : undefined),
+      resume: flags.resume || attaching,
+      log: (l) => console.log(l),
+    });
     const uiBase = stack.uiUrl ?? `http://localhost:${config.temporal.uiPort}`;
     const uiRuns = `${uiBase}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(`RepostRunId="${runId}"`)}`;
     console.log(`run ${runId}: crawling ${sources.length} repositor${sources.length === 1 ? 'y' : 'ies'} (workflow ${started.workflowId})`);
     console.log(`watch it in the Temporal UI: ${uiRuns}`);
     const summary = await started.result();
-    const saved = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')) as {
-      rejectedAt: Record<string, number>;
-      llm?: { total: { calls: number; cachedCalls: number; promptTokens: number; completionTokens: number; costUsd: number } };
-    };
-    const rejectedAt = Object.entries(saved.rejectedAt)
+    const rejectedAt = Object.entries(summary.rejectedAt)
       .filter(([, n]) => n > 0)
       .map(([stage, n]) => `${stage}: ${n}`)
       .join(', ');
     console.log('');
     console.log(`run ${runId} finished: ${summary.functions} function(s), ${summary.accepted} accepted, ${summary.rejected} rejected${rejectedAt ? ` (${rejectedAt})` : ''}`);
-    const llm = saved.llm?.total;
+    const llm = summary.llm.total;
     if (llm) {
       console.log(`LLM: ${llm.calls} call(s), ${llm.cachedCalls} from the cache, ${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens, estimated $${llm.costUsd.toFixed(4)}`);
     }
-    console.log(`dataset written to ${summary.outDir}/`);
-    console.log(`  dataset.jsonl (${summary.accepted} records), rejections.jsonl, summary.json, records/`);
+    console.log(`dataset written to ${started.outDir}/`);
+    console.log(`  dataset.jsonl (${summary.accepted} records), rejections.jsonl, summary.json, run.json, report.html`);
     console.log(`Temporal UI for this run: ${uiRuns}`);
     if (!config.temporal.address) {
       console.log('  the runs stay in the dev server\'s SQLite file; to browse them later run `npm run ui` and open the address above');
@@ -150,7 +183,7 @@ main()
   .catch((err: Error) => {
     const usageError = (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS');
     console.error(
-      err instanceof ConfigError
+      err instanceof ConfigError || err instanceof RunExistsError
         ? err.message
         : err instanceof z.ZodError
           ? `bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')} (see --help)`
@@ -158,5 +191,5 @@ main()
             ? `${err.message} (see --help)`
             : (err.stack ?? err.message),
     );
-    process.exit(usageError || err instanceof z.ZodError ? 2 : 1);
+    process.exit(usageError || err instanceof z.ZodError || err instanceof RunExistsError ? 2 : 1);
   });

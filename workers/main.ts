@@ -6,11 +6,14 @@
  *   tsx workers/main.ts [--roles workflows,io,llm,sandbox]     (TEMPORAL_ADDRESS must be set)
  */
 import * as os from 'node:os';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createArtifactStore, createIo, createLlm, createSandbox, createSandboxExecutor } from '../activities';
-import { createEvalIoActivities, createEvalLlmActivities, createEvalSandboxActivities } from '../activities/eval-activities';
+import { createBenchmark, createEvalIo, createEvalLlm, createEvalSandbox, createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
 import { LlmGateway } from '../activities/llm';
+import type { Store } from '../activities/store/types';
+import { ensureSandboxImage } from '../sandbox-image/build';
 import { loadConfig, type Config } from '../temporal.config';
+import { checkRunningCrawls } from './store-check';
 
 export const WORKER_ROLES = ['workflows', 'io', 'llm', 'sandbox'] as const;
 export type WorkerRole = (typeof WORKER_ROLES)[number];
@@ -23,6 +26,8 @@ export interface RunWorkersOptions {
   roles?: readonly WorkerRole[];
   /** A prebuilt workflow bundle (tests build it once); default: bundle `workflows/` at start. */
   workflowBundle?: { code: string };
+  /** The store to use; default: the configured one (opened here, closed when the workers stop). */
+  store?: Store;
   log?: (line: string) => void;
 }
 
@@ -49,9 +54,25 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
   const roles = new Set(options.roles ?? WORKER_ROLES);
   const q = config.temporal.taskQueues;
   const base = { connection, namespace: config.temporal.namespace };
-  const store = createArtifactStore(config);
   const workers: Worker[] = [];
   const cleanups: (() => Promise<void>)[] = [];
+  const needsStore = roles.has('io') || roles.has('llm') || roles.has('sandbox');
+  let store: Store | null = options.store ?? null;
+  if (!store && needsStore) {
+    store = await openStore(config);
+    const opened = store;
+    cleanups.push(() => opened.close());
+  }
+  if (store) {
+    // A worker that cannot reach its store, or whose store is not the one of the runs it would
+    // serve, fails now with a message saying so, not one function at a time.
+    try {
+      await checkRunningCrawls(new Client({ connection, namespace: config.temporal.namespace }), store, [...roles].map((r) => q[r]));
+    } catch (err) {
+      for (const c of cleanups) await c().catch(() => undefined);
+      throw err;
+    }
+  }
 
   if (roles.has('workflows')) {
     const source: Partial<WorkerOptions> = options.workflowBundle
@@ -71,19 +92,19 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.io,
-        activities: { ...createIo(config, store), ...createEvalIoActivities({ store }) },
+        activities: { ...createIo(config, store!), ...createBenchmark(config, store!), ...createEvalIo(config, store!) },
         maxConcurrentActivityTaskExecutions: config.workers.ioConcurrency,
       }),
     );
   }
   if (roles.has('llm')) {
     // One gateway per process: the pipeline's and the evaluation's calls share its rate limits.
-    const gateway = new LlmGateway(config, store);
+    const gateway = new LlmGateway(config, store!);
     workers.push(
       await Worker.create({
         ...base,
         taskQueue: q.llm,
-        activities: { ...createLlm(config, store, gateway), ...createEvalLlmActivities({ store, gateway }) },
+        activities: { ...createLlm(config, store!, gateway), ...createEvalLlm(config, store!, gateway) },
         maxConcurrentActivityTaskExecutions: config.workers.llmConcurrency,
         // The whole task queue's LLM rate, enforced by the Temporal server across all workers.
         ...(config.workers.llmActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: config.workers.llmActivitiesPerSecond } : {}),
@@ -100,7 +121,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.sandbox,
-        activities: { ...createSandbox(config, executor, store), ...createEvalSandboxActivities({ store, executor }) },
+        activities: { ...createSandbox(config, executor, store!), ...createEvalSandbox(config, executor, store!) },
         maxConcurrentActivityTaskExecutions: config.workers.sandboxConcurrency,
       }),
     );
@@ -127,7 +148,6 @@ async function main(): Promise<void> {
   installQuietRuntime();
   let image: string | undefined;
   if (roles.includes('sandbox')) {
-    const { ensureSandboxImage } = await import('../sandbox-image/build');
     image = config.sandbox.image ?? (await ensureSandboxImage()).tag;
   }
   const connection = await NativeConnection.connect({ address: config.temporal.address });

@@ -1,42 +1,95 @@
 /**
  * Activity proxies, one per task queue: repository I/O, LLM calls and container runs are
  * scheduled on separate queues so each scales and is rate-limited on its own.
- * Retries are for transient faults only; an expected outcome comes back as a value.
+ *
+ * Timeouts come from the run's settings (DESIGN invariant 9): an LLM call may take as long as
+ * `llm.timeoutMs` allows, a sandbox activity as long as its installs and runs may. Every long
+ * activity heartbeats, so one lost with its worker is retried elsewhere after the heartbeat
+ * timeout, not after its whole budget. Retries are for transient faults only and are sized to ride
+ * out a Docker daemon or Temporal server restart of a minute or two; an expected outcome comes
+ * back as a value.
+ *
+ * Later stages go first: a function one check away from acceptance must not wait behind new
+ * functions' first calls (Temporal's task queue priority, 1 = first).
  */
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
-import type { IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
+import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
+import type { PipelineSettings, TaskQueues } from '../activities/contracts';
 import type { EvalIoActivities, EvalLlmActivities, EvalSandboxActivities } from '../activities/eval-activities';
-import type { TaskQueues } from '../activities/contracts';
 
-const IO_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '10 minutes',
-  retry: { initialInterval: '1s', maximumAttempts: 5 },
-};
+/** Priority of a pipeline step on its task queue (1 runs first, 5 last). */
+export const STEP_PRIORITY = {
+  /** Final checks and the record: the function is nearly done. */
+  checks: 1,
+  coverage: 2,
+  debug: 3,
+  /** Test generation and the first execution. */
+  tests: 4,
+  /** A new function's first call. */
+  sandbox: 5,
+} as const;
+export type StepPriority = (typeof STEP_PRIORITY)[keyof typeof STEP_PRIORITY];
 
-const LLM_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '5 minutes',
-  // Rate-limit answers and 5xx are retried here with backoff; a 429's Retry-After comes back
-  // as the failure's next retry delay. Bad requests and auth failures are non-retryable.
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 8 },
-};
+/** Transient faults: retried with backoff for about three minutes (a daemon or server restart). */
+const TRANSIENT_RETRY = { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 } as const;
 
-const SANDBOX_OPTIONS: ActivityOptions = {
-  startToCloseTimeout: '20 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '2s', backoffCoefficient: 2, maximumAttempts: 4 },
-};
-
-export function activityProxies(queues: TaskQueues) {
-  const io = proxyActivities<IoActivities>({ ...IO_OPTIONS, taskQueue: queues.io });
-  const llm = proxyActivities<LlmActivities>({ ...LLM_OPTIONS, taskQueue: queues.llm });
-  const sandbox = proxyActivities<SandboxActivities>({ ...SANDBOX_OPTIONS, taskQueue: queues.sandbox });
+/** The options of each queue's activities, from the run's settings. */
+function queueOptions(queues: TaskQueues, settings: PipelineSettings) {
+  const { timeouts } = settings;
+  // A heartbeat older than this means the worker is gone: the activity is retried elsewhere.
+  const heartbeatTimeout = timeouts.heartbeatMs;
+  const io: ActivityOptions = {
+    taskQueue: queues.io,
+    startToCloseTimeout: timeouts.ioMs,
+    heartbeatTimeout: Math.max(heartbeatTimeout, 60_000),
+    retry: TRANSIENT_RETRY,
+  };
+  const llm: ActivityOptions = {
+    taskQueue: queues.llm,
+    startToCloseTimeout: timeouts.llmMs,
+    heartbeatTimeout,
+    // Rate-limit answers and 5xx are retried here with backoff; a 429's Retry-After comes back
+    // as the failure's next retry delay. Bad requests and auth failures are non-retryable.
+    retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 8 },
+  };
+  const sandbox: ActivityOptions = {
+    taskQueue: queues.sandbox,
+    startToCloseTimeout: timeouts.sandboxMs,
+    heartbeatTimeout,
+    retry: TRANSIENT_RETRY,
+  };
   return { io, llm, sandbox };
 }
 
-/** The evaluation's activities, on the same three queues with the same timeouts and retries. */
-export function evalActivityProxies(queues: TaskQueues) {
-  const io = proxyActivities<EvalIoActivities>({ ...IO_OPTIONS, taskQueue: queues.io });
-  const llm = proxyActivities<EvalLlmActivities>({ ...LLM_OPTIONS, taskQueue: queues.llm });
-  const sandbox = proxyActivities<EvalSandboxActivities>({ ...SANDBOX_OPTIONS, taskQueue: queues.sandbox });
-  return { io, llm, sandbox };
+/** Proxies of one activity interface per priority, made once each. */
+function byPriority<A extends object>(options: ActivityOptions): (priority: StepPriority) => A {
+  const proxies = new Map<number, A>();
+  return (priority: StepPriority): A => {
+    let p = proxies.get(priority);
+    if (!p) {
+      p = proxyActivities<A>({ ...options, priority: { priorityKey: priority } }) as A;
+      proxies.set(priority, p);
+    }
+    return p;
+  };
+}
+
+export function activityProxies(queues: TaskQueues, settings: PipelineSettings) {
+  const options = queueOptions(queues, settings);
+  const io = proxyActivities<IoActivities>(options.io);
+  const llm = byPriority<LlmActivities>(options.llm);
+  const sandbox = byPriority<SandboxActivities>(options.sandbox);
+  // A firing's GitHub search and a run's report are I/O too, on the same queue and terms.
+  const bench = proxyActivities<BenchmarkActivities>({ ...options.io, heartbeatTimeout: '1 minute' });
+  return { io, llm, sandbox, bench };
+}
+
+/** The evaluation's activities, on the same three queues with the same timeouts, retries and priorities. */
+export function evalActivityProxies(queues: TaskQueues, settings: PipelineSettings) {
+  const options = queueOptions(queues, settings);
+  return {
+    io: proxyActivities<EvalIoActivities>(options.io),
+    llm: byPriority<EvalLlmActivities>(options.llm),
+    sandbox: byPriority<EvalSandboxActivities>(options.sandbox),
+  };
 }

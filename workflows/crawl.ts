@@ -1,12 +1,14 @@
 /**
  * A crawl: every repository of a run through a bounded window of RepoWorkflow children,
- * continuing as new every `continueAsNewAfter` repositories so the history stays small,
- * then the dataset, rejections and funnel are written.
+ * continuing as new every `continueAsNewAfter` repositories so the history stays small, then the
+ * run is finalized (its summary computed from the records in the store). A repository whose
+ * workflow fails is recorded as skipped with the failure, and the crawl goes on: it always
+ * finalizes (DESIGN invariant 8).
  */
 import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes } from '@temporalio/workflow';
 import type { PipelineSettings, RunRef, RunSummary, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
-import { repoWorkflow } from './repo';
+import { failureText, repoWorkflow } from './repo';
 import { RunIdKey } from './search-attributes';
 import { slidingWindow } from './window';
 
@@ -22,23 +24,32 @@ export interface CrawlWorkflowInput {
 
 export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<RunSummary> {
   const { run, settings, queues } = input;
-  const { io } = activityProxies(queues);
+  const { io } = activityProxies(queues, settings);
   upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
 
   const cursor = input.cursor ?? 0;
-  const page = await io.loadSources({ sourcesKey: input.sourcesKey, offset: cursor, limit: settings.continueAsNewAfter });
-  await slidingWindow(page.sources, settings.repoWindow, (source, i) =>
-    executeChild(repoWorkflow, {
-      workflowId: `${run.runId}/repo/${cursor + i}`,
-      taskQueue: queues.workflows,
-      args: [{ run, source, index: String(cursor + i), settings, queues }],
-      parentClosePolicy: ParentClosePolicy.TERMINATE,
-    }),
-  );
+  const page = await io.loadSources({ run, sourcesKey: input.sourcesKey, offset: cursor, limit: settings.continueAsNewAfter });
+  await slidingWindow(page.sources, settings.repoWindow, async (source, i) => {
+    const index = cursor + i;
+    try {
+      await executeChild(repoWorkflow, {
+        workflowId: `${run.runId}/repo/${index}`,
+        taskQueue: queues.workflows,
+        args: [{ run, source, index, settings, queues }],
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        staticSummary: source.kind === 'github' ? source.fullName : (source.name ?? source.path),
+      });
+    } catch (err) {
+      // The repository's functions that were recorded stay recorded; the repository is noted.
+      await io
+        .writeRepoOutcome({ run, index, outcome: { repoId: null, source, skipped: `internal: the repository's workflow failed: ${failureText(err)}`, candidates: 0, accepted: 0, rejected: 0 }, candidates: null })
+        .catch(() => undefined);
+    }
+  });
   const next = cursor + page.sources.length;
   if (next < page.total) {
     await continueAsNew<typeof crawlWorkflow>({ ...input, cursor: next });
   }
-  // Records are written by each function as it ends; the run's files are assembled from them.
+  // Records are written by each function as it ends; the run's summary is computed from them.
   return io.finalizeRun({ run });
 }

@@ -4,8 +4,9 @@
  *   prepare -> sandbox (LLM) -> tests (LLM) -> execute with the ground truth as the new implementation
  *   -> up to k debug rounds -> coverage rounds until the threshold -> AST equivalence, LLM
  *   functionality check, LLM test check -> record (accepted, or rejected with stage and reason).
+ * An evaluation-split function needs the evaluation thresholds (full coverage, equal ASTs).
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type {
   ExecutionSummary,
   FunctionOutcome,
@@ -14,11 +15,12 @@ import type {
   LlmStepResult,
   PipelineSettings,
   PreparedFunction,
+  PreviousAnswer,
   RunRef,
   TaskQueues,
 } from '../activities/contracts';
-import { activityProxies } from './activities';
-import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, StageKey } from './search-attributes';
+import { activityProxies, STEP_PRIORITY } from './activities';
+import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
 
 export interface FunctionWorkflowInput {
   run: RunRef;
@@ -34,13 +36,22 @@ export function coverageOf(exec: ExecutionSummary): number {
   return c.hasBranches && c.branchCoverage !== null ? c.branchCoverage : c.lineCoverage;
 }
 
+/** What an unusable answer was, to tell the model on the next attempt. */
+function previousOf(result: LlmStepResult): PreviousAnswer | undefined {
+  return !result.ok && result.exchangeKey ? { exchangeKey: result.exchangeKey, failure: result.failure, detail: result.detail } : undefined;
+}
+
 export async function functionWorkflow(input: FunctionWorkflowInput): Promise<FunctionOutcome> {
   const { run, fn, settings } = input;
-  const { io, llm, sandbox } = activityProxies(input.queues);
+  const { io, llm, sandbox } = activityProxies(input.queues, settings);
+  const P = STEP_PRIORITY;
+  const evalSplit = fn.split === 'eval';
+  const coverageThreshold = evalSplit ? settings.evalCoverageThreshold : settings.coverageThreshold;
   upsertSearchAttributes([
     { key: RunIdKey, value: run.runId },
     { key: RepoKey, value: fn.repoId },
     { key: FunctionKey, value: `${fn.path}::${fn.qualname}` },
+    { key: SplitKey, value: fn.split },
   ]);
 
   // What the record needs, filled in as the function moves through the stages.
@@ -55,6 +66,19 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     functionality: null as string | null,
     testCorrectness: null as string | null,
     promptVersions: {} as Record<string, string>,
+  };
+
+  /**
+   * What the Temporal UI shows for a running function (where it is, how the last step went), and
+   * its stage as a search attribute, so progress views can count running functions by stage.
+   */
+  let shownStage: FunctionStage | null = null;
+  const progress = (stage: FunctionStage, detail: string) => {
+    setCurrentDetails(`**${stage}** ${detail}\n\n${fn.repoId} \`${fn.path}::${fn.qualname}\` (${fn.split})`);
+    if (stage !== shownStage) {
+      shownStage = stage;
+      upsertSearchAttributes([{ key: StageKey, value: stage }]);
+    }
   };
 
   const finish = async (stage: FunctionStage, reason: string): Promise<FunctionOutcome> => {
@@ -73,23 +97,25 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     };
     const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions } = state;
     await io.writeRecord({ run, fn, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
-    upsertSearchAttributes([
-      { key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' },
-      { key: StageKey, value: stage },
-    ]);
+    upsertSearchAttributes([{ key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' }]);
+    progress(stage, accepted ? `accepted: ${reason}` : `rejected: ${reason.slice(0, 300)}`);
     return outcome;
   };
 
-  /** Asks again after an unusable answer (parse failure, failed sanity check), a bounded number of times. */
-  const withRegeneration = async (step: string, ask: (attempt: number) => Promise<LlmStepResult>) => {
+  /**
+   * Asks again after an unusable answer (parse failure, failed sanity check), a bounded number of
+   * times; each new attempt shows the model its previous answer and what was wrong with it.
+   */
+  const withRegeneration = async (step: string, ask: (attempt: number, previous: PreviousAnswer | undefined) => Promise<LlmStepResult>) => {
     let last: LlmStepResult | null = null;
     for (let attempt = 0; attempt <= settings.regenerateAttempts; attempt++) {
-      last = await ask(attempt);
+      last = await ask(attempt, last ? previousOf(last) : undefined);
       state.tokens += last.tokens;
       if (last.ok) {
         state.promptVersions[step] = last.promptVersion;
         return last;
       }
+      progress(step as FunctionStage, `attempt ${attempt + 1} unusable: ${last.failure}`);
     }
     return last!;
   };
@@ -100,84 +126,101 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
   let stage: FunctionStage = 'prepare';
   try {
     // Prepare: the function's source and its local-dependency context, as artifacts.
-    const prep = await io.prepareFunction({ fn });
-    if (!prep.ok) return finish('prepare', prep.reason);
+    progress(stage, 'static analysis');
+    const prep = await io.prepareFunction({ run, fn });
+    if (!prep.ok) return await finish('prepare', prep.reason);
     const prepared = (state.prepared = prep.prepared);
 
     // Sandboxing: the function and its local dependencies into one standalone script.
     stage = 'sandbox';
-    const sandboxed = await withRegeneration('sandbox', (attempt) => llm.generateSandboxScript({ run, fn, prepared, attempt }));
-    if (!sandboxed.ok) return finish('sandbox', `${sandboxed.failure}: ${sandboxed.detail}`);
+    progress(stage, 'writing the standalone script');
+    const sandboxed = await withRegeneration('sandbox', (attempt, previous) => llm(P.sandbox).generateSandboxScript({ run, fn, prepared, attempt, previous }));
+    if (!sandboxed.ok) return await finish('sandbox', `${sandboxed.failure}: ${sandboxed.detail}`);
     const sandboxScriptKey = (state.scriptKey = sandboxed.scriptKey);
 
     // Test generation: equivalence tests comparing the function with its new implementation.
     stage = 'tests';
-    const tested = await withRegeneration('tests', (attempt) => llm.generateTests({ run, fn, prepared, sandboxScriptKey, attempt }));
-    if (!tested.ok) return finish('tests', `${tested.failure}: ${tested.detail}`);
+    progress(stage, 'writing equivalence tests');
+    const tested = await withRegeneration('tests', (attempt, previous) => llm(P.tests).generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }));
+    if (!tested.ok) return await finish('tests', `${tested.failure}: ${tested.detail}`);
     let scriptKey = (state.scriptKey = tested.scriptKey);
 
     // Execution with the ground truth copied in as `<name>_new_implementation`, then debug rounds.
     stage = 'execute';
-    let exec = (state.exec = await sandbox.executeScript({ fn, prepared, scriptKey, coverage: true, installs: tested.installs }));
+    progress(stage, 'running the script with the ground truth');
+    let exec = (state.exec = await sandbox(P.tests).executeScript({ run, fn, prepared, scriptKey, coverage: true, installs: tested.installs }));
+    let previous: PreviousAnswer | undefined;
     while (exec.status !== 'passed' && state.debugRounds < settings.debugRounds) {
       stage = 'debug';
       const round = ++state.debugRounds;
-      const fixed: LlmStepResult = await llm.debugScript({ run, fn, prepared, scriptKey, resultKey: exec.resultKey, round });
+      progress(stage, `round ${round}: ${exec.summary.slice(0, 200)}`);
+      const fixed: LlmStepResult = await llm(P.debug).debugScript({ run, fn, prepared, scriptKey, resultKey: exec.resultKey, round, previous });
       state.tokens += fixed.tokens;
+      previous = previousOf(fixed);
       if (!fixed.ok) continue;
       state.promptVersions.debug = fixed.promptVersion;
       scriptKey = state.scriptKey = fixed.scriptKey;
-      exec = state.exec = await sandbox.executeScript({ fn, prepared, scriptKey, coverage: true, installs: fixed.installs });
+      exec = state.exec = await sandbox(P.debug).executeScript({ run, fn, prepared, scriptKey, coverage: true, installs: fixed.installs });
     }
     if (exec.status !== 'passed') {
       const rounds = state.debugRounds;
-      return finish(rounds > 0 ? 'debug' : 'execute', `${exec.status} after ${rounds} debug round(s): ${exec.summary}`);
+      return await finish(rounds > 0 ? 'debug' : 'execute', `${exec.status} after ${rounds} debug round(s): ${exec.summary}`);
     }
 
     // Coverage rounds: ask for tests of the missing branches; keep a new script only if it passes
     // and covers more.
-    while (coverageOf(exec) < settings.coverageThreshold && state.coverageRounds < settings.coverageRounds) {
+    previous = undefined;
+    while (coverageOf(exec) < coverageThreshold && state.coverageRounds < settings.coverageRounds) {
       stage = 'coverage';
       const round = ++state.coverageRounds;
-      const improved: LlmStepResult = await llm.improveCoverage({ run, fn, prepared, scriptKey, resultKey: exec.resultKey, round });
+      progress(stage, `round ${round}: coverage ${coverageOf(exec).toFixed(3)} < ${coverageThreshold}`);
+      const improved: LlmStepResult = await llm(P.coverage).improveCoverage({ run, fn, prepared, scriptKey, resultKey: exec.resultKey, round, previous });
       state.tokens += improved.tokens;
+      previous = previousOf(improved);
       if (!improved.ok) continue;
       state.promptVersions.coverage = improved.promptVersion;
-      const next: ExecutionSummary = await sandbox.executeScript({ fn, prepared, scriptKey: improved.scriptKey, coverage: true, installs: improved.installs });
+      const next: ExecutionSummary = await sandbox(P.coverage).executeScript({ run, fn, prepared, scriptKey: improved.scriptKey, coverage: true, installs: improved.installs });
       if (next.status === 'passed' && coverageOf(next) > coverageOf(exec)) {
         scriptKey = state.scriptKey = improved.scriptKey;
         exec = state.exec = next;
       }
     }
     const reached = coverageOf(exec);
-    if (reached < settings.coverageThreshold) {
-      return finish('coverage', `coverage ${reached.toFixed(3)} below ${settings.coverageThreshold} after ${state.coverageRounds} round(s)`);
+    if (reached < coverageThreshold) {
+      return await finish('coverage', `coverage ${reached.toFixed(3)} below ${coverageThreshold} after ${state.coverageRounds} round(s)`);
     }
 
-    // Final checks: AST equivalence, with the LLM functionality check when the trees differ.
+    // Final checks: AST equivalence, with the LLM functionality check when the trees differ
+    // (for an evaluation record, equal trees are required).
     stage = 'ast_check';
-    const ast = await sandbox.astCheck({ fn, prepared, scriptKey });
+    progress(stage, 'comparing the sandboxed function with the original');
+    const ast = await sandbox(P.checks).astCheck({ run, fn, prepared, scriptKey });
     state.astEquivalent = ast.equivalent;
     if (!ast.equivalent) {
+      if (evalSplit && settings.evalRequiresAstMatch) return await finish('ast_check', `an evaluation record needs the original function unchanged: ${ast.difference ?? 'the trees differ'}`);
       stage = 'functionality_check';
-      const verdict = await llm.checkFunctionality({ run, fn, prepared, scriptKey });
+      progress(stage, 'asking whether the sandboxed function behaves the same');
+      const verdict = await llm(P.checks).checkFunctionality({ run, fn, prepared, scriptKey });
       state.tokens += verdict.tokens;
-      if (!verdict.ok) return finish('functionality_check', `${verdict.failure}: ${verdict.detail}`);
+      if (!verdict.ok) return await finish('functionality_check', `${verdict.failure}: ${verdict.detail}`);
       state.promptVersions.check_functionality = verdict.promptVersion;
       state.functionality = verdict.answer;
-      if (verdict.answer === 'no') return finish('functionality_check', `sandboxed function differs: ${ast.difference ?? ''} ${verdict.reasoning}`.trim());
+      if (verdict.answer === 'no') return await finish('functionality_check', `sandboxed function differs: ${ast.difference ?? ''} ${verdict.reasoning}`.trim());
     }
     stage = 'test_check';
-    const testVerdict = await llm.checkTests({ run, fn, prepared, scriptKey });
+    progress(stage, 'asking whether the tests are correct');
+    const testVerdict = await llm(P.checks).checkTests({ run, fn, prepared, scriptKey });
     state.tokens += testVerdict.tokens;
-    if (!testVerdict.ok) return finish('test_check', `${testVerdict.failure}: ${testVerdict.detail}`);
+    if (!testVerdict.ok) return await finish('test_check', `${testVerdict.failure}: ${testVerdict.detail}`);
     state.promptVersions.check_tests = testVerdict.promptVersion;
     state.testCorrectness = testVerdict.answer;
-    if (testVerdict.answer !== 'yes') return finish('test_check', `tests judged incorrect: ${testVerdict.reasoning}`);
+    if (testVerdict.answer !== 'yes') return await finish('test_check', `tests judged incorrect: ${testVerdict.reasoning}`);
 
-    return finish('accepted', `coverage ${reached.toFixed(3)}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)`);
+    return await finish('accepted', `coverage ${reached.toFixed(3)}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)`);
   } catch (err) {
     if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+    // A record that could not be written is not a stage's outcome: let the parent record the failure.
+    if (err.activityType === 'writeRecord') throw err;
     const cause = err.cause instanceof ApplicationFailure ? `${err.cause.type ?? 'error'}: ${err.cause.message}` : (err.cause?.message ?? err.message);
     return finish(stage, `activity ${err.activityType} failed: ${cause}`);
   }

@@ -1,48 +1,116 @@
 /**
- * One repository: pin a snapshot, pick the candidate functions, and run a FunctionWorkflow child
- * per function through a bounded sliding window.
+ * One repository: pin a snapshot, list the candidate functions into pages in the store, and run a
+ * FunctionWorkflow child per function through a bounded sliding window that pulls the pages one
+ * at a time. Every `continueAsNewAfter` children it continues as new at a page boundary, so the
+ * history stays small however many functions the repository has. A child that fails becomes a
+ * recorded outcome (stage `internal`) and the window goes on.
  */
-import { ParentClosePolicy, executeChild, upsertSearchAttributes } from '@temporalio/workflow';
-import type { PipelineSettings, RepoOutcome, RepoSource, RunRef, TaskQueues } from '../activities/contracts';
+import {
+  ParentClosePolicy,
+  continueAsNew,
+  executeChild,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
+import type { CandidateList, FunctionOutcome, FunctionRef, PipelineSettings, RepoOutcome, RepoSnapshot, RepoSource, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { functionWorkflow } from './function';
 import { RepoKey, RunIdKey } from './search-attributes';
-import { slidingWindow } from './window';
+import { streamingWindow } from './window';
 
 export interface RepoWorkflowInput {
   run: RunRef;
   source: RepoSource;
-  /** Position of the repository in the run's source list (names its outcome file). */
-  index: string;
+  /** Position of the repository in the run's source list. */
+  index: number;
   settings: PipelineSettings;
   queues: TaskQueues;
+  /** Carried across continue-as-new: the snapshot, its candidate pages, the next page, counts so far. */
+  resume?: { snapshot: RepoSnapshot; candidates: CandidateList; nextPage: number; accepted: number; rejected: number };
+}
+
+/** The one-line description of a failure that ends a child workflow. */
+export function failureText(err: unknown): string {
+  if (err instanceof WorkflowExecutionAlreadyStartedError) return `duplicate workflow id: ${err.workflowId} is already running`;
+  const e = err as { message?: string; cause?: { message?: string; type?: string } };
+  const cause = e.cause?.message ? ` (${e.cause.type ? `${e.cause.type}: ` : ''}${e.cause.message})` : '';
+  return `${e.message ?? String(err)}${cause}`.slice(0, 1500);
 }
 
 export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcome> {
-  const { run, source, settings, queues } = input;
-  const { io } = activityProxies(queues);
+  const { run, source, settings, queues, index } = input;
+  const { io } = activityProxies(queues, settings);
   upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
 
-  const snap = await io.snapshotRepository({ run, source });
-  if (!snap.ok) {
-    const skipped: RepoOutcome = { repoId: null, source, skipped: snap.reason, candidates: 0, accepted: 0, rejected: 0 };
-    await io.writeRepoOutcome({ run, index: input.index, outcome: skipped });
-    return skipped;
+  let snapshot: RepoSnapshot;
+  let candidates: CandidateList;
+  if (input.resume) {
+    ({ snapshot, candidates } = input.resume);
+  } else {
+    const snap = await io.snapshotRepository({ run, source });
+    if (!snap.ok) {
+      const skipped: RepoOutcome = { repoId: null, source, skipped: snap.reason, candidates: 0, accepted: 0, rejected: 0 };
+      await io.writeRepoOutcome({ run, index, outcome: skipped, candidates: null });
+      return skipped;
+    }
+    snapshot = snap.snapshot;
+    candidates = await io.listCandidates({ run, snapshot, index, source });
   }
-  const { snapshot } = snap;
   upsertSearchAttributes([{ key: RepoKey, value: snapshot.repoId }]);
 
-  const { functions } = await io.listCandidates({ run, snapshot, settings });
-  const outcomes = await slidingWindow(functions, settings.functionWindow, (fn) =>
-    executeChild(functionWorkflow, {
-      workflowId: `${run.runId}/fn/${fn.functionId}`,
-      taskQueue: queues.workflows,
-      args: [{ run, fn, settings, queues }],
-      parentClosePolicy: ParentClosePolicy.TERMINATE,
-    }),
-  );
-  const accepted = outcomes.filter((o) => o.accepted).length;
-  const outcome: RepoOutcome = { repoId: snapshot.repoId, source, skipped: null, candidates: functions.length, accepted, rejected: outcomes.length - accepted };
-  await io.writeRepoOutcome({ run, index: input.index, outcome });
+  let accepted = input.resume?.accepted ?? 0;
+  let rejected = input.resume?.rejected ?? 0;
+  let page = input.resume?.nextPage ?? 0;
+  let buffered: FunctionRef[] = [];
+  let started = 0;
+
+  /** The next function, loading the next page when the buffer is empty; null at the end, or at a page boundary once it is time to continue as new. */
+  const pull = async (): Promise<FunctionRef | null> => {
+    while (buffered.length === 0) {
+      if (page >= candidates.pageKeys.length) return null;
+      if (started >= settings.continueAsNewAfter || workflowInfo().continueAsNewSuggested) return null;
+      // Functions that already have a record in this run (a resumed run) are not run again.
+      const loaded = await io.loadCandidatePage({ run, pageKey: candidates.pageKeys[page]! });
+      page += 1;
+      buffered = loaded.functions;
+    }
+    started += 1;
+    return buffered.shift()!;
+  };
+
+  const runChild = async (fn: FunctionRef): Promise<void> => {
+    let outcome: FunctionOutcome;
+    try {
+      outcome = await executeChild(functionWorkflow, {
+        workflowId: `${run.runId}/fn/${fn.functionId}`,
+        taskQueue: queues.workflows,
+        args: [{ run, fn, settings, queues }],
+        // Cancelling the repository cancels its functions; nothing else ends them early.
+        parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+        staticSummary: `${fn.repoId} ${fn.path}::${fn.qualname}`,
+      });
+    } catch (err) {
+      // One failure never ends the repository (DESIGN invariant 8): it is recorded with its reason.
+      try {
+        outcome = await io.writeFailedFunction({ run, fn, reason: `the function's workflow failed: ${failureText(err)}` });
+      } catch {
+        // Not even the failure could be written: the run's summary counts the record as missing.
+        rejected += 1;
+        return;
+      }
+    }
+    if (outcome.accepted) accepted += 1;
+    else rejected += 1;
+  };
+
+  await streamingWindow(pull, settings.functionWindow, runChild);
+
+  if (page < candidates.pageKeys.length) {
+    // Pages are left: continue as new with a fresh history (the window has drained).
+    await continueAsNew<typeof repoWorkflow>({ ...input, resume: { snapshot, candidates, nextPage: page, accepted, rejected } });
+  }
+  const outcome: RepoOutcome = { repoId: snapshot.repoId, source, skipped: null, candidates: candidates.candidates, accepted, rejected };
+  await io.writeRepoOutcome({ run, index, outcome, candidates });
   return outcome;
 }

@@ -11,6 +11,7 @@ export const SEARCH_ATTRIBUTES = {
   RepostFunction: 'Keyword',
   RepostOutcome: 'Keyword',
   RepostStage: 'Keyword',
+  RepostSplit: 'Keyword',
 } as const;
 
 export const RunIdKey = defineSearchAttributeKey('RepostRunId', 'KEYWORD');
@@ -18,3 +19,4 @@ export const RepoKey = defineSearchAttributeKey('RepostRepo', 'KEYWORD');
 export const FunctionKey = defineSearchAttributeKey('RepostFunction', 'KEYWORD');
 export const OutcomeKey = defineSearchAttributeKey('RepostOutcome', 'KEYWORD');
 export const StageKey = defineSearchAttributeKey('RepostStage', 'KEYWORD');
+export const SplitKey = defineSearchAttributeKey('RepostSplit', 'KEYWORD');

@@ -8,7 +8,7 @@ import { LITERAL_TYPES, STATEMENT_CONTAINERS, cleandoc, fieldAt, namedTypeAt, ty
 import type { FunctionEntry } from './types';
 
 /** A function as found in the tree, before filtering and id assignment. */
-export interface ExtractedFunction extends Omit<FunctionEntry, 'kept' | 'droppedBy' | 'id'> {
+export interface ExtractedFunction extends Omit<FunctionEntry, 'kept' | 'droppedBy' | 'id' | 'occurrence'> {
   isAsync: boolean;
   /** Parameter names in order (self/cls included). */
   params: string[];

@@ -31,16 +31,21 @@ export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
 
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
 
-/** Deterministic function id (DESIGN invariant 3): 16 hex chars of sha256 of repo, commit, path, qualname. */
-export function functionId(repoId: string, commit: string, path: string, qualname: string): string {
-  return createHash('sha256').update(`${repoId}@${commit}:${path}::${qualname}`).digest('hex').slice(0, 16);
+/**
+ * Deterministic function id (DESIGN invariant 3): 16 hex chars of sha256 of repo, commit, path and
+ * qualified name. A name defined several times in one file (shadowed definitions) gets one id per
+ * definition: the last one, which Python binds, has occurrence 0, earlier ones 1, 2, ... counting back.
+ */
+export function functionId(repoId: string, commit: string, path: string, qualname: string, occurrence = 0): string {
+  const suffix = occurrence > 0 ? `#${occurrence}` : '';
+  return createHash('sha256').update(`${repoId}@${commit}:${path}::${qualname}${suffix}`).digest('hex').slice(0, 16);
 }
 
 function repoIdOf(rootDir: string, options: AnalysisOptions): string {
   return options.repoId ?? path.basename(path.resolve(rootDir));
 }
 
-/** Parsed repositories kept by openCached(): each holds its trees in memory, so only a few. */
+/** Parsed repositories kept by openCached() by default: each holds its trees in memory, so only a few. */
 const ANALYZER_CACHE_SIZE = 3;
 const analyzerCache = new Map<string, Promise<RepositoryAnalyzer>>();
 
@@ -66,18 +71,19 @@ export class RepositoryAnalyzer {
   }
 
   /**
-   * Like open(), but keeps the last few parsed repositories in memory: a snapshot directory is
-   * immutable, so analysing its functions one after another needs one parse, not one per function.
+   * Like open(), but keeps the last `capacity` parsed repositories in memory: a snapshot directory
+   * is immutable, so analysing its functions one after another needs one parse, not one per
+   * function. A crawl sizes it from its repository window, so interleaved repositories stay parsed.
    * Do not use on a folder that changes.
    */
-  static async openCached(rootDir: string, options?: AnalysisOptionsInput): Promise<RepositoryAnalyzer> {
+  static async openCached(rootDir: string, options?: AnalysisOptionsInput, capacity = ANALYZER_CACHE_SIZE): Promise<RepositoryAnalyzer> {
     const key = JSON.stringify([path.resolve(rootDir), options ?? {}]);
     let entry = analyzerCache.get(key);
     if (!entry) {
       entry = RepositoryAnalyzer.open(rootDir, options);
       analyzerCache.set(key, entry);
       entry.catch(() => analyzerCache.delete(key));
-      while (analyzerCache.size > ANALYZER_CACHE_SIZE) analyzerCache.delete(analyzerCache.keys().next().value!);
+      while (analyzerCache.size > Math.max(1, capacity)) analyzerCache.delete(analyzerCache.keys().next().value!);
     } else {
       // Most recently used last.
       analyzerCache.delete(key);
@@ -100,14 +106,21 @@ export class RepositoryAnalyzer {
   functions(): FunctionEntry[] {
     if (this.entries) return this.entries;
     const all = this.repo.functions();
-    // Of several definitions of one name in one file, only the last is reachable.
-    const lastIndex = new Map<string, number>();
-    all.forEach((f, i) => lastIndex.set(`${f.path}::${f.qualname}`, i));
-    this.entries = all.map((f, i) => this.toEntry(f, lastIndex.get(`${f.path}::${f.qualname}`) !== i));
+    // Of several definitions of one name in one file, only the last is reachable; each counts
+    // how many later definitions of its name follow it (its occurrence, 0 for the last).
+    const later = new Map<string, number>();
+    const occurrence = new Array<number>(all.length);
+    for (let i = all.length - 1; i >= 0; i--) {
+      const key = `${all[i]!.path}::${all[i]!.qualname}`;
+      occurrence[i] = later.get(key) ?? 0;
+      later.set(key, occurrence[i]! + 1);
+    }
+    this.entries = all.map((f, i) => this.toEntry(f, occurrence[i]!));
     return this.entries;
   }
 
-  private toEntry(f: ExtractedFunction, shadowed: boolean): FunctionEntry {
+  private toEntry(f: ExtractedFunction, occurrence: number): FunctionEntry {
+    const shadowed = occurrence > 0;
     const droppedBy = firstFailingRule(f, shadowed, this.options);
     return {
       path: f.path,
@@ -123,7 +136,8 @@ export class RepositoryAnalyzer {
       source: f.source,
       kept: droppedBy === null,
       droppedBy,
-      id: functionId(this.repoId, this.options.commit, f.path, f.qualname),
+      id: functionId(this.repoId, this.options.commit, f.path, f.qualname, occurrence),
+      occurrence,
     };
   }
 
@@ -194,16 +208,18 @@ export class RepositoryAnalyzer {
     return { kept, truncated };
   }
 
-  /** Dependencies and context of one function, whether or not a filter drops it. */
-  analyze(path: string, qualname: string): FunctionAnalysis {
+  /**
+   * Dependencies and context of one function, whether or not a filter drops it. `occurrence`
+   * picks an earlier, shadowed definition of the name (0: the last one, which Python binds).
+   */
+  analyze(path: string, qualname: string, occurrence = 0): FunctionAnalysis {
     const entries = this.functions();
     const extracted = this.repo.functions();
     if (!this.indexByName) {
-      // The last definition of a name is the one Python binds.
       this.indexByName = new Map();
-      extracted.forEach((f, i) => this.indexByName!.set(`${f.path}::${f.qualname}`, i));
+      entries.forEach((f, i) => this.indexByName!.set(`${f.path}::${f.qualname}#${f.occurrence}`, i));
     }
-    const index = this.indexByName.get(`${path}::${qualname}`) ?? -1;
+    const index = this.indexByName.get(`${path}::${qualname}#${occurrence}`) ?? -1;
     if (index < 0) {
       const skip = this.repo.skipped.find((s) => s.path === path);
       throw new Error(skip ? `${path} was skipped: ${skip.reason}` : `no function ${qualname} in ${path}`);

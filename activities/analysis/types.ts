@@ -32,6 +32,8 @@ export interface FunctionEntry {
   droppedBy: string | null;
   /** Deterministic id: see functionId(). */
   id: string;
+  /** 0 for the definition Python binds; 1, 2, ... for earlier definitions of the same name in the file. */
+  occurrence: number;
 }
 
 export interface DependencyEntry {

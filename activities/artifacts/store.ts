@@ -1,5 +1,5 @@
 /**
- * Content-addressed artifact store: source snapshots, contexts, scripts, logs and LLM
+ * Content-addressed artifacts: source snapshots, contexts, scripts, logs and LLM
  * transcripts live here so workflow payloads carry only keys (DESIGN invariant 1).
  *
  * A key is `sha256-<hex>`; the bytes live at `<root>/<hex[0..2]>/<hex>`. Writes are atomic
@@ -31,7 +31,24 @@ export async function writeFileAtomic(file: string, content: string | Buffer): P
   await fsp.rename(tmp, file);
 }
 
-export class ArtifactStore {
+/** The artifact part of the store: content-addressed texts and JSON values. */
+export interface Artifacts {
+  put(content: string | Buffer): Promise<ArtifactKey>;
+  putJson(value: unknown): Promise<ArtifactKey>;
+  has(key: ArtifactKey): Promise<boolean>;
+  get(key: ArtifactKey): Promise<string>;
+  getJson<T = unknown>(key: ArtifactKey): Promise<T>;
+}
+
+/** Code that only needs artifacts takes any store by this name. */
+export type ArtifactStore = Artifacts;
+
+export function artifactKeyOf(content: string | Buffer): ArtifactKey {
+  return `sha256-${hashContent(content)}`;
+}
+
+/** Artifacts as files: `<root>/<hex[0..2]>/<hex>`. */
+export class FileArtifacts implements Artifacts {
   constructor(readonly root: string) {}
 
   pathOf(key: ArtifactKey): string {
@@ -42,7 +59,7 @@ export class ArtifactStore {
   }
 
   async put(content: string | Buffer): Promise<ArtifactKey> {
-    const key = `sha256-${hashContent(content)}`;
+    const key = artifactKeyOf(content);
     const file = this.pathOf(key);
     if (!fs.existsSync(file)) await writeFileAtomic(file, content);
     return key;

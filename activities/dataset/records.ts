@@ -1,16 +1,20 @@
 /**
- * Dataset records. Each function's end (accepted or rejected) is written once to
- * `<outDir>/records/<functionId>.json`, atomically, so re-running or replaying a function
- * overwrites its own file and never duplicates or loses one (DESIGN invariant 3). The run's
- * files are assembled from those: `dataset.jsonl` (RepoST's format plus our fields),
- * `rejections.jsonl` and `summary.json` with the funnel.
+ * Dataset records. Each function's end (accepted or rejected) is written once to the store, keyed
+ * by run and function id, so re-running or replaying a function replaces its own record and never
+ * duplicates or loses one (DESIGN invariant 3). The run's summary is computed from the records a
+ * page at a time, and the run's files (`dataset.jsonl` in RepoST's format plus our fields,
+ * `rejections.jsonl`, `summary.json`, `run.json`) are exported from the store as streams, so a run
+ * of any size finalizes in bounded memory.
  */
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
+import { once } from 'node:events';
 import { z } from 'zod';
-import { writeFileAtomic, type ArtifactStore } from '../artifacts/store';
-import type { FunctionStage, RecordInput, RepoOutcome, RunSummary } from '../contracts';
+import type { Artifacts } from '../artifacts/store';
+import { writeFileAtomic } from '../artifacts/store';
+import type { FunctionRef, FunctionStage, RecordInput } from '../contracts';
+import { emptyUsage, addUsage, type UsageTotals } from '../llm/cost';
 
 /** Stages in pipeline order; a function rejected at a stage passed every stage before it. */
 export const STAGE_ORDER: readonly FunctionStage[] = [
@@ -26,8 +30,14 @@ export const STAGE_ORDER: readonly FunctionStage[] = [
   'accepted',
 ];
 
+/** Where a function can end as a rejection: every pipeline stage, or `internal` (its workflow failed). */
+export const REJECTION_STAGES: readonly FunctionStage[] = [...STAGE_ORDER.filter((s) => s !== 'accepted'), 'internal'];
+
+const SplitSchema = z.enum(['train', 'eval']);
+
 /** One line of `dataset.jsonl`: RepoST's published fields first, then what this factory adds. */
 export const DatasetRecordSchema = z.object({
+  /** As RepoST writes it: the qualified name (`Interval.merge` for a method). */
   func_name: z.string(),
   idx: z.string(),
   repo_name: z.string(),
@@ -45,6 +55,11 @@ export const DatasetRecordSchema = z.object({
   qualname: z.string(),
   function_id: z.string(),
   run_id: z.string(),
+  split: SplitSchema,
+  /** The thresholds that applied to this record (RepoST: 0.8 and no AST requirement for train, 1.0 and AST equality for eval). */
+  coverage_threshold: z.number(),
+  ast_check_required: z.boolean(),
+  license: z.string().nullable(),
   standalone: z.boolean().nullable(),
   packages: z.array(z.object({ name: z.string(), version: z.string() })),
   prompt_versions: z.record(z.string(), z.string()),
@@ -59,6 +74,7 @@ export const RejectionSchema = z.object({
   repo_name: z.string(),
   func_path: z.string(),
   qualname: z.string(),
+  split: SplitSchema,
   stage: z.string(),
   reason: z.string(),
   debug_rounds: z.number().int(),
@@ -68,43 +84,50 @@ export const RejectionSchema = z.object({
 export type Rejection = z.infer<typeof RejectionSchema>;
 
 /** What a replay needs to run the function again. */
-const FunctionRefSchema = z.object({
+export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
   functionId: z.string(),
   repoId: z.string(),
   commit: z.string(),
-  snapshotDir: z.string(),
   path: z.string(),
   qualname: z.string(),
   name: z.string(),
+  occurrence: z.number().int().positive().optional(),
+  split: SplitSchema,
+  license: z.string().nullable(),
 });
 
 export const StoredRecordSchema = z.discriminatedUnion('accepted', [
-  z.object({ accepted: z.literal(true), fn: FunctionRefSchema, record: DatasetRecordSchema }),
-  z.object({ accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema }),
+  z.object({ accepted: z.literal(true), fn: FunctionRefSchema, record: DatasetRecordSchema, settingsKey: z.string().optional() }),
+  z.object({ accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema, settingsKey: z.string().optional() }),
 ]);
 export type StoredRecord = z.infer<typeof StoredRecordSchema>;
 
+/** The files of a run folder. */
 export function runPaths(outDir: string) {
   return {
-    records: path.join(outDir, 'records'),
-    repos: path.join(outDir, 'repos'),
     dataset: path.join(outDir, 'dataset.jsonl'),
     rejections: path.join(outDir, 'rejections.jsonl'),
     summary: path.join(outDir, 'summary.json'),
+    run: path.join(outDir, 'run.json'),
   };
 }
 
-async function textOf(store: ArtifactStore, key: string | null | undefined): Promise<string> {
+async function textOf(store: Artifacts, key: string | null | undefined): Promise<string> {
   return key ? store.get(key) : '';
 }
 
-export async function writeFunctionRecord(store: ArtifactStore, input: RecordInput): Promise<string> {
+export interface Thresholds {
+  coverage: number;
+  astCheckRequired: boolean;
+}
+
+/** Builds the stored form of a function's end; texts are read from the artifacts. */
+export async function buildStoredRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord> {
   const { run, fn, outcome, execution } = input;
-  let stored: StoredRecord;
   if (outcome.accepted) {
     const result = execution ? await store.getJson<{ coverage?: { summary?: string; rate?: number } | null }>(execution.resultKey) : null;
     const record: DatasetRecord = {
-      func_name: fn.name,
+      func_name: fn.qualname,
       idx: fn.functionId,
       repo_name: fn.repoId,
       func_path: fn.path,
@@ -120,6 +143,10 @@ export async function writeFunctionRecord(store: ArtifactStore, input: RecordInp
       qualname: fn.qualname,
       function_id: fn.functionId,
       run_id: run.runId,
+      split: fn.split,
+      coverage_threshold: thresholds.coverage,
+      ast_check_required: thresholds.astCheckRequired,
+      license: fn.license,
       standalone: input.prepared?.standalone ?? null,
       packages: execution?.packages ?? [],
       prompt_versions: input.promptVersions,
@@ -127,99 +154,98 @@ export async function writeFunctionRecord(store: ArtifactStore, input: RecordInp
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
     };
-    stored = { accepted: true, fn, record: DatasetRecordSchema.parse(record) };
-  } else {
-    stored = {
-      accepted: false,
-      fn,
-      rejection: {
-        function_id: fn.functionId,
-        repo_name: fn.repoId,
-        func_path: fn.path,
-        qualname: fn.qualname,
-        stage: outcome.stage,
-        reason: outcome.reason.slice(0, 2000),
-        debug_rounds: outcome.debugRounds,
-        coverage_rounds: outcome.coverageRounds,
-        llm_tokens: outcome.tokens,
-      },
-    };
+    return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
   }
-  const file = path.join(runPaths(run.outDir).records, `${fn.functionId}.json`);
-  await writeFileAtomic(file, JSON.stringify(stored));
-  return file;
+  return {
+    accepted: false,
+    fn,
+    rejection: {
+      function_id: fn.functionId,
+      repo_name: fn.repoId,
+      func_path: fn.path,
+      qualname: fn.qualname,
+      split: fn.split,
+      stage: outcome.stage,
+      reason: outcome.reason.slice(0, 2000),
+      debug_rounds: outcome.debugRounds,
+      coverage_rounds: outcome.coverageRounds,
+      llm_tokens: outcome.tokens,
+    },
+    ...(settingsKey ? { settingsKey } : {}),
+  };
 }
-
-export async function writeRepoOutcome(outDir: string, index: string, outcome: RepoOutcome): Promise<void> {
-  await writeFileAtomic(path.join(runPaths(outDir).repos, `${index.padStart(6, '0')}.json`), JSON.stringify(outcome));
-}
-
-export async function readStoredRecords(outDir: string): Promise<StoredRecord[]> {
-  return readJsonFiles(runPaths(outDir).records, StoredRecordSchema);
-}
-
-async function readJsonFiles<T>(dir: string, schema: z.ZodType<T>): Promise<T[]> {
-  if (!fs.existsSync(dir)) return [];
-  const names = (await fsp.readdir(dir)).filter((n) => n.endsWith('.json')).sort();
-  return Promise.all(names.map(async (n) => schema.parse(JSON.parse(await fsp.readFile(path.join(dir, n), 'utf8')))));
-}
-
-/** Counts of functions that reached each stage; rejections per stage plus accepted add up to the total. */
-export function funnelOf(stages: readonly FunctionStage[]): { reached: Record<string, number>; rejectedAt: Record<string, number> } {
-  const reached: Record<string, number> = {};
-  const rejectedAt: Record<string, number> = {};
-  for (const s of STAGE_ORDER) {
-    reached[s] = 0;
-    if (s !== 'accepted') rejectedAt[s] = 0;
-  }
-  for (const stage of stages) {
-    const end = STAGE_ORDER.indexOf(stage);
-    for (let i = 0; i <= end; i++) reached[STAGE_ORDER[i]!]!++;
-    if (stage !== 'accepted') rejectedAt[stage]!++;
-  }
-  return { reached, rejectedAt };
-}
-
-const RepoOutcomeSchema = z.object({
-  repoId: z.string().nullable(),
-  source: z.unknown(),
-  skipped: z.string().nullable(),
-  candidates: z.number(),
-  accepted: z.number(),
-  rejected: z.number(),
-});
 
 /**
- * Assembles the run's files from the per-function records; safe to call again. `usage` may add
- * LLM accounting computed from the function ids (see `llmUsageOfRun`).
+ * Counts of functions that reached each stage; rejections per stage plus accepted add up to the
+ * total. A function whose workflow failed (`internal`) counts as rejected, not as reaching a stage.
  */
-export async function finalizeRunFiles(
-  runId: string,
-  outDir: string,
-  usage?: (functionIds: string[]) => Promise<unknown>,
-): Promise<RunSummary & { skippedRepos: { source: unknown; reason: string }[]; rejectedAt: Record<string, number>; llm?: unknown }> {
-  const p = runPaths(outDir);
-  const stored = await readStoredRecords(outDir);
-  const accepted = stored.flatMap((s) => (s.accepted ? [s.record] : []));
-  const rejected = stored.flatMap((s) => (s.accepted ? [] : [s.rejection]));
-  const repos = await readJsonFiles(p.repos, RepoOutcomeSchema);
-  const toLines = (rows: unknown[]) => rows.map((r) => JSON.stringify(r) + '\n').join('');
-  await writeFileAtomic(p.dataset, toLines(accepted));
-  await writeFileAtomic(p.rejections, toLines(rejected));
-  const { reached, rejectedAt } = funnelOf([...accepted.map(() => 'accepted' as const), ...rejected.map((r) => r.stage as FunctionStage)]);
-  const summary = {
-    runId,
-    outDir,
-    datasetFile: p.dataset,
-    repositories: repos.length,
-    functions: stored.length,
-    accepted: accepted.length,
-    rejected: rejected.length,
-    funnel: reached,
-    rejectedAt,
-    skippedRepos: repos.filter((r) => r.skipped).map((r) => ({ source: r.source, reason: r.skipped! })),
-    ...(usage ? { llm: await usage(stored.map((s) => s.fn.functionId)) } : {}),
-  };
-  await writeFileAtomic(p.summary, JSON.stringify(summary, null, 2) + '\n');
-  return summary;
+export function funnelOf(stages: Iterable<FunctionStage>): { reached: Record<string, number>; rejectedAt: Record<string, number> } {
+  const funnel = new FunnelCounter();
+  for (const s of stages) funnel.add(s);
+  return funnel.result();
+}
+
+/** The funnel, counted one record at a time. */
+export class FunnelCounter {
+  private readonly reached: Record<string, number> = Object.fromEntries(STAGE_ORDER.map((s) => [s, 0]));
+  private readonly rejectedAt: Record<string, number> = Object.fromEntries(REJECTION_STAGES.map((s) => [s, 0]));
+
+  add(stage: FunctionStage): void {
+    const end = STAGE_ORDER.indexOf(stage);
+    for (let i = 0; i <= end; i++) this.reached[STAGE_ORDER[i]!]!++;
+    if (stage !== 'accepted') this.rejectedAt[stage] = (this.rejectedAt[stage] ?? 0) + 1;
+  }
+
+  result() {
+    return { reached: { ...this.reached }, rejectedAt: { ...this.rejectedAt } };
+  }
+}
+
+/** Writes lines to a file through a stream (bounded memory), atomically: temporary file, then rename. */
+export class JsonLinesWriter {
+  private readonly tmp: string;
+  private readonly out: fs.WriteStream;
+  count = 0;
+
+  constructor(readonly file: string) {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    this.tmp = `${file}.${process.pid}.tmp`;
+    this.out = fs.createWriteStream(this.tmp);
+  }
+
+  async write(row: unknown): Promise<void> {
+    this.count += 1;
+    if (!this.out.write(JSON.stringify(row) + '\n')) await once(this.out, 'drain');
+  }
+
+  async close(): Promise<void> {
+    this.out.end();
+    await once(this.out, 'finish');
+    await fsp.rename(this.tmp, this.file);
+  }
+
+  async abort(): Promise<void> {
+    this.out.destroy();
+    await fsp.rm(this.tmp, { force: true });
+  }
+}
+
+export { writeFileAtomic };
+
+/** LLM accounting of a run: totals, per repository and per step. */
+export class UsageCounter {
+  private total: UsageTotals = emptyUsage();
+  private readonly byRepo = new Map<string, UsageTotals>();
+  private readonly byStep = new Map<string, UsageTotals>();
+
+  add(e: { repoId?: string; step?: string; cached: boolean; promptTokens: number; completionTokens: number; costUsd: number; latencyMs?: number }): void {
+    this.total = addUsage(this.total, e);
+    this.byRepo.set(e.repoId ?? '', addUsage(this.byRepo.get(e.repoId ?? '') ?? emptyUsage(), e));
+    this.byStep.set(e.step ?? '', addUsage(this.byStep.get(e.step ?? '') ?? emptyUsage(), e));
+  }
+
+  result() {
+    const table = (m: Map<string, UsageTotals>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
+    return { total: this.total, byRepo: table(this.byRepo), byStep: table(this.byStep) };
+  }
 }

@@ -3,13 +3,16 @@
  * design (DESIGN invariant 1): ids, artifact keys, counters and one-line summaries. Prompts,
  * answers, candidates, scripts and run outputs are artifacts.
  */
+import type { DatasetMeta } from './dataset';
 import type { SampleOutcome } from './outcome';
 import type { DocstringMode } from './settings';
 
-export interface EvalRunRef {
-  runId: string;
-  /** Folder of the run's files (eval.jsonl, eval-summary.json, the report, sft.jsonl). */
-  outDir: string;
+/** A page of the run's items: the dataset is stored as pages so no payload grows with it. */
+export interface EvalItemIndex {
+  dataset: DatasetMeta;
+  total: number;
+  /** Artifact keys of the pages (JSON lists of `EvalItem`), in dataset order. */
+  pages: string[];
 }
 
 /** One function of the dataset; its record (script, context, ground truth) is an artifact. */
@@ -54,6 +57,11 @@ export interface CandidateRun extends SampleOutcome {
   /** Artifact key of the full sandbox result (output, traceback), or null when nothing ran. */
   resultKey: string | null;
   durationMs: number;
+  /**
+   * Packages the script turned out to need (installed during the run): later runs of the same
+   * function get them up front instead of finding them missing again.
+   */
+  requirements: string[];
 }
 
 export interface SampleRound {
@@ -63,10 +71,15 @@ export interface SampleRound {
   usage: Usage;
 }
 
-/** One sample: its first answer (round 0) and the repairs that followed. */
+/**
+ * One sample: its first answer (round 0) and the repairs that followed. `error` is set when a
+ * step of the sample failed for good (an LLM call or sandbox run that exhausted its retries): a
+ * sample without rounds is left out of Pass@k; one with rounds keeps them and stops repairing.
+ */
 export interface SampleTrace {
   sample: number;
   rounds: SampleRound[];
+  error: string | null;
 }
 
 export interface MethodRanking {
@@ -110,8 +123,10 @@ export interface AugmentationResult {
 /** Everything a function's result line is written from. */
 export interface FunctionEvalResult {
   functionId: string;
-  /** Set when the function could not be evaluated (an activity failed for good). */
+  /** Set when the function could not be evaluated (no prompt, no usable sample, its workflow failed). */
   error: string | null;
+  /** Steps that failed for good while the rest was kept (a ranking, the training targets). */
+  stepErrors: string[];
   prompt: PreparedPrompt | null;
   /** Tokens spent on docstrings that came out unusable (when no prompt could be made). */
   unusedDocstringUsage: Usage | null;
@@ -133,7 +148,6 @@ export interface FunctionEvalSummary {
 
 export interface EvalRunSummary {
   runId: string;
-  outDir: string;
   functions: number;
   errors: number;
   /** Headline numbers, e.g. `pass@1`; the full summary is in eval-summary.json. */

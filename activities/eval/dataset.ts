@@ -21,6 +21,8 @@ export const EvalDatasetLineSchema = z
     // Our additions (absent in RepoST's files).
     qualname: z.string().min(1).optional(),
     function_id: z.string().min(1).optional(),
+    /** The split the crawl recorded (`train` or `eval`); RepoST's files carry none. */
+    split: z.enum(['train', 'eval']).optional(),
     packages: z.array(z.object({ name: z.string().min(1), version: z.string().min(1) })).optional(),
   })
   .passthrough();
@@ -43,6 +45,23 @@ export interface EvalRecord {
   /** Packages the script is known to need (`name==version`), installed before the first run. */
   requirements: string[];
   format: DatasetFormat;
+  /** The split the record declares, or null (RepoST's format declares none). */
+  split: 'train' | 'eval' | null;
+}
+
+/** What an item's record artifact holds: the normalised record and the dataset line as read. */
+export interface StoredEvalRecord {
+  record: EvalRecord;
+  raw: Record<string, unknown>;
+}
+
+/** What a run records about the dataset it read. */
+export interface DatasetMeta {
+  file: string;
+  format: DatasetFormat | 'mixed';
+  functions: number;
+  /** Records per declared split (`none`: the record declares no split). */
+  splits: { train: number; eval: number; none: number };
 }
 
 export function derivedFunctionId(repo: string, commit: string | null, path: string, qualname: string): string {
@@ -72,6 +91,7 @@ export function toEvalRecord(line: z.infer<typeof EvalDatasetLineSchema>): EvalR
     evalScript: line.eval_script,
     requirements: (line.packages ?? []).map((p) => `${p.name}==${p.version}`),
     format: ours ? 'ours' : 'repost',
+    split: line.split ?? null,
   };
 }
 

@@ -1,31 +1,31 @@
 /**
- * Writing a function's result line, and assembling the run's files from the lines when the run
- * ends: eval.jsonl, eval-summary.json, eval-report.html, and for training data sft.jsonl, for
- * augmentation dataset.augmented.jsonl. Idempotent: finalizing twice writes the same files.
+ * A function's result goes to the store when the function ends (one result per run and
+ * function, an upsert: a re-run or replay replaces its own), and the run is finalized from the
+ * stored results: its summary is computed a page at a time and kept in the run's manifest. No
+ * file is written here; the launcher exports the run's files from the store (`run-files.ts`).
  */
-import type { ArtifactStore } from '../artifacts/store';
-import type { EvalItem, EvalRunRef, EvalRunSummary, FunctionEvalResult } from './contracts';
-import type { DatasetFormat } from './dataset';
-import { renderEvalReport } from './report';
-import { evalLineOf } from './results';
-import { evalPaths, jsonl, readFunctionLines, writeFunctionLine, writeRunFile, type StoredEvalRecord } from './run-files';
+import { allEvalResults, type Store } from '../store/types';
+import type { EvalItem, EvalItemIndex, EvalRunSummary, FunctionEvalResult } from './contracts';
+import type { StoredEvalRecord } from './dataset';
+import { evalLineOf, EvalLineSchema, type EvalLine } from './results';
 import type { EvalSettings } from './settings';
-import { SftExampleSchema } from './sft';
-import { summarize, type EvalSummary } from './summary';
+import { EvalSummaryBuilder, type EvalSummary } from './summary';
 
-/** The few numbers a run returns to its caller (the rest is in eval-summary.json). */
+/** The few numbers a run returns to its caller (the rest is in the run's summary). */
 export function headlineOf(summary: EvalSummary): Record<string, number | null> {
   const rounds = summary.passAtKByRound;
   return { ...summary.passAtK, ...(rounds.length > 1 ? { 'final pass@1': rounds[rounds.length - 1]!['pass@1'] ?? null } : {}) };
 }
 
+/** What a candidate artifact holds. */
 export interface StoredCandidate {
   code: string;
   preamble: string;
   bare: boolean;
 }
 
-export async function writeFunctionResult(store: ArtifactStore, input: { run: EvalRunRef; item: EvalItem; settings: EvalSettings; result: FunctionEvalResult }): Promise<void> {
+/** The function's `eval.jsonl` line, with the candidates' texts read from the artifacts. */
+export async function functionLine(store: Store, input: { item: EvalItem; settings: EvalSettings; result: FunctionEvalResult }): Promise<EvalLine> {
   const { record } = await store.getJson<StoredEvalRecord>(input.item.recordKey);
   const keys = new Set(input.result.samples.flatMap((s) => s.rounds.map((r) => r.candidateKey).filter((k): k is string => k !== null)));
   const candidates = new Map<string, { code: string; bare: boolean }>();
@@ -33,59 +33,32 @@ export async function writeFunctionResult(store: ArtifactStore, input: { run: Ev
     const c = await store.getJson<StoredCandidate>(key);
     candidates.set(key, { code: c.code, bare: c.bare });
   }
-  const line = evalLineOf(input.result, { record, settings: input.settings, model: input.settings.model ?? 'default', candidates });
-  await writeFunctionLine(input.run.outDir, line);
+  return EvalLineSchema.parse(evalLineOf(input.result, { record, settings: input.settings, model: input.settings.model ?? 'default', candidates }));
 }
 
-export interface DatasetMeta {
-  file: string;
-  format: DatasetFormat | 'mixed';
-  functions: number;
+export async function writeFunctionResult(store: Store, input: { runId: string; item: EvalItem; settings: EvalSettings; result: FunctionEvalResult }): Promise<void> {
+  await store.putEvalResult(input.runId, input.item.functionId, await functionLine(store, input));
 }
 
-export async function finalizeEvalRun(
-  store: ArtifactStore,
-  input: { run: EvalRunRef; settings: EvalSettings; itemsKey: string; dataset: DatasetMeta },
-): Promise<EvalRunSummary> {
-  const { run, settings } = input;
-  const items = await store.getJson<EvalItem[]>(input.itemsKey);
-  const { lines, missing } = await readFunctionLines(run.outDir, items);
-  if (missing.length > 0) throw new Error(`${missing.length} function(s) have no result yet (first: ${missing[0]}); the run is not complete`);
-  const paths = evalPaths(run.outDir);
-  const summary = summarize(lines, {
-    runId: run.runId,
-    model: settings.model ?? 'default',
-    settings,
-    datasetFile: input.dataset.file,
-    datasetFormat: input.dataset.format,
-    datasetFunctions: input.dataset.functions,
-  });
-  await writeRunFile(paths.lines, jsonl(lines));
-  await writeRunFile(paths.summary, `${JSON.stringify(summary, null, 2)}\n`);
-  await writeRunFile(paths.report, renderEvalReport([summary], { title: `Evaluation report: ${run.runId}` }));
+/** The run's lines from the store, page by page, validated. */
+export async function* storedLines(store: Store, runId: string, tick?: () => void): AsyncIterable<EvalLine> {
+  let n = 0;
+  for await (const entry of allEvalResults(store, runId)) {
+    if (++n % 50 === 0) tick?.();
+    yield EvalLineSchema.parse(entry.result);
+  }
+}
 
-  if (settings.task === 'rft') {
-    const examples: unknown[] = [];
-    for (const l of lines) {
-      if (l.training?.examplesKey) examples.push(...(await store.getJson<unknown[]>(l.training.examplesKey)).map((e) => SftExampleSchema.parse(e)));
-    }
-    await writeRunFile(paths.sft, jsonl(examples));
-  }
-  if (settings.task === 'augment') {
-    const out: unknown[] = [];
-    for (const item of items) {
-      const { raw } = await store.getJson<StoredEvalRecord>(item.recordKey);
-      const l = lines.find((x) => x.function_id === item.functionId);
-      const key = l?.augmentation?.scriptKey;
-      out.push(key ? { ...raw, eval_script: await store.get(key), augmented_inputs: l!.augmentation!.kept } : { ...raw, augmented_inputs: 0 });
-    }
-    await writeRunFile(paths.augmented, jsonl(out));
-  }
-  return {
-    runId: run.runId,
-    outDir: run.outDir,
-    functions: lines.length,
-    errors: summary.errors.length,
-    headline: headlineOf(summary),
-  };
+/**
+ * The run's summary from its stored results, kept in the run's manifest (status `finished`).
+ * Idempotent: finalizing again computes and keeps the same summary.
+ */
+export async function finalizeEvalRun(store: Store, input: { runId: string; settings: EvalSettings; itemsKey: string; tick?: () => void }): Promise<EvalRunSummary> {
+  const { runId, settings } = input;
+  const index = await store.getJson<EvalItemIndex>(input.itemsKey);
+  const builder = new EvalSummaryBuilder({ runId, model: settings.model ?? 'default', settings, dataset: index.dataset });
+  for await (const line of storedLines(store, runId, input.tick)) builder.add(line);
+  const summary = builder.result();
+  await store.updateRun(runId, { status: 'finished', summary, finishedAt: new Date().toISOString() });
+  return { runId, functions: summary.functions, errors: summary.errorCount, headline: headlineOf(summary) };
 }

@@ -1,11 +1,12 @@
 /**
  * `eval-report.html`: one self-contained page (inline SVG and CSS, no script, no network) for
  * one or more evaluation runs: Pass@k per model, Pass@1 per self-repair round, failure kinds,
- * n@k and Pr@k of the ranking methods, and per-repository results.
+ * n@k and Pr@k of the ranking methods, and per-repository results. The charts come from the
+ * report module's chart library (`activities/report/charts.ts`).
  */
+import { escapeXml as escapeHtml, formatPercent as percent, groupedBarChart as barChart } from '../report/charts';
 import { FAILURE_KINDS } from './outcome';
 import { RANKING_METHODS } from './ranking';
-import { CHART_CSS, barChart, escapeHtml, percent } from './report-charts';
 import type { EvalSummary } from './summary';
 
 function runLabel(s: EvalSummary, all: readonly EvalSummary[]): string {
@@ -16,6 +17,16 @@ function runLabel(s: EvalSummary, all: readonly EvalSummary[]): string {
 function table(head: string[], rows: (string | number)[][]): string {
   const cell = (v: string | number) => `<td>${escapeHtml(String(v))}</td>`;
   return `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map(cell).join('')}</tr>`).join('')}</tbody></table>`;
+}
+
+/** What a reader must know before trusting a run's numbers: functions left out, records of the train split. */
+function runNotes(s: EvalSummary, label: string): string {
+  const notes: string[] = [];
+  if (s.errorCount) notes.push(`${s.errorCount} of ${s.functions} function(s) could not be evaluated (first: ${s.errors[0]?.error ?? '?'})`);
+  if (s.stepErrorCount) notes.push(`${s.stepErrorCount} step(s) failed for good while the rest was kept`);
+  if (s.missing) notes.push(`${s.missing} function(s) have no result`);
+  if (s.task === 'eval' && s.dataset.splits.train) notes.push(`${s.dataset.splits.train} record(s) of the train split were evaluated`);
+  return notes.length ? `<p class="notes">${escapeHtml(label)}: ${notes.map(escapeHtml).join('; ')}.</p>` : '';
 }
 
 const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '–' : percent(v));
@@ -146,12 +157,13 @@ h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
 table { border-collapse: collapse; margin: 8px 0; background: #fff; }
 th, td { border: 1px solid #ddd; padding: 3px 8px; text-align: left; font-size: 12px; }
 th { background: #f0f0f0; }
-${CHART_CSS}
+svg.chart { background: #fff; border: 1px solid #ddd; border-radius: 4px; margin: 8px 8px 8px 0; }
 </style>
 </head>
 <body>
 <h1>${escapeHtml(title)}</h1>
 <p>${summaries.length} run(s): ${summaries.map((s, i) => `${escapeHtml(labels[i]!)} on ${escapeHtml(s.dataset.file)} (${s.evaluated} function(s), n=${s.settings.n}, T=${s.settings.temperature}, docstring: ${escapeHtml(s.settings.docstring)})`).join('; ')}${options.generatedAt ? `. Generated ${escapeHtml(options.generatedAt)}.` : '.'}</p>
+${summaries.map((s, i) => runNotes(s, labels[i]!)).join('\n')}
 ${sections.join('\n')}
 </body>
 </html>

@@ -51,12 +51,15 @@ export const EvalLineSchema = z.object({
   docstring: z.string().nullable(),
   has_docstring: z.boolean(),
   error: z.string().nullable(),
+  /** Steps that failed for good while the rest was kept (a sample's call, the ranking, the training targets). */
+  step_errors: z.array(z.string()),
+  /** Samples with an outcome (a sample whose first answer or run failed for good is left out). */
   n: z.number().int(),
   /** Samples that had passed by the end of round 0, 1, ... (self-repair rounds). */
   passed_per_round: z.array(z.number().int()),
   pass_at_k: z.record(z.string(), z.number()),
   pass_at_k_per_round: z.array(z.record(z.string(), z.number())),
-  samples: z.array(z.object({ sample: z.number().int(), rounds: z.array(RoundSchema) })),
+  samples: z.array(z.object({ sample: z.number().int(), rounds: z.array(RoundSchema), error: z.string().nullable() })),
   usage: UsageSchema,
   usage_by_step: z.record(z.string(), UsageSchema),
   ranking: z
@@ -94,8 +97,11 @@ export interface LineContext {
 export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLine {
   const { record, settings } = ctx;
   const ks = effectiveKs(settings);
-  const n = result.samples.length;
-  const perRound = passedPerRound(result.samples, settings.repairRounds);
+  // Only samples with an outcome count; one whose first answer or run failed for good has none.
+  const scored = result.samples.filter((s) => s.rounds.length > 0);
+  const n = scored.length;
+  const perRound = passedPerRound(scored, settings.repairRounds);
+  const stepErrors = [...result.samples.filter((s) => s.error).map((s) => `sample ${s.sample}: ${s.error}`), ...result.stepErrors];
   const roundUsage = (which: (round: number) => boolean): Usage =>
     addUsages(...result.samples.flatMap((s) => s.rounds.filter((r) => which(r.round)).map((r) => r.usage)));
   const byStep: Record<string, Usage> = {
@@ -117,6 +123,7 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
     docstring: result.prompt?.docstring ?? null,
     has_docstring: result.prompt?.hasOriginalDocstring ?? false,
     error: result.error,
+    step_errors: stepErrors,
     n,
     passed_per_round: n > 0 ? perRound : [],
     pass_at_k: n > 0 ? passAtKRecord(n, perRound[0]!, ks) : {},
@@ -137,6 +144,7 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
           usage: r.usage,
         };
       }),
+      error: s.error,
     })),
     usage: addUsages(...Object.values(byStep)),
     usage_by_step: byStep,

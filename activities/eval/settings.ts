@@ -1,6 +1,7 @@
 /**
  * The settings of one evaluation or training-data run, validated once when the run starts and
- * carried in the workflow input, so every worker applies the run's settings, never its own.
+ * frozen with the run's settings (`activities/run-settings.ts`) under the key `eval`, so every
+ * worker applies the run's settings, never its own; the workflow gets a copy in its input.
  */
 import { z } from 'zod';
 
@@ -69,4 +70,14 @@ export function parseEvalSettings(input: unknown): EvalSettings {
 /** The k values that make sense for n samples, sorted and unique. */
 export function effectiveKs(settings: Pick<EvalSettings, 'ks' | 'n'>): number[] {
   return [...new Set(settings.ks.filter((k) => k <= settings.n))].sort((a, b) => a - b);
+}
+
+/** Where an evaluation run's own settings sit in the frozen run settings artifact. */
+export const FrozenEvalSettingsSchema = z.object({ eval: EvalSettingsSchema });
+
+/** The evaluation settings frozen with a run; a run without them is not an evaluation run. */
+export function frozenEvalSettings(frozen: unknown, runId: string): EvalSettings {
+  const parsed = FrozenEvalSettingsSchema.safeParse(frozen);
+  if (!parsed.success) throw new Error(`run ${runId} has no evaluation settings: it is not an evaluation run`);
+  return parsed.data.eval;
 }

@@ -12,11 +12,11 @@
 import OpenAI from 'openai';
 import { z } from 'zod';
 import type { Config } from '../../temporal.config';
-import type { ArtifactStore } from '../artifacts/store';
-import { ResponseCache, cacheKeyOf } from './cache';
+import type { Store } from '../store/types';
+import { cacheKeyOf } from './cache';
 import { estimateCostUsd } from './cost';
 import { LlmPermanentError, LlmTransientError, classifyLlmError } from './errors';
-import { EXCHANGE_SCHEMA, appendExchangeIndex, type ExchangeRecord } from './exchange';
+import { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';
 import { RateLimiter } from './rate-limiter';
 import { estimateMessagesTokens, estimateTokens } from './tokens';
 import { LLM_STEPS, type ChatOutcome, type ChatRequest, type LlmStep } from './types';
@@ -83,9 +83,21 @@ export interface LlmGatewayOptions {
   concurrency?: number;
   /** Write exchanges and the index (default true). */
   record?: boolean;
-  /** Where the answer cache lives; default `<dataDir>/llm-cache`. */
-  cache?: ResponseCache;
 }
+
+/** The model-facing settings of one call: a run's frozen `llm` settings, or the process's own. */
+export type LlmSettings = Config['llm'];
+
+export interface ChatOptions {
+  /** Aborts the HTTP call (pass the activity's cancellation signal). */
+  signal?: AbortSignal;
+  /** Called every few seconds while the call waits (queue or model), to heartbeat the activity. */
+  heartbeat?: () => void;
+  /** The run's settings (model per step, sampling, timeout, cache policy, prices); default: the process's. */
+  llm?: LlmSettings;
+}
+
+const HEARTBEAT_EVERY_MS = 1000;
 
 /** The part of an exchange record known before the call. */
 type ExchangeBase = Pick<ExchangeRecord, 'schema' | 'step' | 'functionId' | 'runId' | 'repoId' | 'promptId' | 'promptVersion' | 'attempt' | 'baseURL' | 'request' | 'cacheKey'>;
@@ -95,12 +107,11 @@ export class LlmGateway {
   /** Cacheable calls on their way, by cache key. */
   private readonly inFlight = new Map<string, Promise<ChatOutcome>>();
   readonly limiter: RateLimiter;
-  private readonly cache: ResponseCache;
   private readonly record: boolean;
 
   constructor(
     private readonly config: Config,
-    private readonly store: ArtifactStore,
+    private readonly store: Store,
     options: LlmGatewayOptions = {},
   ) {
     this.client = new OpenAI({
@@ -117,29 +128,42 @@ export class LlmGateway {
         tokensPerMinute: config.llm.tokensPerMinute,
         concurrency: options.concurrency ?? config.workers.llmConcurrency,
       });
-    this.cache = options.cache ?? ResponseCache.under(config.dataDir);
     this.record = options.record ?? true;
   }
 
   /** Whether answers at this temperature may be served from (and stored in) the cache. */
-  cacheable(temperature: number): boolean {
-    const c = this.config.llm.cache;
+  cacheable(temperature: number, llm: LlmSettings = this.config.llm): boolean {
+    const c = llm.cache;
     return c.enabled && (temperature === 0 || c.aboveZeroTemperature);
   }
 
   /**
    * One chat completion. `options.signal` aborts the HTTP call (pass the activity's
-   * cancellation signal so a cancelled activity stops waiting on the model).
+   * cancellation signal so a cancelled activity stops waiting on the model); `options.heartbeat`
+   * is called while the call waits; `options.llm` are the run's settings.
    */
-  async chat(input: ChatRequest, options: { signal?: AbortSignal } = {}): Promise<ChatOutcome> {
+  async chat(input: ChatRequest, options: ChatOptions = {}): Promise<ChatOutcome> {
+    const beat = options.heartbeat;
+    if (!beat) return this.chatOnce(input, options);
+    beat();
+    const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
+    try {
+      return await this.chatOnce(input, options);
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private async chatOnce(input: ChatRequest, options: ChatOptions): Promise<ChatOutcome> {
+    const llm = options.llm ?? this.config.llm;
     const checked = ChatRequestSchema.safeParse(input);
     if (!checked.success) {
       throw new LlmPermanentError(`invalid chat request: ${checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, undefined);
     }
     const req = checked.data;
-    const model = req.model ?? modelForStep(this.config, req.step);
-    const temperature = req.temperature ?? this.config.llm.temperature;
-    const maxTokens = req.maxTokens ?? this.config.llm.maxTokens;
+    const model = req.model ?? modelForStep({ llm }, req.step);
+    const temperature = req.temperature ?? llm.temperature;
+    const maxTokens = req.maxTokens ?? llm.maxTokens;
     const attempt = req.attempt ?? 0;
     const cacheKey = cacheKeyOf({ model, messages: req.messages, temperature, maxTokens, attempt });
     const base: ExchangeBase = {
@@ -156,7 +180,7 @@ export class LlmGateway {
       cacheKey,
     };
 
-    const useCache = this.cacheable(temperature);
+    const useCache = this.cacheable(temperature, llm);
     if (useCache) {
       const hit = await this.fromCache(cacheKey, base);
       if (hit) return hit;
@@ -169,7 +193,7 @@ export class LlmGateway {
         if (shared) return shared;
       }
     }
-    const call = this.callModel(req.messages, base, { useCache, signal: options.signal });
+    const call = this.callModel(req.messages, base, { useCache, signal: options.signal, llm });
     if (useCache) {
       this.inFlight.set(cacheKey, call);
       const forget = () => {
@@ -181,7 +205,7 @@ export class LlmGateway {
   }
 
   /** One HTTP call to the endpoint, recorded whatever its outcome. */
-  private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean; signal?: AbortSignal }): Promise<ChatOutcome> {
+  private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean; signal?: AbortSignal; llm: LlmSettings }): Promise<ChatOutcome> {
     const { model, temperature, maxTokens } = base.request;
     const { cacheKey } = base;
     const useCache = opts.useCache;
@@ -194,14 +218,14 @@ export class LlmGateway {
       try {
         raw = await this.client.chat.completions.create(
           { model, messages, temperature, max_tokens: maxTokens },
-          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, ...(opts.signal ? { signal: opts.signal } : {}) },
+          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
       } catch (err) {
         throw classifyLlmError(err, {
           model,
           baseURL: this.config.llm.baseURL,
           elapsedMs: performance.now() - started,
-          timeoutMs: this.config.llm.timeoutMs,
+          timeoutMs: opts.llm.timeoutMs,
         });
       }
       const latencyMs = Math.round(performance.now() - started);
@@ -221,7 +245,7 @@ export class LlmGateway {
       const promptTokens = completion.usage?.prompt_tokens ?? estimatedPrompt;
       const completionTokens = completion.usage?.completion_tokens ?? estimateTokens(text);
       usedTokens = promptTokens + completionTokens;
-      const costUsd = estimateCostUsd(this.config.llm.prices, model, promptTokens, completionTokens);
+      const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens);
       const record: ExchangeRecord = {
         ...base,
         response: { text, finishReason, model: completion.model ?? model, ...(completion.id ? { id: completion.id } : {}) },
@@ -233,7 +257,7 @@ export class LlmGateway {
         recordedAt: new Date().toISOString(),
       };
       const exchangeKey = await this.persist(record);
-      if (useCache && this.record) await this.cache.put(cacheKey, exchangeKey);
+      if (useCache && this.record) await this.store.cachePut(cacheKey, exchangeKey);
       return { text, model, promptTokens, completionTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
     } catch (err) {
       const failure = err instanceof LlmTransientError || err instanceof LlmPermanentError ? err : classifyLlmError(err, { model, baseURL: this.config.llm.baseURL });
@@ -261,9 +285,9 @@ export class LlmGateway {
 
   private async fromCache(cacheKey: string, base: ExchangeBase): Promise<ChatOutcome | undefined> {
     const started = performance.now();
-    const entry = await this.cache.get(cacheKey);
-    if (!entry || !(await this.store.has(entry.exchangeKey))) return undefined;
-    const source = await this.store.getJson<ExchangeRecord>(entry.exchangeKey);
+    const cachedKey = await this.store.cacheGet(cacheKey);
+    if (!cachedKey || !(await this.store.has(cachedKey))) return undefined;
+    const source = await this.store.getJson<ExchangeRecord>(cachedKey);
     if (!source.response) return undefined;
     const latencyMs = Math.round(performance.now() - started);
     const { text, finishReason } = source.response;
@@ -275,7 +299,7 @@ export class LlmGateway {
       latencyMs,
       queuedMs: 0,
       cached: true,
-      sourceExchangeKey: entry.exchangeKey,
+      sourceExchangeKey: cachedKey,
       recordedAt: new Date().toISOString(),
     });
     return { text, model: base.request.model, promptTokens: 0, completionTokens: 0, costUsd: 0, cached: true, latencyMs, finishReason, exchangeKey };
@@ -284,7 +308,7 @@ export class LlmGateway {
   private async persist(record: ExchangeRecord): Promise<string> {
     if (!this.record) return '';
     const exchangeKey = await this.store.putJson(record);
-    await appendExchangeIndex(this.config.dataDir, {
+    await this.store.appendExchange({
       exchangeKey,
       step: record.step,
       model: record.request.model,

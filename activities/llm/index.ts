@@ -3,8 +3,8 @@ export * from './types';
 export { LlmGateway, modelForStep, STEP_HEADER, FUNCTION_HEADER, type LlmGatewayOptions } from './gateway';
 export { LlmTransientError, LlmPermanentError, classifyLlmError, parseRetryAfter, type LlmError } from './errors';
 export { RateLimiter, TokenBucket, type RateLimits, type RatePermit } from './rate-limiter';
-export { ResponseCache, cacheKeyOf } from './cache';
-export { listExchanges, listAllExchanges, indexFileOf, EXCHANGE_SCHEMA, type ExchangeRecord, type ExchangeIndexEntry } from './exchange';
+export { cacheKeyOf } from './cache';
+export { EXCHANGE_SCHEMA, ExchangeIndexEntrySchema, type ExchangeRecord, type ExchangeIndexEntry } from './exchange';
 export { estimateCostUsd, sumUsage, usageBy, addUsage, mergeUsage, emptyUsage, type UsageTotals, type UsageEntry, type UsageDimension } from './cost';
 export { estimateTokens, estimateMessagesTokens } from './tokens';
 export {

@@ -75,11 +75,9 @@ export function parseCodeAnswer(text: string, finishReason?: string | null): Cod
   if (finishReason === 'length') {
     return { ok: false, failure: 'truncated', detail: `the answer was cut off at the token limit after ${text.length} characters` };
   }
-  const blocks = fencedBlocks(text);
-  const unclosed = blocks.find((b) => !b.closed);
-  if (unclosed && (PYTHON_LANGS.has(unclosed.lang) || unclosed.lang === '')) {
-    return { ok: false, failure: 'truncated', detail: 'a code block is opened but never closed' };
-  }
+  // A last block left without its closing fence is complete when the model says it stopped on
+  // its own: only `length` means the answer was cut off (handled above).
+  const blocks = fencedBlocks(text).map((b) => (b.closed ? b : { ...b, closed: true, body: b.body.replace(/\s+$/, '') }));
   const closed = blocks.filter((b) => b.closed);
   const code = [...closed].reverse().find((b) => PYTHON_LANGS.has(b.lang)) ?? [...closed].reverse().find((b) => b.lang === '');
   if (!code) {

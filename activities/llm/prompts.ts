@@ -198,3 +198,40 @@ export function renderPrompt<K extends PromptKind>(kind: K, vars: PromptVars[K])
     step: t.step,
   };
 }
+
+/** Version of the follow-up turn below; recorded with the step's prompt version when used. */
+export const FOLLOW_UP_VERSION = '1';
+
+/** What was wrong with an unusable answer, in words the model can act on. */
+export function describeUnusableAnswer(failure: string, detail: string): string {
+  switch (failure) {
+    case 'parse_empty':
+      return 'it was empty.';
+    case 'parse_no_code_block':
+      return 'it has no fenced ```python code block holding the complete script.';
+    case 'parse_truncated':
+      return `it was cut off before the end (${detail}). Answer with less explanation so the whole script fits.`;
+    case 'parse_abbreviated':
+      return `it leaves parts of the code out (${detail}). Every line must be written out.`;
+    case 'sanity_check':
+      return `it failed these checks: ${detail}.`;
+    default:
+      return `${failure}: ${detail}`;
+  }
+}
+
+/**
+ * The follow-up turn after an unusable answer: the conversation goes on with the model's own
+ * answer and what was wrong with it, so a retry is a different request (at temperature 0 the
+ * identical request would get the identical answer) that tells the model what to fix.
+ */
+export function followUpMessages(rendered: RenderedPrompt, previousAnswer: string, failure: string, detail: string): ChatMessage[] {
+  return [
+    ...rendered.messages,
+    { role: 'assistant', content: previousAnswer },
+    {
+      role: 'user',
+      content: `Your answer above cannot be used: ${describeUnusableAnswer(failure, detail)}\nAnswer the original request again, in the shape it asks for, fixing this.`,
+    },
+  ];
+}

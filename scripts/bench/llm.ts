@@ -16,7 +16,7 @@ import * as path from 'node:path';
 import OpenAI from 'openai';
 import { z } from 'zod';
 import { LlmGateway, renderPrompt, type ChatRequest } from '../../activities/llm';
-import { ArtifactStore } from '../../activities/artifacts/store';
+import { LocalStore } from '../../activities/store/local';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
 import { startScriptedLlmServer } from '../lib/scripted-llm-server';
 
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
     const fast = await startScriptedLlmServer({ rules: [], fallback: SCRIPTED_ANSWER }, { recordRequests: false });
     const client = new OpenAI({ baseURL: fast.url, apiKey: 'bench', maxRetries: 0 });
     const noCache = configFor(fast.url, dataDir, { llm: { cache: { enabled: false } } });
-    const store = new ArtifactStore(path.join(dataDir, 'artifacts'));
+    const store = new LocalStore(dataDir);
     const bare = new LlmGateway(noCache, store, { record: false });
     const recording = new LlmGateway(noCache, store);
     const cached = new LlmGateway(configFor(fast.url, dataDir), store);

@@ -1,29 +1,66 @@
 /**
- * Starting a crawl: the sources go to the artifact store, the run gets an id and an output
- * folder, and one CrawlWorkflow is started; `runCrawl` also waits for its summary.
+ * Starting a crawl: the run's settings are frozen into the store, local folders are pinned and
+ * stored (workers elsewhere cannot read them), the sources are de-duplicated and stored, the run
+ * is registered, and one CrawlWorkflow is started. `result()` waits for it and exports the run's
+ * files from the store into the output folder.
+ *
+ * A run id or output folder that is already taken is refused, unless the run is resumed on
+ * purpose (`resume: true`): then the run's own frozen settings and sources are used, functions
+ * that already have a record are not run again, and a crawl still running is followed.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { Client } from '@temporalio/client';
-import { createArtifactStore } from '../../activities';
-import type { PipelineSettings, RepoSource, RunRef, RunSummary, TaskQueues } from '../../activities/contracts';
+import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
+import type { PipelineSettings, RepoSource, RunRef, TaskQueues } from '../../activities/contracts';
+import { exportRunFiles, type RunSummaryFile } from '../../activities/dataset/run-files';
+import { runPaths } from '../../activities/dataset/records';
+import { StoreRunReader } from '../../activities/dataset/run-reader';
+import { writeRunReport } from '../../activities/report/write-report';
+import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/io-activities';
+import { runSettingsFrom } from '../../activities/run-settings';
+import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
+import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 
-export function settingsFrom(config: Config): PipelineSettings {
+/** Worst-case time of one sandbox activity: its install rounds and its runs, as configured. */
+export function sandboxBudgetMs(sandbox: Config['sandbox']): number {
+  const installRounds = sandbox.maxInstallsPerScript + 1;
+  return (installRounds * sandbox.installTimeoutSec + (installRounds + 1) * sandbox.timeoutSec + 120) * 1000;
+}
+
+/** What the workflows need of the configuration, fixed at the run's start. */
+export function pipelineSettingsFrom(config: Config): PipelineSettings {
   return {
     debugRounds: config.loops.debugRounds,
     coverageRounds: config.loops.coverageRounds,
     coverageThreshold: config.loops.coverageThreshold,
+    evalCoverageThreshold: config.loops.evalCoverageThreshold,
+    evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
     regenerateAttempts: config.loops.regenerateAttempts,
     maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
     seed: config.crawl.seed,
     functionWindow: config.crawl.functionWindow,
     repoWindow: config.crawl.repoWindow,
     continueAsNewAfter: config.crawl.continueAsNewAfter,
+    timeouts: {
+      // The HTTP call's own timeout, plus time to wait for a rate-limit slot; heartbeats catch a lost worker sooner.
+      llmMs: config.llm.timeoutMs + 5 * 60_000,
+      sandboxMs: sandboxBudgetMs(config.sandbox),
+      ioMs: 30 * 60_000,
+      heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+    },
   };
+}
+
+/**
+ * Freezes the configuration's run settings and pipeline settings into the store; returns the
+ * artifact key. `extra` adds (or replaces) parts of another kind of run (an evaluation's own settings).
+ */
+export async function freezeSettings(store: Store, config: Config, extra: Record<string, unknown> = {}): Promise<string> {
+  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config), ...extra });
 }
 
 export function queuesFrom(config: Config): TaskQueues {
@@ -39,32 +76,163 @@ export function newRunId(prefix = 'run'): string {
 export interface StartCrawlOptions {
   config: Config;
   client: Client;
+  store: Store;
   sources: RepoSource[];
   runId?: string;
   outDir?: string;
+  /** Continue an existing run with its own settings and sources. */
+  resume?: boolean;
+  log?: (line: string) => void;
 }
 
-export async function startCrawl(options: StartCrawlOptions): Promise<{ run: RunRef; workflowId: string; result: () => Promise<RunSummary> }> {
-  const { config, client } = options;
+export interface StartedCrawl {
+  run: RunRef;
+  manifest: RunManifest;
+  outDir: string;
+  workflowId: string;
+  /** Waits for the crawl and writes its files into `outDir`. */
+  result(): Promise<CrawlResult>;
+}
+
+/** The run's summary, and where its files were written. */
+export type CrawlResult = RunSummaryFile & { outDir: string; datasetFile: string; reportFile: string };
+
+/** A source's identity: the same repository at the same commit is crawled once. */
+function sourceIdentity(s: RepoSource): string {
+  if (s.kind === 'github') return `github:${s.fullName.toLowerCase()}@${s.commit ?? ''}`;
+  return s.pinned ? `local:${s.pinned.repoId}@${s.pinned.commit}` : `path:${path.resolve(s.path)}:${s.name ?? ''}`;
+}
+
+/** Pins and stores local folders, and drops repeated sources (first one wins). */
+export async function prepareSources(store: Store, sources: RepoSource[], log: (line: string) => void = () => undefined): Promise<RepoSource[]> {
+  const seen = new Set<string>();
+  const out: RepoSource[] = [];
+  for (const raw of sources) {
+    let source: RepoSource = raw.kind === 'local' ? { ...raw, path: path.resolve(raw.path) } : raw;
+    if (source.kind === 'local' && !source.pinned) {
+      try {
+        source = { ...source, name: localRepoId(source), pinned: await snapshotLocalFolder(store, source) };
+      } catch (err) {
+        // Left unpinned: the crawl records it as skipped with the reason.
+        if (!(err instanceof SourceError)) throw err;
+      }
+    }
+    const id = sourceIdentity(source);
+    if (seen.has(id)) {
+      log(`source ${id} is listed more than once: crawled once`);
+      continue;
+    }
+    seen.add(id);
+    out.push(source);
+  }
+  return out;
+}
+
+/** Refuses an output folder that holds another run's files. */
+function checkOutDir(outDir: string, runId: string): void {
+  const file = runPaths(outDir).run;
+  if (!fs.existsSync(file)) return;
+  let other: string | undefined;
+  try {
+    other = (JSON.parse(fs.readFileSync(file, 'utf8')) as { runId?: string }).runId;
+  } catch {
+    other = undefined;
+  }
+  if (other && other !== runId) {
+    throw new RunExistsError(`${outDir} holds the files of run ${other}: choose another --out, or continue that run with --run-id ${other} --resume`);
+  }
+}
+
+export async function startCrawl(options: StartCrawlOptions): Promise<StartedCrawl> {
+  const { config, client, store } = options;
+  const log = options.log ?? (() => undefined);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(dataPaths(config).runs, runId));
+  checkOutDir(outDir, runId);
+
+  const existing = await store.getRun(runId);
+  let manifest: RunManifest;
+  if (existing) {
+    if (!options.resume) {
+      throw new RunExistsError(
+        `run ${runId} already exists (${existing.status}, started ${existing.createdAt}): continue it with --resume, or choose another --run-id`,
+      );
+    }
+    manifest = await store.updateRun(runId, { status: 'running', resumed: existing.resumed + 1, outDir });
+    log(`resuming run ${runId} with its own settings and sources; functions already recorded are not run again`);
+  } else {
+    if (options.resume) throw new Error(`cannot resume run ${runId}: there is no such run in the store at ${store.location}`);
+    const sources = await prepareSources(store, options.sources, log);
+    manifest = await store.createRun({
+      runId,
+      createdAt: new Date().toISOString(),
+      settingsKey: await freezeSettings(store, config),
+      sourcesKey: await store.putJson(sources),
+      sources: sources.length,
+      outDir,
+    });
+  }
   fs.mkdirSync(outDir, { recursive: true });
-  const run: RunRef = { runId, outDir };
-  const store = createArtifactStore(config);
-  const sources = options.sources.map((s) => (s.kind === 'local' ? { ...s, path: path.resolve(s.path) } : s));
-  const sourcesKey = await store.putJson(sources);
-  fs.writeFileSync(path.join(outDir, 'run.json'), JSON.stringify({ runId, sources, settings: settingsFrom(config), llm: { baseURL: config.llm.baseURL, model: config.llm.model } }, null, 2) + '\n');
+  const run: RunRef = { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId };
+  const frozen = await store.getJson<{ pipeline?: PipelineSettings }>(manifest.settingsKey);
+  const settings = frozen.pipeline ?? pipelineSettingsFrom(config);
+
   const workflowId = `${runId}/crawl`;
-  const handle = await client.workflow.start('crawlWorkflow', {
+  let handle = client.workflow.getHandle(workflowId);
+  let running = false;
+  try {
+    running = (await handle.describe()).status.name === 'RUNNING';
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+  }
+  if (running) {
+    log(`run ${runId} is still crawling: following it`);
+  } else {
+    handle = await client.workflow.start('crawlWorkflow', {
+      workflowId,
+      taskQueue: config.temporal.taskQueues.workflows,
+      args: [{ run, sourcesKey: manifest.sourcesKey!, settings, queues: queuesFrom(config) }],
+      typedSearchAttributes: [{ key: RunIdKey, value: runId }],
+      // Workers read the run's store from here at start (workers/store-check.ts).
+      memo: runMemo(run, queuesFrom(config)),
+    });
+  }
+  return {
+    run,
+    manifest,
+    outDir,
     workflowId,
-    taskQueue: config.temporal.taskQueues.workflows,
-    args: [{ run, sourcesKey, settings: settingsFrom(config), queues: queuesFrom(config) }],
-    typedSearchAttributes: [{ key: RunIdKey, value: runId }],
-  });
-  return { run, workflowId, result: () => handle.result() as Promise<RunSummary> };
+    result: async () => {
+      await resultThroughRestarts(handle);
+      const summary = await exportRunFiles(store, runId, outDir);
+      const report = await writeRunReport(await StoreRunReader.open(store, runId), outDir);
+      return { ...summary, outDir, datasetFile: runPaths(outDir).dataset, reportFile: report.file };
+    },
+  };
 }
 
-export async function runCrawl(options: StartCrawlOptions): Promise<RunSummary> {
+/** gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): the server is restarting or out of reach for a moment. */
+function serverAway(err: unknown): boolean {
+  const grpc = isGrpcServiceError(err) ? err : err instanceof ServiceError && isGrpcServiceError(err.cause) ? err.cause : null;
+  return grpc !== null && (grpc.code === 14 || grpc.code === 4);
+}
+
+/** Waits for a workflow's result, riding out a Temporal server restart of up to `patienceMs`. */
+export async function resultThroughRestarts(handle: WorkflowHandle, patienceMs = 10 * 60_000): Promise<unknown> {
+  let awaySince: number | null = null;
+  for (;;) {
+    try {
+      return await handle.result();
+    } catch (err) {
+      if (!serverAway(err)) throw err;
+      awaySince ??= Date.now();
+      if (Date.now() - awaySince > patienceMs) throw err;
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}
+
+export async function runCrawl(options: StartCrawlOptions): Promise<CrawlResult> {
   const started = await startCrawl(options);
   return started.result();
 }

@@ -3,14 +3,13 @@
  * (or an existing Temporal), an optional scripted LLM server for offline runs, starting the run,
  * and printing what it measured. Exit codes: 0 done, 1 failure, 2 bad flags or a refused dataset.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { EvalRunSummary } from '../../activities/eval/contracts';
 import { evalPaths } from '../../activities/eval/run-files';
 import type { EvalSettings } from '../../activities/eval/settings';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { ConfigError, loadConfig, type Config } from '../../temporal.config';
+import { RunExistsError } from '../../activities/store/types';
 import { EvalRefusal, checkEval, startEval } from './eval-run';
 import { loadLlmScript, startScriptedLlmServer } from './scripted-llm-server';
 import { startStack } from './stack';
@@ -30,7 +29,9 @@ const pct = (v: number | null | undefined) => (v === null || v === undefined ? '
 export function describeSummary(summary: EvalSummary, outDir: string): string[] {
   const paths = evalPaths(outDir);
   const lines: string[] = [];
-  lines.push(`${summary.evaluated} of ${summary.functions} function(s) evaluated, ${summary.samples} sample(s) of ${summary.model}${summary.errors.length ? `; ${summary.errors.length} could not be evaluated (first: ${summary.errors[0]!.error})` : ''}`);
+  lines.push(`${summary.evaluated} of ${summary.functions} function(s) evaluated, ${summary.samples} sample(s) of ${summary.model}${summary.errorCount ? `; ${summary.errorCount} could not be evaluated (first: ${summary.errors[0]!.error})` : ''}`);
+  if (summary.stepErrorCount) lines.push(`${summary.stepErrorCount} step(s) failed for good while the rest was kept (first: ${summary.stepErrors[0]!.error})`);
+  if (summary.missing) lines.push(`${summary.missing} function(s) have no result`);
   lines.push(`Pass@k: ${Object.entries(summary.passAtK).map(([k, v]) => `${k} ${pct(v)}`).join(', ')}`);
   if (summary.passAtKByRound.length > 1) lines.push(`Pass@1 per self-repair round: ${summary.passAtKByRound.map((r, i) => `${i === 0 ? 'initial' : `round ${i}`} ${pct(r['pass@1'])}`).join(', ')}`);
   const kinds = Object.entries(summary.failureKinds.initial).filter(([, n]) => n > 0);
@@ -73,14 +74,14 @@ export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettin
         void Promise.all(cleanups.map((c) => c())).finally(() => process.exit(130));
       });
     }
-    const started = await startEval({ config, client: stack.client, datasetFile: flags.dataset, settings, limit: flags.limit, runId: flags.runId, outDir: flags.out });
+    const started = await startEval({ config, client: stack.client, store: stack.store, datasetFile: flags.dataset, settings, limit: flags.limit, runId: flags.runId, outDir: flags.out });
     console.log(`run ${started.run.runId}: ${started.settings.task} of ${started.dataset.functions} function(s) from ${started.dataset.file} (${started.dataset.format} format), model ${started.settings.model}`);
+    for (const note of started.notes) console.log(`note: ${note}`);
     const ui = stack.uiUrl ?? `http://localhost:${config.temporal.uiPort}`;
     console.log(`watch it in the Temporal UI: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(`RepostRunId="${started.run.runId}"`)}`);
-    const result: EvalRunSummary = await started.result();
-    const summary = JSON.parse(fs.readFileSync(evalPaths(result.outDir).summary, 'utf8')) as EvalSummary;
+    const result = await started.result();
     console.log('');
-    for (const line of describeSummary(summary, result.outDir)) console.log(line);
+    for (const line of describeSummary(result.summary, result.outDir)) console.log(line);
     return 0;
   } finally {
     for (const c of cleanups) await c();
@@ -92,6 +93,10 @@ export function reportError(err: unknown): number {
   const e = err as Error & { code?: string };
   if (err instanceof EvalRefusal) {
     console.error(`refused: ${e.message}`);
+    return 2;
+  }
+  if (err instanceof RunExistsError) {
+    console.error(e.message);
     return 2;
   }
   if (err instanceof ConfigError) {
@@ -108,9 +113,4 @@ export function reportError(err: unknown): number {
   }
   console.error(e.stack ?? e.message);
   return 1;
-}
-
-/** The usage text of a script: its leading comment. */
-export function usageOf(file: string): string {
-  return fs.readFileSync(file, 'utf8').split('*/')[0]!.replace(/^\/\*\*?\n?|^ \* ?/gm, '');
 }

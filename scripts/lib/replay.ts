@@ -1,31 +1,67 @@
 /**
  * Replaying rejected functions of a run: each runs again as a FunctionWorkflow under a new
- * workflow id, replaces its own record, and the run's files are assembled again.
+ * workflow id and replaces its own record; the run's summary and files are made again.
+ *
+ * A replay uses the run's frozen settings, unless told otherwise (`overrides`, from
+ * `replay.ts --set key=value`): then the changed settings are frozen as a new artifact, and every
+ * replayed record names the settings it used (`settingsKey`).
  */
 import type { Client } from '@temporalio/client';
-import type { FunctionOutcome } from '../../activities/contracts';
-import { finalizeRunFiles, readStoredRecords, type StoredRecord } from '../../activities/dataset/records';
+import type { FunctionOutcome, PipelineSettings, RunRef } from '../../activities/contracts';
+import { candidateIds, exportRunFiles, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
+import { applyRunSettings, overrideRunSettings, RunSettingsSchema } from '../../activities/run-settings';
+import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
 import type { Config } from '../../temporal.config';
-import { queuesFrom, settingsFrom } from './crawl';
+import { pipelineSettingsFrom, queuesFrom } from './crawl';
 
 export interface ReplayFilter {
   stages?: string[];
   functionIds?: string[];
 }
 
-export async function rejectedToReplay(outDir: string, filter: ReplayFilter = {}): Promise<Extract<StoredRecord, { accepted: false }>[]> {
+type Rejected = Extract<StoredRecord, { accepted: false }>;
+
+export async function rejectedToReplay(store: Store, runId: string, filter: ReplayFilter = {}): Promise<Rejected[]> {
   const stages = filter.stages ?? [];
   const ids = filter.functionIds ?? [];
-  return (await readStoredRecords(outDir)).filter(
-    (r): r is Extract<StoredRecord, { accepted: false }> =>
-      !r.accepted && (stages.length === 0 || stages.includes(r.rejection.stage)) && (ids.length === 0 || ids.includes(r.fn.functionId)),
-  );
+  const inRun = await candidateIds(store, runId);
+  const out: Rejected[] = [];
+  for await (const r of allRecords(store, runId)) {
+    if (r.accepted || !inRun.has(r.fn.functionId)) continue;
+    if ((stages.length === 0 || stages.includes(r.rejection.stage)) && (ids.length === 0 || ids.includes(r.fn.functionId))) out.push(r);
+  }
+  return out;
 }
 
-export async function replayRejected(options: { config: Config; client: Client; runId: string; outDir: string; filter?: ReplayFilter }) {
-  const { config, client, runId, outDir } = options;
-  const chosen = await rejectedToReplay(outDir, options.filter);
+/** The settings a replay runs with: the run's own, or the run's with overrides, frozen as a new artifact. */
+export async function replaySettings(store: Store, config: Config, settingsKey: string, overrides?: Record<string, unknown>): Promise<{ settingsKey: string; pipeline: PipelineSettings }> {
+  const raw = await store.getJson<{ pipeline?: PipelineSettings }>(settingsKey);
+  const settings = RunSettingsSchema.parse(raw);
+  if (!overrides || Object.keys(overrides).length === 0) {
+    return { settingsKey, pipeline: raw.pipeline ?? pipelineSettingsFrom(applyRunSettings(config, settings)) };
+  }
+  const changed = overrideRunSettings(settings, overrides);
+  const pipeline = pipelineSettingsFrom(applyRunSettings(config, changed));
+  return { settingsKey: await store.putJson({ ...changed, pipeline, replayOf: settingsKey }), pipeline };
+}
+
+export async function replayRejected(options: {
+  config: Config;
+  client: Client;
+  store: Store;
+  runId: string;
+  filter?: ReplayFilter;
+  overrides?: Record<string, unknown>;
+  /** Where to write the run's files again; default the run's own output folder. */
+  outDir?: string;
+}): Promise<{ outcomes: FunctionOutcome[]; summary: RunSummaryFile; settingsKey: string }> {
+  const { config, client, store, runId } = options;
+  const manifest = await store.getRun(runId);
+  if (!manifest) throw new Error(`no run ${runId} in the store at ${store.location}`);
+  const chosen = await rejectedToReplay(store, runId, options.filter);
+  const { settingsKey, pipeline } = await replaySettings(store, config, manifest.settingsKey, options.overrides);
+  const run: RunRef = { runId, settingsKey, storeId: manifest.storeId };
   const stamp = Date.now().toString(36);
   const outcomes = await Promise.all(
     chosen.map(
@@ -33,11 +69,14 @@ export async function replayRejected(options: { config: Config; client: Client; 
         client.workflow.execute('functionWorkflow', {
           workflowId: `${runId}/fn/${r.fn.functionId}/replay-${stamp}`,
           taskQueue: config.temporal.taskQueues.workflows,
-          args: [{ run: { runId, outDir }, fn: r.fn, settings: settingsFrom(config), queues: queuesFrom(config) }],
+          args: [{ run, fn: r.fn, settings: pipeline, queues: queuesFrom(config) }],
           typedSearchAttributes: [{ key: RunIdKey, value: runId }],
         }) as Promise<FunctionOutcome>,
     ),
   );
-  const summary = await finalizeRunFiles(runId, outDir);
-  return { outcomes, summary };
+  const summary = await summarizeRun(store, runId);
+  await store.updateRun(runId, { summary });
+  const outDir = options.outDir ?? manifest.outDir;
+  if (outDir) await exportRunFiles(store, runId, outDir);
+  return { outcomes, summary, settingsKey };
 }

@@ -17,6 +17,9 @@
  *   timeout), 'malformed' (HTTP 200 with a broken JSON body), 'truncated' (finish_reason
  *   "length", the text cut short), 'reset' (the connection is dropped).
  *
+ * Faults can also be injected at random (`injectFaults`: a share of requests, seeded), before a
+ * scripted response is used, so the retried request gets the answer the script holds for it.
+ *
  * Usage in replies is counted roughly (characters / 4). Run it standalone for the demo:
  *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399]
  */
@@ -109,6 +112,28 @@ export interface ScriptedServerOptions {
   apiKey?: string;
   /** Keep the request log (default true; benchmarks turn it off). */
   recordRequests?: boolean;
+  /** Random transient faults: this share of requests fails with one of `kinds` (seeded, reproducible). */
+  injectFaults?: InjectedFaults;
+}
+
+export interface InjectedFaults {
+  rate: number;
+  kinds: ('429' | '500' | 'timeout' | 'reset')[];
+  seed?: number;
+  /** How long a 'timeout' hangs before the server gives up on it (the client should time out first). */
+  hangMs?: number;
+}
+
+/** A small seeded generator (mulberry32): the same seed injects the same faults. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 const ChatBodySchema = z.object({
@@ -146,6 +171,8 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
   const sockets = new Set<import('node:net').Socket>();
   const timers = new Set<NodeJS.Timeout>();
   let completionCounter = 0;
+  const inject = opts.injectFaults;
+  const random = seededRandom(inject?.seed ?? 1);
 
   const wait = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -209,6 +236,25 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
       return reply(401, '401', errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
     }
     await wait(opts.latencyMs ?? 0);
+
+    if (inject && inject.kinds.length > 0 && random() < inject.rate) {
+      const kind = inject.kinds[Math.floor(random() * inject.kinds.length)]!;
+      switch (kind) {
+        case '429':
+          return reply(429, 'injected-429', errorBody('Rate limit reached (injected).', 'rate_limit_exceeded', 'rate_limit_exceeded'), { 'retry-after': '1' });
+        case '500':
+          return reply(500, 'injected-500', errorBody('Server error (injected).', 'server_error'));
+        case 'reset':
+          entry.reply = 'injected-reset';
+          req.socket.destroy();
+          return;
+        case 'timeout':
+          entry.reply = 'injected-timeout';
+          await wait(inject.hangMs ?? 60_000);
+          req.socket.destroy();
+          return;
+      }
+    }
 
     const promptText = messages.map((m) => m.content).join('\n');
     const ruleIndex = checked.rules.findIndex((r) => (r.kind === undefined || r.kind === kind) && (r.functionName === undefined || r.functionName === functionName));

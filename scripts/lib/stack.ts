@@ -6,8 +6,11 @@
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { openStore } from '../../activities/store';
+import type { Store } from '../../activities/store/types';
 import { ensureSandboxImage } from '../../sandbox-image/build';
 import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../workers/main';
+import { reachStore } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 import { resolveTemporalCli, startDevServer, type DevServer } from './temporal-server';
@@ -16,7 +19,9 @@ export interface Stack {
   address: string;
   uiUrl: string | null;
   client: Client;
-  image: string;
+  /** The configured store (the workers started here share it). */
+  store: Store;
+  image: string | null;
   close(): Promise<void>;
 }
 
@@ -24,6 +29,8 @@ export interface StackOptions {
   config: Config;
   /** Run workers in this process (default true). */
   workers?: boolean;
+  /** Build (or find) the sandbox image even without workers (default: only for workers). */
+  image?: boolean;
   log?: (line: string) => void;
 }
 
@@ -40,7 +47,7 @@ export function startEmbeddedServer(config: Config): Promise<DevServer> {
   });
 }
 
-export async function startStack({ config, workers = true, log = () => undefined }: StackOptions): Promise<Stack> {
+export async function startStack({ config, workers = true, image: wantImage, log = () => undefined }: StackOptions): Promise<Stack> {
   const closers: (() => Promise<void>)[] = [];
   const close = async () => {
     for (const c of closers.reverse()) await c().catch((err: Error) => log(`shutdown: ${err.message}`));
@@ -53,9 +60,20 @@ export async function startStack({ config, workers = true, log = () => undefined
       closers.push(() => server.stop());
       address = server.address;
       uiUrl = server.uiUrl;
-      log(server.owned ? `started the Temporal dev server at ${address} (database ${dataPaths(config).temporalDb})` : `using the Temporal server already listening at ${address}`);
+      const db = dataPaths(config).temporalDb;
+      log(
+        server.origin === 'started'
+          ? `started the Temporal dev server at ${address} (database ${db})`
+          : server.origin === 'orphan'
+            ? `found the Temporal dev server a stopped command left running at ${address} (database ${db}): using it, and stopping it at the end`
+            : `using the Temporal dev server another command of this project runs at ${address} (database ${db})`,
+      );
     }
-    const image = config.sandbox.image ?? (await ensureSandboxImage({ log })).tag;
+    const store = await openStore(config);
+    closers.push(() => store.close());
+    // The store must answer before anything starts (a wrong URL or a database that is down).
+    await reachStore(store);
+    const image = (wantImage ?? workers) ? (config.sandbox.image ?? (await ensureSandboxImage({ log })).tag) : null;
     const connection = await Connection.connect({ address });
     closers.push(() => connection.close());
     const client = new Client({ connection, namespace: config.temporal.namespace });
@@ -63,10 +81,10 @@ export async function startStack({ config, workers = true, log = () => undefined
       installQuietRuntime();
       const native = await NativeConnection.connect({ address });
       closers.push(() => native.close());
-      const running: RunningWorkers = await startWorkers({ config, connection: native, image, log });
+      const running: RunningWorkers = await startWorkers({ config, connection: native, image: image ?? undefined, store, log });
       closers.push(() => running.shutdown());
     }
-    return { address, uiUrl, client, image, close };
+    return { address, uiUrl, client, store, image, close };
   } catch (err) {
     await close();
     throw err;

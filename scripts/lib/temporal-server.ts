@@ -60,9 +60,53 @@ export interface DevServerOptions {
 export interface DevServer {
   address: string;
   uiUrl: string | null;
-  /** False when a server was already listening on the port and is reused as is. */
+  /** False when another live command of this project started the server: it is used, not stopped. */
   owned: boolean;
+  /** How it was found: started now, an orphan left by a killed command (now ours), or shared with a live command. */
+  origin: 'started' | 'orphan' | 'shared';
   stop(): Promise<void>;
+}
+
+/** Written beside the database: which process runs the server and which command started it. */
+interface ServerPidFile {
+  pid: number;
+  ownerPid: number;
+  port: number;
+  dbFile: string;
+  startedAt: string;
+}
+
+export class ForeignServerError extends Error {
+  override name = 'ForeignServerError';
+}
+
+function pidFileOf(dbFile: string): string {
+  return `${dbFile}.pid`;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function readPidFile(dbFile: string): ServerPidFile | null {
+  try {
+    return JSON.parse(fs.readFileSync(pidFileOf(dbFile), 'utf8')) as ServerPidFile;
+  } catch {
+    return null;
+  }
+}
+
+async function stopPid(pid: number, timeoutMs = 10000): Promise<void> {
+  if (!alive(pid)) return;
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + timeoutMs;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  if (alive(pid)) process.kill(pid, 'SIGKILL');
 }
 
 async function waitForFrontend(address: string, child: ChildProcess | null, timeoutMs: number, logFile?: string): Promise<void> {
@@ -89,13 +133,41 @@ async function waitForFrontend(address: string, child: ChildProcess | null, time
   throw new Error(`Temporal at ${address} did not answer within ${timeoutMs} ms: ${String(lastError)}`);
 }
 
-/** Starts `temporal server start-dev`, or reuses a server already listening on the port. */
+/**
+ * Starts `temporal server start-dev` on its database file. When the port is taken, the server is
+ * used only if this project started it on the same database (its pid file says so): an orphan left
+ * by a killed command is adopted (and stopped at the end), one of a live command is shared. Any
+ * other program on the port is refused with a message: the embedded mode never silently works
+ * against a foreign server.
+ */
 export async function startDevServer(options: DevServerOptions): Promise<DevServer> {
   const address = `127.0.0.1:${options.port}`;
   const uiUrl = options.uiPort ? `http://localhost:${options.uiPort}` : null;
   if (await portInUse(options.port)) {
+    const known = options.dbFile ? readPidFile(options.dbFile) : null;
+    if (!known || known.port !== options.port || !alive(known.pid)) {
+      throw new ForeignServerError(
+        `port ${options.port} is taken by a program this project did not start on ${options.dbFile ?? 'its database'}: ` +
+          `to use a Temporal server that is already running, set TEMPORAL_ADDRESS=${address}; ` +
+          `to run the embedded server elsewhere, set REPOST_TEMPORAL_PORT (and REPOST_TEMPORAL_UI_PORT)`,
+      );
+    }
     await waitForFrontend(address, null, options.startTimeoutMs ?? 10000);
-    return { address, uiUrl, owned: false, stop: async () => undefined };
+    if (alive(known.ownerPid) && known.ownerPid !== process.pid) {
+      return { address, uiUrl, owned: false, origin: 'shared', stop: async () => undefined };
+    }
+    // The command that started it is gone: the server is ours now, and stopped when we end.
+    fs.writeFileSync(pidFileOf(options.dbFile!), JSON.stringify({ ...known, ownerPid: process.pid }));
+    return {
+      address,
+      uiUrl,
+      owned: true,
+      origin: 'orphan',
+      stop: async () => {
+        await stopPid(known.pid);
+        fs.rmSync(pidFileOf(options.dbFile!), { force: true });
+      },
+    };
   }
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(options.port), '--namespace', options.namespace, '--log-level', 'warn'];
   if (options.uiPort) args.push('--ui-port', String(options.uiPort));
@@ -106,12 +178,18 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
 
+  if (options.logFile) fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
   const out = options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';
   const child = spawn(options.cli, args, { stdio: ['ignore', out, out], detached: false });
   if (typeof out === 'number') fs.closeSync(out);
   await waitForFrontend(address, child, options.startTimeoutMs ?? 60000, options.logFile);
+  if (options.dbFile && child.pid) {
+    const record: ServerPidFile = { pid: child.pid, ownerPid: process.pid, port: options.port, dbFile: options.dbFile, startedAt: new Date().toISOString() };
+    fs.writeFileSync(pidFileOf(options.dbFile), JSON.stringify(record));
+  }
 
   const stop = async () => {
+    if (options.dbFile) fs.rmSync(pidFileOf(options.dbFile), { force: true });
     if (child.exitCode !== null) return;
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
     child.kill('SIGTERM');
@@ -119,5 +197,5 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     await exited;
     clearTimeout(timer);
   };
-  return { address, uiUrl, owned: true, stop };
+  return { address, uiUrl, owned: true, origin: 'started', stop };
 }

@@ -4,7 +4,7 @@
  * the crawl on the test's Temporal server, the LLM steps against scripted responses over HTTP,
  * and the scripts in real containers.
  */
-import { execFile, execFileSync } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,32 +12,23 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { DatasetRecordSchema } from '../../activities/dataset/records';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
-import { loadRecordedRepos, startFakeGitHub, type FakeGitHub, type RecordedRepo } from '../fixtures/github/server';
+import { DEMO_HEAD, demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';
+import type { FakeGitHub } from '../fixtures/github/server';
 import { requireEnv } from '../support/factory';
+import { waitFor } from '../support/processes';
+import { freePort, portInUse } from '../../scripts/lib/temporal-server';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
 const DEMO_REPO = path.join(ROOT, 'scripts/demo/example-repo');
 const DEMO_SCRIPT = path.join(ROOT, 'scripts/demo/scripted-llm-responses.json');
-const HEAD = 'c0ffee'.padEnd(40, '0');
 
 describe('tsx scripts/start.ts --github train', () => {
   let gh: FakeGitHub;
   let llm: ScriptedLlmServer;
   beforeAll(async () => {
-    const template = loadRecordedRepos()[0]!;
-    const textkit: RecordedRepo = {
-      ...template,
-      name: 'textkit',
-      full_name: 'demo/textkit',
-      owner: { ...template.owner, login: 'demo' },
-      created_at: '2024-02-01T10:00:00Z',
-      _recorded: { head_sha: HEAD, tarball_fixture: null },
-    };
     // One repository the filters select and one they must not (created after the train window).
-    const late: RecordedRepo = { ...textkit, name: 'late', full_name: 'demo/late', created_at: '2025-01-01T00:00:00Z' };
-    gh = await startFakeGitHub({ repos: [textkit, late] });
-    gh.tarballs.set('demo/textkit', execFileSync('tar', ['-czf', '-', '-C', path.dirname(DEMO_REPO), `--transform=s,^example-repo,demo-textkit-${HEAD.slice(0, 7)},`, 'example-repo']));
+    gh = await startDemoGitHub([demoRepo('textkit', '2024-02-01T10:00:00Z'), demoRepo('late', '2025-01-01T00:00:00Z')]);
     llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
   });
   afterAll(async () => {
@@ -73,8 +64,52 @@ describe('tsx scripts/start.ts --github train', () => {
     expect(records).toHaveLength(3);
     for (const r of records) {
       expect(r.repo_name).toBe('demo/textkit');
-      expect(r.commit_id).toBe(HEAD);
+      expect(r.commit_id).toBe(DEMO_HEAD);
     }
     expect(gh.log.some((l) => l.startsWith('GET /codeload/demo/textkit/'))).toBe(true);
+  });
+});
+
+describe('tsx scripts/start.ts killed mid-crawl, then --attach', () => {
+  it('picks the crawl up where it stopped, on the dev server the killed command left, and prints its result', async () => {
+    // Scripted LLM responses, one second each, so the crawl is under way when the command dies.
+    const llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT), { latencyMs: 1000 });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-attach-'));
+    const port = await freePort();
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      REPOST_DATA_DIR: dataDir,
+      REPOST_TEMPORAL_PORT: String(port),
+      REPOST_TEMPORAL_UI_PORT: String(await freePort()),
+      REPOST_TEMPORAL_HEARTBEAT_TIMEOUT_SEC: '10',
+      OPENAI_BASE_URL: llm.url,
+      OPENAI_API_KEY: 'scripted',
+      REPOST_SANDBOX_IMAGE: requireEnv('REPOST_TEST_SANDBOX_IMAGE'),
+    };
+    delete env.TEMPORAL_ADDRESS;
+    const first = spawn(process.execPath, ['-r', 'tsx/cjs', 'scripts/start.ts', '--local', DEMO_REPO, '--run-id', 'cli-attach'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let printed = '';
+    first.stdout!.on('data', (d: Buffer) => (printed += d.toString()));
+    first.stderr!.on('data', (d: Buffer) => (printed += d.toString()));
+    try {
+      await waitFor('the crawl to be under way', () => {
+        if (first.exitCode !== null) throw new Error(`start.ts ended early:\n${printed}`);
+        return llm.requests.length >= 6;
+      }, 180_000);
+      first.kill('SIGKILL');
+      await new Promise((r) => first.once('exit', r));
+      expect(await portInUse(port)).toBe(true);
+
+      const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', 'scripts/start.ts', '--attach', 'cli-attach'], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 });
+      expect(stdout).toMatch(/found the Temporal dev server a stopped command left running/);
+      expect(stdout).toMatch(/run cli-attach finished: 4 function\(s\), 3 accepted, 1 rejected \(test_check: 1\)/);
+      const dataset = fs.readFileSync(path.join(dataDir, 'runs', 'cli-attach', 'dataset.jsonl'), 'utf8').trim().split('\n');
+      expect(dataset).toHaveLength(3);
+      // The adopted server was stopped at the end, like one the command had started itself.
+      await waitFor('the dev server to stop', async () => !(await portInUse(port)), 30_000);
+    } finally {
+      if (first.exitCode === null && first.signalCode === null) first.kill('SIGKILL');
+      await llm.close();
+    }
   });
 });

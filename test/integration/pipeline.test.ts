@@ -6,7 +6,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatasetRecordSchema, RejectionSchema } from '../../activities/dataset/records';
-import { listExchanges } from '../../activities/llm';
 import { loadLlmScript, type LlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { replayRejected } from '../../scripts/lib/replay';
@@ -30,7 +29,7 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
   });
 
   it('accepts, rejects and records every function with its rounds', async () => {
-    const summary = await runCrawl({ config: factory.config, client: factory.client, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo' });
+    const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo' });
     expect(summary.functions).toBe(4);
     expect(summary.accepted).toBe(3);
     expect(summary.rejected).toBe(1);
@@ -60,10 +59,12 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     for (const r of records) {
       expect(r.coverage_rate).toBe(1);
       expect(r.test_correctness_check).toBe('yes');
-      expect(r.eval_script).toContain(`def test_${r.func_name}(`);
+      expect(r.eval_script).toContain(`def test_${r.func_name.split('.').pop()}(`);
+      // RepoST's own format: a method is named with its class.
+      expect(r.func_name).toBe(r.qualname);
       expect(r.commit_id).toMatch(/^(tree-)?[0-9a-f]{32,40}$/);
       // Every exchange of the function is recorded and indexed by its id.
-      const exchanges = await listExchanges(factory.dataDir, r.function_id);
+      const exchanges = await factory.store.listExchanges(r.function_id);
       expect(exchanges.length).toBeGreaterThanOrEqual(3);
     }
     expect(byName['Interval.merge']!.sandbox_ast_check).toBe(true);
@@ -82,8 +83,7 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
 
   it('replays a rejected function: its record is replaced, not duplicated, and cached answers cost nothing', async () => {
     const before = factory.llm.requests.length;
-    const outDir = path.join(factory.dataDir, 'runs', 'it-demo');
-    const { outcomes, summary } = await replayRejected({ config: factory.config, client: factory.client, runId: 'it-demo', outDir, filter: { stages: ['test_check'] } });
+    const { outcomes, summary } = await replayRejected({ config: factory.config, client: factory.client, store: factory.store, runId: 'it-demo', filter: { stages: ['test_check'] } });
     expect(outcomes.map((o) => o.qualname)).toEqual(['collapse_spaces']);
     expect(outcomes[0]!.stage).toBe('test_check');
     expect(factory.llm.requests.length).toBe(before);
@@ -92,6 +92,18 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     const ids: string[] = [];
     for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo" AND WorkflowType = "functionWorkflow"` })) ids.push(wf.workflowId);
     expect(ids.filter((id) => id.includes('/replay-'))).toHaveLength(1);
+  });
+
+  it('refuses a taken run id or output folder; --resume continues the run without running recorded functions again', async () => {
+    const sources = [{ kind: 'local' as const, path: DEMO_REPO, name: 'textkit' }];
+    const base = { config: factory.config, client: factory.client, store: factory.store, sources };
+    await expect(startCrawl({ ...base, runId: 'it-demo' })).rejects.toThrow(/run it-demo already exists .*--resume/);
+    await expect(startCrawl({ ...base, runId: 'it-other', outDir: path.join(factory.dataDir, 'runs', 'it-demo') })).rejects.toThrow(/holds the files of run it-demo/);
+    const before = factory.llm.requests.length;
+    const summary = await runCrawl({ ...base, runId: 'it-demo', resume: true });
+    expect(factory.llm.requests.length).toBe(before);
+    expect(summary).toMatchObject({ functions: 4, accepted: 3, rejected: 1 });
+    expect((await factory.store.getRun('it-demo'))?.resumed).toBe(1);
   });
 
   it('the workflow code replays deterministically against the recorded histories', async () => {
@@ -110,7 +122,7 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
       { kind: 'local' as const, path: DEMO_REPO, name: 'textkit' },
       { kind: 'local' as const, path: DEMO_REPO, name: 'textkit-copy' },
     ];
-    const summary = await runCrawl({ config, client: factory.client, sources, runId: 'it-can' });
+    const summary = await runCrawl({ config, client: factory.client, store: factory.store, sources, runId: 'it-can' });
     expect(summary.repositories).toBe(2);
     expect(summary.functions).toBe(8);
     expect(summary.accepted).toBe(6);
@@ -122,8 +134,8 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
 
   it('re-running unchanged work costs no tokens and neither duplicates nor loses a record', async () => {
     const before = factory.llm.requests.length;
-    const outDir = path.join(factory.dataDir, 'runs', 'it-demo');
-    const summary = await runCrawl({ config: factory.config, client: factory.client, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo-again', outDir });
+    const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo-again' });
+    const outDir = summary.outDir;
     expect(factory.llm.requests.length).toBe(before);
     expect(summary.functions).toBe(4);
     expect(summary.accepted).toBe(3);
@@ -156,7 +168,7 @@ describe('bad LLM answers and failures end as recorded rejections', () => {
   });
 
   it('rejects each function at the sandbox stage with a reason, and the run completes', async () => {
-    const started = await startCrawl({ config: factory.config, client: factory.client, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }, { kind: 'local', path: '/nonexistent/repo' }], runId: 'it-bad' });
+    const started = await startCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }, { kind: 'local', path: '/nonexistent/repo' }], runId: 'it-bad' });
     const summary = await started.result();
     expect(summary.functions).toBe(4);
     expect(summary.accepted).toBe(0);

@@ -11,11 +11,15 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../workers/main';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
-import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer, type ScriptedServerOptions } from '../../scripts/lib/scripted-llm-server';
+import { LocalStore } from '../../activities/store/local';
+import type { Store } from '../../activities/store/types';
 
 export interface TestFactory {
   config: Config;
   client: Client;
+  /** The store the workers use (the local data directory of this factory). */
+  store: Store;
   llm: ScriptedLlmServer;
   dataDir: string;
   close(): Promise<void>;
@@ -27,29 +31,59 @@ export function requireEnv(name: string): string {
   return v;
 }
 
-export async function startTestFactory(script: LlmScript, overrides: DeepPartial<Config> = {}, dataDir?: string): Promise<TestFactory> {
-  const address = requireEnv('REPOST_TEST_TEMPORAL_ADDRESS');
+/**
+ * A configuration for one test: its own data directory and task queues, the test's Temporal
+ * server (or `address`), the scripted LLM endpoint and the test sandbox image.
+ */
+export function testConfig(llmUrl: string, overrides: DeepPartial<Config> = {}, dataDir?: string, address = requireEnv('REPOST_TEST_TEMPORAL_ADDRESS')): Config {
   const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'repost-it-'));
-  const llm = await startScriptedLlmServer(script);
   const suffix = randomBytes(4).toString('hex');
-  const config = loadConfig({
+  return loadConfig({
     env: {},
     overrides: {
       ...overrides,
       dataDir: dir,
       temporal: {
+        ...(overrides.temporal ?? {}),
         address,
         taskQueues: { workflows: `wf-${suffix}`, io: `io-${suffix}`, llm: `llm-${suffix}`, sandbox: `sb-${suffix}` },
       },
-      llm: { baseURL: llm.url, apiKey: 'scripted', model: 'scripted-test', ...(overrides.llm ?? {}) },
+      llm: { baseURL: llmUrl, apiKey: 'scripted', model: 'scripted-test', ...(overrides.llm ?? {}) },
       sandbox: { image: requireEnv('REPOST_TEST_SANDBOX_IMAGE'), ...(overrides.sandbox ?? {}) },
     },
   });
+}
+
+/** The environment a worker process (`workers/main.ts`) needs to serve a test configuration. */
+export function workerEnv(config: Config): NodeJS.ProcessEnv {
+  const q = config.temporal.taskQueues;
+  return {
+    TEMPORAL_ADDRESS: config.temporal.address,
+    REPOST_DATA_DIR: config.dataDir,
+    REPOST_TEMPORAL_TASK_QUEUES_WORKFLOWS: q.workflows,
+    REPOST_TEMPORAL_TASK_QUEUES_IO: q.io,
+    REPOST_TEMPORAL_TASK_QUEUES_LLM: q.llm,
+    REPOST_TEMPORAL_TASK_QUEUES_SANDBOX: q.sandbox,
+    OPENAI_BASE_URL: config.llm.baseURL,
+    OPENAI_API_KEY: config.llm.apiKey,
+    OPENAI_MODEL: config.llm.model,
+    REPOST_SANDBOX_IMAGE: config.sandbox.image,
+    ...(config.store.url ? { REPOST_STORE_URL: config.store.url } : {}),
+  };
+}
+
+export async function startTestFactory(script: LlmScript, overrides: DeepPartial<Config> = {}, dataDir?: string, llmOptions: ScriptedServerOptions = {}): Promise<TestFactory> {
+  const address = requireEnv('REPOST_TEST_TEMPORAL_ADDRESS');
+  const llm = await startScriptedLlmServer(script, llmOptions);
+  const config = testConfig(llm.url, overrides, dataDir, address);
+  const dir = config.dataDir;
   installQuietRuntime();
+  const store = new LocalStore(config.dataDir);
   const native = await NativeConnection.connect({ address });
   const workers: RunningWorkers = await startWorkers({
     config,
     connection: native,
+    store,
     image: config.sandbox.image,
     workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') },
   });
@@ -58,6 +92,7 @@ export async function startTestFactory(script: LlmScript, overrides: DeepPartial
   return {
     config,
     client,
+    store,
     llm,
     dataDir: dir,
     async close() {

@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseEvalDataset } from '../../../activities/eval/dataset';
 import { parseEvalLines } from '../../../activities/eval/run-files';
 import type { EvalSummary } from '../../../activities/eval/summary';
 import { runEval } from '../../../scripts/lib/eval-run';
@@ -83,8 +84,9 @@ describe('ranking, self-repair and augmentation', () => {
           { kind: 'candidate_tests', functionName: 'mean', responses: ['```python\nassert mean([2, 4]) == 3\nassert mean([7]) == 7\n```'] },
           { kind: 'repair', functionName: 'mean', responses: [fenced(MEAN)] },
           { kind: 'test_inputs', functionName: 'clamp', responses: [AUGMENT_INPUTS] },
-          // An endpoint that refuses the request for good (scripted fault).
+          // An endpoint that refuses the request for good (scripted fault): always, or on the second sample.
           { kind: 'solve', functionName: 'refused', responses: [{ fault: '400' }] },
+          { kind: 'solve', functionName: 'partly', responses: [fenced(MEAN.replace(/mean/g, 'partly')), { fault: '400' }] },
         ],
       },
       { workers: { sandboxConcurrency: 2 } },
@@ -99,6 +101,7 @@ describe('ranking, self-repair and augmentation', () => {
     const done = await runEval({
       config: factory.config,
       client: factory.client,
+      store: factory.store,
       datasetFile,
       settings: { model: 'scripted-rank', n: 5, ks: [1, 5], repairRounds: 1, select: 'genx', testSamples: 1, timeoutSec: 3, testTimeoutSec: 2 },
       outDir: path.join(dir, 'eval'),
@@ -145,7 +148,7 @@ describe('ranking, self-repair and augmentation', () => {
   });
 
   test('augmentation keeps only the inputs the ground truth answers the same way in every run', async () => {
-    const done = await runEval({ config: factory.config, client: factory.client, datasetFile, settings: { task: 'augment', model: 'scripted-augment' }, limit: 1, outDir: path.join(dir, 'augment') });
+    const done = await runEval({ config: factory.config, client: factory.client, store: factory.store, datasetFile, settings: { task: 'augment', model: 'scripted-augment' }, limit: 1, outDir: path.join(dir, 'augment') });
     expect(done.errors).toBe(0);
     const [line] = parseEvalLines(fs.readFileSync(path.join(done.outDir, 'eval.jsonl'), 'utf8'));
     // Five proposed: the random one differs between runs, the None one raises; three are kept.
@@ -161,18 +164,49 @@ describe('ranking, self-repair and augmentation', () => {
     expect(augmented!.commit_id).toBe('scripted');
   });
 
-  test('a function whose LLM request is refused for good is recorded with the reason; the run continues as new and finalizes', async () => {
+  test('failures end a sample, a function or a function workflow, each recorded with its reason; the run continues as new and finalizes', async () => {
     const faulty = path.join(dir, 'faulty.jsonl');
-    fs.writeFileSync(faulty, [record('refused', MEAN.replace(/mean/g, 'refused'), ['assert refused([1]) == refused_new_implementation([1])']), DATASET[1]].map((r) => JSON.stringify(r)).join('\n'));
-    const done = await runEval({ config: factory.config, client: factory.client, datasetFile: faulty, settings: { model: 'scripted-faults', n: 1, timeoutSec: 3, continueAsNewAfter: 1 }, outDir: path.join(dir, 'faulty') });
-    expect(done.functions).toBe(2);
-    expect(done.errors).toBe(1);
-    const lines = parseEvalLines(fs.readFileSync(path.join(done.outDir, 'eval.jsonl'), 'utf8'));
-    expect(lines[0]!.error).toMatch(/^activity sampleCandidate failed: LlmPermanentError: .*400/);
-    expect(lines[1]!.error).toBeNull();
-    const summary = JSON.parse(fs.readFileSync(path.join(done.outDir, 'eval-summary.json'), 'utf8')) as EvalSummary;
-    // Pass@k is over the functions that could be evaluated.
-    expect(summary.evaluated).toBe(1);
-    expect(summary.errors).toEqual([{ functionId: lines[0]!.function_id, error: lines[0]!.error }]);
+    const rows = [
+      record('refused', MEAN.replace(/mean/g, 'refused'), ['assert refused([1]) == refused_new_implementation([1])']),
+      record('partly', MEAN.replace(/mean/g, 'partly'), ['assert partly([1, 3]) == partly_new_implementation([1, 3])']),
+      DATASET[0]!,
+    ];
+    fs.writeFileSync(faulty, rows.map((r) => JSON.stringify(r)).join('\n'));
+    // clamp's function workflow cannot start: its id is taken by a workflow no worker serves.
+    const runId = `faulty-${Date.now().toString(36)}`;
+    const clampId = parseEvalDataset(JSON.stringify(DATASET[0])).at(0)!.functionId;
+    const squatter = await factory.client.workflow.start('evalFunctionWorkflow', { workflowId: `${runId}/eval/${clampId}`, taskQueue: `nobody-polls-${runId}`, args: [] });
+    try {
+      const done = await runEval({
+        config: factory.config,
+        client: factory.client,
+        store: factory.store,
+        datasetFile: faulty,
+        settings: { model: 'scripted-faults', n: 2, ks: [1], timeoutSec: 3, continueAsNewAfter: 1 },
+        runId,
+        outDir: path.join(dir, 'faulty'),
+      });
+      expect(done.functions).toBe(3);
+      expect(done.errors).toBe(2);
+      const lines = parseEvalLines(fs.readFileSync(path.join(done.outDir, 'eval.jsonl'), 'utf8'));
+      const by = (name: string) => lines.find((l) => l.func_name === name)!;
+      // Both samples refused: the function could not be evaluated.
+      expect(by('refused').error).toMatch(/^no sample could be evaluated: activity sampleCandidate failed: LlmPermanentError: .*400/);
+      // One sample refused: the other one's result is kept and counted alone.
+      expect(by('partly')).toMatchObject({ error: null, n: 1, passed_per_round: [1], pass_at_k: { 'pass@1': 1 } });
+      expect(by('partly').step_errors).toEqual([expect.stringMatching(/^sample [01]: activity sampleCandidate failed: LlmPermanentError: .*400/)]);
+      // The workflow that could not start is a recorded result too.
+      expect(by('clamp').error).toMatch(/^the function's workflow failed: .*(already started|duplicate)/i);
+      const summary = JSON.parse(fs.readFileSync(path.join(done.outDir, 'eval-summary.json'), 'utf8')) as EvalSummary;
+      // Pass@k is over the functions that could be evaluated.
+      expect(summary).toMatchObject({ functions: 3, evaluated: 1, errorCount: 2, stepErrorCount: 1, missing: 0 });
+      expect(summary.passAtK['pass@1']).toBe(1);
+      // One function per page and continue-as-new after each: three runs of the workflow.
+      const runs = [];
+      for await (const wf of factory.client.workflow.list({ query: `WorkflowId = "${runId}/eval"` })) runs.push(wf.runId);
+      expect(runs).toHaveLength(3);
+    } finally {
+      await squatter.terminate();
+    }
   });
 });

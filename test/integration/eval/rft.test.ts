@@ -4,20 +4,19 @@
  * reformatted ones, caught by Python's `ast` round trip in the sandbox) are dropped, the SFT JSONL
  * loads with the Python `datasets` package, and the splits are kept apart.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseEvalDataset, type EvalRecord } from '../../../activities/eval/dataset';
 import { SftExampleSchema } from '../../../activities/eval/sft';
 import type { EvalSummary } from '../../../activities/eval/summary';
-import { EvalRefusal, runEval, startEval } from '../../../scripts/lib/eval-run';
+import { EvalRefusal, checkEval, runEval, startEval } from '../../../scripts/lib/eval-run';
 import { fenced } from '../../support/eval-scripts';
 import { startTestFactory, type TestFactory } from '../../support/factory';
 import { DEMO_DATASET } from '../../support/fixtures';
+import { runPythonWithDatasets } from '../../support/tools';
 
 const records = parseEvalDataset(fs.readFileSync(DEMO_DATASET, 'utf8'));
-const PYTHON_TOOLS = path.join(__dirname, '..', '..', '..', '.tools', 'python');
 
 /** Per function (scripted): a wrong answer, and a right one that differs from the ground truth. */
 const VARIANTS: Record<string, { wrong: string; right: string }> = {
@@ -85,7 +84,7 @@ describe('rejection-sampling training data', () => {
   });
 
   test('writes deduplicated SFT JSONL that the datasets package loads', async () => {
-    const done = await runEval({ config: factory.config, client: factory.client, datasetFile: DEMO_DATASET, settings: { task: 'rft', model: 'scripted-rft', n: 3, temperature: 0, repairRounds: 1 }, outDir: path.join(dir, 'rft') });
+    const done = await runEval({ config: factory.config, client: factory.client, store: factory.store, datasetFile: DEMO_DATASET, settings: { task: 'rft', model: 'scripted-rft', n: 3, temperature: 0, repairRounds: 1 }, outDir: path.join(dir, 'rft') });
     expect(done.errors).toBe(0);
     const summary = JSON.parse(fs.readFileSync(path.join(done.outDir, 'eval-summary.json'), 'utf8')) as EvalSummary;
     // Per function: the ground truth and the repaired variant; the verbatim and the reformatted
@@ -105,23 +104,16 @@ describe('rejection-sampling training data', () => {
     expect(repaired.messages[2]!.content).toBe(`\`\`\`python\n${VARIANTS.slugify!.right}\n\`\`\``);
 
     // The Python `datasets` package (installed by bootstrap.sh) loads the file as chat data.
-    const cache = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-hf-'));
-    const py = spawnSync(
-      'python3',
+    const loaded = await runPythonWithDatasets(
       [
-        '-c',
-        [
-          'import json, sys',
-          'from datasets import load_dataset',
-          "d = load_dataset('json', data_files=sys.argv[1], split='train')",
-          "print(json.dumps({'rows': d.num_rows, 'columns': sorted(d.column_names), 'roles': [m['role'] for m in d[0]['messages']], 'sources': sorted(set(d['source']))}))",
-        ].join('\n'),
-        sftFile,
-      ],
-      { encoding: 'utf8', env: { ...process.env, PYTHONPATH: PYTHON_TOOLS, HF_HOME: cache, HF_DATASETS_CACHE: cache, HF_HUB_OFFLINE: '1', HF_DATASETS_OFFLINE: '1' }, timeout: 120_000 },
+        'import json, sys',
+        'from datasets import load_dataset',
+        "d = load_dataset('json', data_files=sys.argv[1], split='train')",
+        "print(json.dumps({'rows': d.num_rows, 'columns': sorted(d.column_names), 'roles': [m['role'] for m in d[0]['messages']], 'sources': sorted(set(d['source']))}))",
+      ].join('\n'),
+      [sftFile],
     );
-    expect({ status: py.status, stderr: py.status === 0 ? '' : py.stderr }).toEqual({ status: 0, stderr: '' });
-    expect(JSON.parse(py.stdout.trim().split('\n').pop()!)).toEqual({
+    expect(JSON.parse(loaded.trim().split('\n').pop()!)).toEqual({
       rows: 6,
       columns: ['func_name', 'function_id', 'messages', 'model', 'repo_name', 'round', 'sample', 'source'],
       roles: ['system', 'user', 'assistant'],
@@ -129,18 +121,21 @@ describe('rejection-sampling training data', () => {
     });
   });
 
-  test('refuses to mix the splits', async () => {
-    const start = (datasetFile: string, task: 'eval' | 'rft', name: string) =>
-      startEval({ config: factory.config, client: factory.client, datasetFile, settings: { task, model: 'scripted-rft' }, outDir: path.join(dir, name) });
-    // The training-data run above registered the demo repository for training: no evaluation on it.
-    await expect(start(DEMO_DATASET, 'eval', 'eval-refused')).rejects.toThrow(EvalRefusal);
-    await expect(start(DEMO_DATASET, 'eval', 'eval-refused')).rejects.toThrow(/already used for train \(e\.g\. textkit-demo in run /);
-    expect(fs.existsSync(path.join(dir, 'eval-refused'))).toBe(false);
-    // A dataset its crawl declared an evaluation set never becomes training data.
-    const declared = path.join(dir, 'declared');
-    fs.mkdirSync(declared);
-    fs.copyFileSync(DEMO_DATASET, path.join(declared, 'dataset.jsonl'));
-    fs.writeFileSync(path.join(declared, 'run.json'), JSON.stringify({ split: 'eval' }));
-    await expect(start(path.join(declared, 'dataset.jsonl'), 'rft', 'rft-refused')).rejects.toThrow(/declared an evaluation set/);
+  test('never makes training data from eval-split records; evaluating train-split records is allowed and said', async () => {
+    // One record of the demo dataset (a train-split crawl) declared eval.
+    const mixed = path.join(dir, 'mixed.jsonl');
+    const lines = fs.readFileSync(DEMO_DATASET, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    fs.writeFileSync(mixed, lines.map((l, i) => JSON.stringify(i === 2 ? { ...l, split: 'eval' } : l)).join('\n') + '\n');
+    const start = (datasetFile: string, task: 'eval' | 'rft', runId: string) =>
+      startEval({ config: factory.config, client: factory.client, store: factory.store, datasetFile, settings: { task, model: 'scripted-rft' }, runId, outDir: path.join(dir, runId) });
+    await expect(start(mixed, 'rft', 'rft-refused')).rejects.toThrow(EvalRefusal);
+    await expect(start(mixed, 'rft', 'rft-refused')).rejects.toThrow(/1 of 3 record\(s\) belong to the eval split \(e\.g\. textkit-demo slugify\): training data is never made from them/);
+    // Nothing was started: no run in the store, no output folder.
+    expect(await factory.store.getRun('rft-refused')).toBeNull();
+    expect(fs.existsSync(path.join(dir, 'rft-refused'))).toBe(false);
+    // Evaluation on the same records is allowed; the train-split ones are noted.
+    const checked = checkEval(factory.config, { datasetFile: mixed, settings: { task: 'eval' } });
+    expect(checked.dataset.meta.splits).toEqual({ train: 2, eval: 1, none: 0 });
+    expect(checked.notes).toEqual(['2 record(s) of the train split are evaluated: a model trained on them has seen these functions']);
   });
 });

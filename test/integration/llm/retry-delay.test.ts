@@ -11,7 +11,7 @@ import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { installQuietRuntime } from '../../../workers/main';
 import { LlmGateway } from '../../../activities/llm';
-import { ArtifactStore } from '../../../activities/artifacts/store';
+import { LocalStore } from '../../../activities/store/local';
 import { loadConfig } from '../../../temporal.config';
 import { startScriptedLlmServer, type ScriptedResponse } from '../../../scripts/lib/scripted-llm-server';
 import { createRetryProbeActivities } from './retry-probe-activities';
@@ -26,7 +26,7 @@ async function runProbe(responses: ScriptedResponse[]) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-it-llm-'));
   const llm = await startScriptedLlmServer({ rules: [{ kind: 'docstring', responses }] });
   const config = loadConfig({ env: {}, overrides: { dataDir, llm: { baseURL: llm.url, apiKey: 'scripted', model: 'scripted-test' } } });
-  const gateway = new LlmGateway(config, new ArtifactStore(path.join(dataDir, 'artifacts')));
+  const gateway = new LlmGateway(config, new LocalStore(dataDir));
   installQuietRuntime();
   const taskQueue = `llm-retry-${randomBytes(4).toString('hex')}`;
   const native = await NativeConnection.connect({ address });

@@ -88,6 +88,19 @@ describe('candidate filters', () => {
     expect(droppedBy('def f(a):\n    x = a\n    return x\n\ndef f(a, b):\n    x = a + b\n    return x\n')).toEqual(['shadowed', null]);
   });
 
+  it('gives shadowed definitions ids of their own, so ids stay unique with the shadowed rule off', () => {
+    const source = 'def f(a):\n    x = a\n    return x\n\ndef f(a, b):\n    x = a + b\n    return x\n\ndef f(a, b, c):\n    x = a + b + c\n    return x\n';
+    const analyzer = RepositoryAnalyzer.fromSources({ 'm.py': source }, { rules: { noShadowed: false }, commit: 'c1' });
+    const fns = analyzer.functions();
+    expect(fns.map((f) => f.kept)).toEqual([true, true, true]);
+    expect(fns.map((f) => f.occurrence)).toEqual([2, 1, 0]);
+    expect(new Set(fns.map((f) => f.id)).size).toBe(3);
+    // The bound (last) definition keeps the plain id; each id analyses its own definition.
+    expect(fns[2]!.id).toBe(functionId('memory', 'c1', 'm.py', 'f'));
+    expect(analyzer.analyze('m.py', 'f', 1).source).toContain('def f(a, b):');
+    expect(analyzer.analyze('m.py', 'f').source).toContain('def f(a, b, c):');
+  });
+
   it('lets every rule be switched off', () => {
     const fns = RepositoryAnalyzer.fromSources(
       { 'm.py': 'def f():\n    return 1\n\nclass A:\n    def __eq__(self, o):\n        return o\n' },

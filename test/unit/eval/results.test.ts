@@ -1,6 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { FunctionEvalResult, SampleRound, Usage } from '../../../activities/eval/contracts';
 import { parseEvalDataset } from '../../../activities/eval/dataset';
 import type { SampleOutcome } from '../../../activities/eval/outcome';
@@ -9,29 +7,31 @@ import { renderEvalReport } from '../../../activities/eval/report';
 import { evalLineOf, passedPerRound } from '../../../activities/eval/results';
 import { parseEvalSettings } from '../../../activities/eval/settings';
 import { answerOf, dedupeTargets, sftExamples, trainingMessages, type TrainingTarget } from '../../../activities/eval/sft';
-import { declaredSplit, readSplitRegistry, registerSplit, splitConflicts } from '../../../activities/eval/splits';
+import { splitCounts, splitNote, trainingRefusal } from '../../../activities/eval/splits';
 import { summarize } from '../../../activities/eval/summary';
 import { DEMO_DATASET } from '../../support/fixtures';
 
 const usage = (promptTokens: number): Usage => ({ calls: 1, cachedCalls: 0, promptTokens, completionTokens: 10, costUsd: 0.001 });
 const pass: SampleOutcome = { passed: true, kind: null, exceptionType: null, summary: 'passed' };
 const fail = (kind: SampleOutcome['kind'], exceptionType: string | null = null): SampleOutcome => ({ passed: false, kind, exceptionType, summary: `${kind}` });
-const round = (r: number, outcome: SampleOutcome, key: string | null = `k${r}`): SampleRound => ({ round: r, candidateKey: key, run: { ...outcome, resultKey: null, durationMs: 3 }, usage: usage(100) });
+const round = (r: number, outcome: SampleOutcome, key: string | null = `k${r}`): SampleRound => ({ round: r, candidateKey: key, run: { ...outcome, resultKey: null, durationMs: 3, requirements: [] }, usage: usage(100) });
 
 const [record] = parseEvalDataset(fs.readFileSync(DEMO_DATASET, 'utf8'));
+const meta = (file: string, functions: number) => ({ file, format: 'ours' as const, functions, splits: { train: functions, eval: 0, none: 0 } });
 
 /** Four samples: one passes at once, one after one repair, one after two, one never. */
 function result(functionId = record!.functionId): FunctionEvalResult {
   return {
     functionId,
     error: null,
+    stepErrors: [],
     prompt: { promptKey: 'p', contextKey: 'c', docstring: 'original', hasOriginalDocstring: true, usage: { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 } },
     unusedDocstringUsage: null,
     samples: [
-      { sample: 0, rounds: [round(0, pass)] },
-      { sample: 1, rounds: [round(0, fail('assertion', 'AssertionError')), round(1, pass)] },
-      { sample: 2, rounds: [round(0, fail('no_code'), null), round(1, fail('exception', 'TypeError')), round(2, pass)] },
-      { sample: 3, rounds: [round(0, fail('timeout')), round(1, fail('syntax_error', 'SyntaxError')), round(2, fail('exception', 'TypeError'))] },
+      { sample: 0, rounds: [round(0, pass)], error: null },
+      { sample: 1, rounds: [round(0, fail('assertion', 'AssertionError')), round(1, pass)], error: null },
+      { sample: 2, rounds: [round(0, fail('no_code'), null), round(1, fail('exception', 'TypeError')), round(2, pass)], error: null },
+      { sample: 3, rounds: [round(0, fail('timeout')), round(1, fail('syntax_error', 'SyntaxError')), round(2, fail('exception', 'TypeError'))], error: null },
     ],
     ranking: null,
     rankingUsage: null,
@@ -61,15 +61,37 @@ describe('a function result line', () => {
   });
 });
 
+describe('a function whose steps failed for good', () => {
+  it('leaves a sample without an outcome out of n, keeps the rounds of one that stopped repairing, and lists both', () => {
+    const r = result();
+    r.samples[3] = { ...r.samples[3]!, rounds: r.samples[3]!.rounds.slice(0, 1), error: 'activity repairCandidate failed: LlmPermanentError: 400' };
+    r.samples.push({ sample: 4, rounds: [], error: 'activity sampleCandidate failed: LlmPermanentError: 400' });
+    r.stepErrors.push('ranking: activity runTestMatrix failed: boom');
+    const line = evalLineOf(r, { record: record!, settings, model: 'm', candidates });
+    expect(line.n).toBe(4);
+    expect(line.passed_per_round).toEqual([1, 2, 3]);
+    expect(line.samples[4]).toEqual({ sample: 4, rounds: [], error: 'activity sampleCandidate failed: LlmPermanentError: 400' });
+    expect(line.step_errors).toEqual([
+      'sample 3: activity repairCandidate failed: LlmPermanentError: 400',
+      'sample 4: activity sampleCandidate failed: LlmPermanentError: 400',
+      'ranking: activity runTestMatrix failed: boom',
+    ]);
+    const s = summarize([line], { runId: 'r', model: 'm', settings, dataset: meta('d.jsonl', 2) });
+    expect(s).toMatchObject({ functions: 1, evaluated: 1, errorCount: 0, stepErrorCount: 3, missing: 1 });
+    expect(s.stepErrors[0]).toEqual({ functionId: record!.functionId, error: 'sample 3: activity repairCandidate failed: LlmPermanentError: 400' });
+  });
+});
+
 describe('the run summary', () => {
   it('adds up functions, rounds, repositories and failure kinds; errors are left out of Pass@k', () => {
     const ok = evalLineOf(result(), { record: record!, settings, model: 'm', candidates });
     const other = { ...ok, function_id: 'x2', repo_name: 'other/repo', has_docstring: false, passed_per_round: [4, 4, 4], pass_at_k: { 'pass@1': 1, 'pass@2': 1 } };
     const broken = { ...ok, function_id: 'x3', error: 'activity runCandidate failed: boom', passed_per_round: [0, 0, 0] };
-    const s = summarize([ok, other, broken], { runId: 'r', model: 'm', settings, datasetFile: 'd.jsonl', datasetFormat: 'ours', datasetFunctions: 3 });
+    const s = summarize([ok, other, broken], { runId: 'r', model: 'm', settings, dataset: meta('d.jsonl', 3) });
     expect(s.functions).toBe(3);
     expect(s.evaluated).toBe(2);
     expect(s.errors).toEqual([{ functionId: 'x3', error: 'activity runCandidate failed: boom' }]);
+    expect(s.errorCount).toBe(1);
     expect(s.passAtK['pass@1']).toBeCloseTo((0.25 + 1) / 2, 12);
     // k = 10 is above n = 4: not reported.
     expect(Object.keys(s.passAtK)).toEqual(['pass@1', 'pass@2']);
@@ -94,7 +116,7 @@ describe('ranking totals', () => {
     });
     const random = parseEvalSettings({ n: 4, ks: [1, 2], select: 'random' });
     const lines = [ranked([true, false, false, false]), ranked([true, true, false, false])].map((r, i) => ({ ...evalLineOf(r, { record: record!, settings: random, model: 'm', candidates }), function_id: `f${i}` }));
-    const s = summarize(lines, { runId: 'r', model: 'm', settings: random, datasetFile: 'd', datasetFormat: 'ours', datasetFunctions: 2 });
+    const s = summarize(lines, { runId: 'r', model: 'm', settings: random, dataset: meta('d', 2) });
     expect(Object.keys(s.ranking!.methods)).toEqual(['random']);
     // Random n@1 is pass@1 per function: (1/4 + 2/4) / 2.
     expect(s.ranking!.methods.random!.hitAtK['n@1']).toBeCloseTo(0.375, 12);
@@ -132,25 +154,20 @@ describe('training data', () => {
 });
 
 describe('keeping the splits apart', () => {
-  it('finds repositories registered for the other split, and declared splits', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-splits-'));
-    expect(readSplitRegistry(dir)).toEqual([]);
-    registerSplit(dir, { split: 'eval', runId: 'e1', dataset: '/d/eval.jsonl', repositories: ['a/x', 'b/y'], registeredAt: '2026-01-01T00:00:00Z' });
-    const registry = readSplitRegistry(dir);
-    expect(splitConflicts(['c/z', 'b/y'], 'train', registry)).toEqual([{ repository: 'b/y', registeredAs: 'eval', runId: 'e1', dataset: '/d/eval.jsonl' }]);
-    expect(splitConflicts(['b/y'], 'eval', registry)).toEqual([]);
-    const file = path.join(dir, 'dataset.jsonl');
-    expect(declaredSplit(file, [{}])).toBeNull();
-    expect(declaredSplit(file, [{ split: 'eval' }])).toBe('eval');
-    fs.writeFileSync(path.join(dir, 'run.json'), JSON.stringify({ split: 'eval' }));
-    expect(declaredSplit(file, [{}])).toBe('eval');
+  it("refuses training data from eval-split records, and notes train-split records evaluated", () => {
+    const rec = (split: 'train' | 'eval' | null, qualname = 'f') => ({ split, repo: 'acme/x', qualname });
+    expect(splitCounts([rec('train'), rec('eval'), rec(null), rec('train')])).toEqual({ train: 2, eval: 1, none: 1 });
+    expect(trainingRefusal([rec('train'), rec(null)])).toBeNull();
+    expect(trainingRefusal([rec('train'), rec('eval', 'Interval.merge')])).toBe('1 of 2 record(s) belong to the eval split (e.g. acme/x Interval.merge): training data is never made from them');
+    expect(splitNote('eval', { train: 3, eval: 1, none: 0 })).toMatch(/^3 record\(s\) of the train split are evaluated/);
+    expect(splitNote('eval', { train: 0, eval: 4, none: 2 })).toBeNull();
   });
 });
 
 describe('the report page', () => {
   it('draws one bar per value and escapes what it quotes', () => {
     const ok = evalLineOf(result(), { record: record!, settings, model: 'm', candidates });
-    const s = summarize([ok], { runId: 'run-<1>', model: 'm<script>', settings, datasetFile: 'd.jsonl', datasetFormat: 'ours', datasetFunctions: 1 });
+    const s = summarize([ok], { runId: 'run-<1>', model: 'm<script>', settings, dataset: meta('d.jsonl', 1) });
     const html = renderEvalReport([s]);
     expect(html).not.toContain('<script');
     expect(html).toContain('m&lt;script&gt;');

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
+import { LocalStore } from '../../../activities/store/local';
 import { ApplicationFailure } from '@temporalio/common';
-import { LlmGateway, LlmPermanentError, LlmTransientError, listExchanges, parseCodeAnswer, parseRetryAfter, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
+import { LlmGateway, LlmPermanentError, LlmTransientError, parseCodeAnswer, parseRetryAfter, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
 import { toActivityFailure } from '../../../activities/llm/failures';
 import { startScriptedLlmServer, type ScriptedLlmServer, type ScriptedResponse } from '../../../scripts/lib/scripted-llm-server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
@@ -144,7 +145,7 @@ describe('transient and permanent failures through the real openai client', () =
     await failureOf(call());
     const ok = await call();
     expect(ok.cached).toBe(false);
-    const index = await listExchanges(dataDir, 'fn-f');
+    const index = await new LocalStore(dataDir).listExchanges('fn-f');
     expect(index).toHaveLength(2);
     expect(index[0]!.error).toMatch(/server error 500/);
     const failed = await storeFor(config).getJson<ExchangeRecord>(index[0]!.exchangeKey);

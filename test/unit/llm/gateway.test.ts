@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { LlmGateway, listExchanges, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
+import { LocalStore } from '../../../activities/store/local';
+import { LlmGateway, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
 import { startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 
@@ -53,7 +54,7 @@ describe('LlmGateway against the scripted server over HTTP', () => {
     expect(record.promptVersion).toBe('1');
     expect(record.step).toBe('sandbox');
 
-    const index = await listExchanges(dataDir, 'fn-add');
+    const index = await new LocalStore(dataDir).listExchanges('fn-add');
     expect(index).toHaveLength(1);
     expect(index[0]).toMatchObject({ exchangeKey: out.exchangeKey, step: 'sandbox', cached: false, runId: 'run-1', repoId: 'repo-1', promptId: 'sandbox' });
   });
@@ -72,7 +73,7 @@ describe('LlmGateway against the scripted server over HTTP', () => {
       expect(hit).toMatchObject({ text: first.text, cached: true, promptTokens: 0, completionTokens: 0, costUsd: 0 });
       expect(hit.exchangeKey).not.toBe(first.exchangeKey);
     }
-    const index = await listExchanges(dataDir, 'fn-add');
+    const index = await new LocalStore(dataDir).listExchanges('fn-add');
     expect(index.map((e) => e.cached)).toEqual([false, true, true]);
     const hitRecord = await storeFor(config).getJson<ExchangeRecord>(second.exchangeKey);
     expect(hitRecord.sourceExchangeKey).toBe(first.exchangeKey);

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadConfig, type Config, type DeepPartial } from '../../../temporal.config';
-import { ArtifactStore } from '../../../activities/artifacts/store';
+import { LocalStore } from '../../../activities/store/local';
 
 export function tempDataDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'repost-llm-'));
@@ -17,6 +17,6 @@ export function testConfig(baseURL: string, dataDir: string, overrides: DeepPart
   });
 }
 
-export function storeFor(config: Config): ArtifactStore {
-  return new ArtifactStore(path.join(config.dataDir, 'artifacts'));
+export function storeFor(config: Config): LocalStore {
+  return new LocalStore(config.dataDir);
 }

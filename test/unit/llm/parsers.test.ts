@@ -30,6 +30,13 @@ describe('parseCodeAnswer', () => {
     expect(parseCodeAnswer('```py\nx = 2\n```\n```sh\n\n```')).toEqual({ ok: true, code: 'x = 2\n', bash: null });
   });
 
+  it('takes a last block without its closing fence as complete when the model stopped on its own', () => {
+    expect(parseCodeAnswer('Here it is.\n```python\ndef f():\n    return 1\n', 'stop')).toEqual({ ok: true, code: 'def f():\n    return 1\n', bash: null });
+    expect(parseCodeAnswer('```python\ndef f():\n    return 1', null)).toMatchObject({ ok: true, code: 'def f():\n    return 1\n' });
+    // Cut off at the token limit it is truncated, fence or no fence.
+    expect(parseCodeAnswer('```python\ndef f():\n    return [1,', 'length')).toMatchObject({ ok: false, failure: 'truncated' });
+  });
+
   it('keeps code that contains backticks inside strings and longer fences', () => {
     const parsed = parseCodeAnswer('````python\ns = """```not a fence```"""\n````');
     expect(parsed).toEqual({ ok: true, code: 's = """```not a fence```"""\n', bash: null });
@@ -41,7 +48,6 @@ describe('parseCodeAnswer', () => {
     ['```python\n\n```', 'stop', 'empty'],
     ['I would change the import.', 'stop', 'no_code_block'],
     ['```bash\nls\n```', 'stop', 'no_code_block'],
-    ['```python\ndef f():\n    return [1,', 'stop', 'truncated'],
     ['```python\ndef f():\n    return 1\n```', 'length', 'truncated'],
     ['```python\nimport os\n\n# ... rest of the code unchanged\n```', 'stop', 'abbreviated'],
     ['```python\nclass A:\n    def f(self):\n        ...  # same as before\n```', 'stop', 'abbreviated'],

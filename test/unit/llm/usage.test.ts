@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
+import { LocalStore } from '../../../activities/store/local';
 import * as path from 'node:path';
-import { LlmGateway, listAllExchanges, listExchanges, sumUsage, usageBy, estimateCostUsd, type UsageEntry } from '../../../activities/llm';
-import { indexFileOf } from '../../../activities/llm/exchange';
+import { LlmGateway, sumUsage, usageBy, estimateCostUsd, type UsageEntry } from '../../../activities/llm';
 import { startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 
@@ -37,7 +37,8 @@ describe('cost and usage accounting', () => {
         outcomes.push(await gateway.chat({ step: 'docstring', functionId: fn, repoId: repo, runId: 'run-7', messages: [{ role: 'user', content: `document ${fn}` }] }));
       }
       expect(outcomes.map((o) => o.cached)).toEqual([false, true, false, false]);
-      const all = await listAllExchanges(dataDir);
+      const all = [];
+      for await (const e of new LocalStore(dataDir).listRunExchanges('run-7')) all.push(e);
       expect(all).toHaveLength(4);
       const fromIndex = sumUsage(all);
       const fromOutcomes = sumUsage(outcomes);
@@ -59,12 +60,12 @@ describe('cost and usage accounting', () => {
     try {
       const line = (functionId: string) =>
         JSON.stringify({ exchangeKey: 'sha256-' + '0'.repeat(64), step: 'tests', model: 'm', cached: false, promptTokens: 1, completionTokens: 1, costUsd: 0, latencyMs: 1, functionId, recordedAt: 'now' });
-      const file = indexFileOf(dataDir, 'a/b');
+      // 'a/b' and 'a:b' both sanitise to the file name 'a_b'.
+      const file = path.join(dataDir, 'llm-index', 'a_b.jsonl');
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, `${line('a/b')}\n${line('a:b')}\n{"exchangeKey": "sha256-tor`);
-      expect(indexFileOf(dataDir, 'a:b')).toBe(file);
-      expect((await listExchanges(dataDir, 'a/b')).map((e) => e.functionId)).toEqual(['a/b']);
-      expect(await listExchanges(dataDir, 'nothing-here')).toEqual([]);
+      expect((await new LocalStore(dataDir).listExchanges('a/b')).map((e) => e.functionId)).toEqual(['a/b']);
+      expect(await new LocalStore(dataDir).listExchanges('nothing-here')).toEqual([]);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
     }

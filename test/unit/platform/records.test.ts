@@ -1,19 +1,25 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { ArtifactStore } from '../../../activities/artifacts/store';
 import type { FunctionOutcome, FunctionRef, FunctionStage, RecordInput } from '../../../activities/contracts';
-import { finalizeRunFiles, funnelOf, STAGE_ORDER, writeFunctionRecord } from '../../../activities/dataset/records';
+import { buildStoredRecord, funnelOf, STAGE_ORDER } from '../../../activities/dataset/records';
+import { exportRunFiles, summarizeRun } from '../../../activities/dataset/run-files';
+import { LocalStore } from '../../../activities/store/local';
+import { RunExistsError } from '../../../activities/store/types';
 
-function input(outDir: string, id: string, stage: FunctionStage, store: Record<string, string>): RecordInput {
-  const fn: FunctionRef = { functionId: id, repoId: 'r', commit: 'c'.repeat(40), snapshotDir: '/x', path: 'a.py', qualname: `f_${id}`, name: `f_${id}` };
+function fnRef(id: string): FunctionRef {
+  return { functionId: id, repoId: 'r', commit: 'c'.repeat(40), path: 'a.py', qualname: `C.f_${id}`, name: `f_${id}`, split: 'train', license: 'mit' };
+}
+
+function input(id: string, stage: FunctionStage, keys: Record<string, string>): RecordInput {
+  const fn = fnRef(id);
   const outcome: FunctionOutcome = { functionId: id, path: 'a.py', qualname: fn.qualname, accepted: stage === 'accepted', stage, reason: 'why', debugRounds: 0, coverageRounds: 0, branchCoverage: 1, tokens: 10 };
   return {
-    run: { runId: 'run', outDir },
+    run: { runId: 'run', settingsKey: keys.settings!, storeId: 'x' },
     fn,
-    prepared: { sourceKey: store.source!, contextKey: store.context!, crossFile: false, standalone: true, dependencyCount: 0, localModules: [] },
+    prepared: { sourceKey: keys.source!, contextKey: keys.context!, crossFile: false, standalone: true, dependencyCount: 0, localModules: [] },
     outcome,
-    scriptKey: store.script!,
+    scriptKey: keys.script!,
     execution: null,
     astEquivalent: true,
     functionality: null,
@@ -22,38 +28,81 @@ function input(outDir: string, id: string, stage: FunctionStage, store: Record<s
   };
 }
 
+const thresholds = { coverage: 0.8, astCheckRequired: false };
+
+async function newRun(store: LocalStore, runId: string, candidates: string[]) {
+  await store.createRun({ runId, createdAt: 'now', settingsKey: await store.putJson({ settings: 1 }), sourcesKey: null, sources: 1, outDir: null });
+  const page = await store.putJson(candidates.map(fnRef));
+  await store.putRepoProgress(runId, { index: 0, outcome: { repoId: 'r', source: { kind: 'local', path: '/r' }, skipped: null, candidates: candidates.length, accepted: 0, rejected: 0 }, candidatePages: [page], done: true });
+}
+
 describe('dataset records', () => {
   it('funnel: rejections per stage plus accepted add up to the total', () => {
-    const stages: FunctionStage[] = ['accepted', 'sandbox', 'coverage', 'accepted', 'test_check'];
+    const stages: FunctionStage[] = ['accepted', 'sandbox', 'coverage', 'accepted', 'test_check', 'internal'];
     const { reached, rejectedAt } = funnelOf(stages);
     expect(reached.prepare).toBe(5);
     expect(reached.tests).toBe(4);
     expect(reached.accepted).toBe(2);
+    expect(rejectedAt.internal).toBe(1);
     const rejected = Object.values(rejectedAt).reduce((a, b) => a + b, 0);
     expect(rejected + reached.accepted!).toBe(stages.length);
     expect(Object.keys(reached)).toEqual([...STAGE_ORDER]);
   });
 
-  it('writing a record again replaces it: no duplicate, no loss', async () => {
+  it('writing a record again replaces it: no duplicate, no loss; records outside the run stay out', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'records-'));
-    const store = new ArtifactStore(path.join(dir, 'artifacts'));
-    const keys = { source: await store.put('def f(x):\n    return x\n'), context: await store.put('## a.py\n'), script: await store.put('print(1)\n') };
-    await writeFunctionRecord(store, input(dir, 'aaaa', 'accepted', keys));
-    await writeFunctionRecord(store, input(dir, 'bbbb', 'tests', keys));
-    await writeFunctionRecord(store, input(dir, 'aaaa', 'accepted', keys));
-    const summary = await finalizeRunFiles('run', dir);
+    const store = new LocalStore(dir);
+    await newRun(store, 'run', ['aaaa', 'bbbb']);
+    const keys = { source: await store.put('def f(x):\n    return x\n'), context: await store.put('## a.py\n'), script: await store.put('print(1)\n'), settings: 'sha256-' + '0'.repeat(64) };
+    const put = async (id: string, stage: FunctionStage) => store.putRecord('run', await buildStoredRecord(store, input(id, stage, keys), thresholds));
+    await put('aaaa', 'accepted');
+    await put('bbbb', 'tests');
+    await put('aaaa', 'accepted');
+    // A record of a function that is not one of the run's candidates (left by an earlier incarnation).
+    await put('zzzz', 'accepted');
+    const summary = await summarizeRun(store, 'run');
     expect(summary.functions).toBe(2);
     expect(summary.accepted).toBe(1);
     expect(summary.rejectedAt.tests).toBe(1);
-    const lines = fs.readFileSync(path.join(dir, 'dataset.jsonl'), 'utf8').trim().split('\n');
+    const out = path.join(dir, 'out');
+    await exportRunFiles(store, 'run', out);
+    const lines = fs.readFileSync(path.join(out, 'dataset.jsonl'), 'utf8').trim().split('\n');
     expect(lines).toHaveLength(1);
     const rec = JSON.parse(lines[0]!);
     expect(rec.orig_func).toContain('def f(x)');
     expect(rec.idx).toBe('aaaa');
+    // RepoST writes a method's qualified name as func_name.
+    expect(rec.func_name).toBe('C.f_aaaa');
+    expect(rec).toMatchObject({ split: 'train', coverage_threshold: 0.8, ast_check_required: false, license: 'mit' });
     // A replay that now rejects the function moves it from the dataset to the rejections.
-    await writeFunctionRecord(store, input(dir, 'aaaa', 'coverage', keys));
-    const again = await finalizeRunFiles('run', dir);
+    await put('aaaa', 'coverage');
+    const again = await summarizeRun(store, 'run');
     expect(again.accepted).toBe(0);
     expect(again.rejected).toBe(2);
+  });
+
+  it('pages through thousands of records in bounded pages', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'records-'));
+    const store = new LocalStore(dir);
+    const ids = Array.from({ length: 1200 }, (_, i) => `f${String(i).padStart(5, '0')}`);
+    await newRun(store, 'big', ids);
+    const keys = { source: await store.put('def f():\n    return 1\n'), context: await store.put(''), script: await store.put(''), settings: 'k' };
+    for (const id of ids) await store.putRecord('big', await buildStoredRecord(store, input(id, id.endsWith('7') ? 'debug' : 'accepted', keys), thresholds));
+    const first = await store.listRecords('big', { limit: 500 });
+    expect(first.records).toHaveLength(500);
+    expect(first.next).toBe('f00499');
+    const summary = await summarizeRun(store, 'big');
+    expect(summary.functions).toBe(1200);
+    expect(summary.rejectedAt.debug).toBe(120);
+    const counts = await store.countRecords('big');
+    expect(counts).toMatchObject({ total: 1200, accepted: 1080 });
+    // The summary measures every accepted record for its Table 4 statistics; the BPE tokenizer
+    // alone takes about a second to load, more on a busy machine.
+  }, 20_000);
+
+  it('a run id is registered once', async () => {
+    const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'records-')));
+    await newRun(store, 'once', []);
+    await expect(store.createRun({ runId: 'once', createdAt: 'now', settingsKey: 'k', sourcesKey: null, sources: 0, outDir: null })).rejects.toBeInstanceOf(RunExistsError);
   });
 });

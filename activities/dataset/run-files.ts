@@ -1,0 +1,129 @@
+/**
+ * A run's summary and files, computed from the store a page at a time.
+ *
+ * A run's records are those of its candidates: the functions its repositories listed (candidate
+ * pages recorded with each repository's progress). A record left in the store by an earlier,
+ * different incarnation of the run (a resumed run whose sources changed) is not one of them and
+ * never enters the dataset.
+ */
+import * as path from 'node:path';
+import type { FunctionRef, FunctionStage } from '../contracts';
+import { allRecords, type Store } from '../store/types';
+import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
+import { StatisticsBuilder, type DatasetStatistics } from './statistics';
+
+export interface RunSummaryFile {
+  runId: string;
+  repositories: number;
+  functions: number;
+  accepted: number;
+  rejected: number;
+  funnel: Record<string, number>;
+  rejectedAt: Record<string, number>;
+  bySplit: Record<string, { accepted: number; rejected: number }>;
+  /** Candidates without a record (only when the run did not finish). */
+  missingRecords: number;
+  skippedRepos: { source: unknown; reason: string }[];
+  llm: ReturnType<UsageCounter['result']>;
+  /** RepoST's Table 4 per split, and the cost of an accepted example (`statistics.ts`). */
+  statistics: DatasetStatistics;
+}
+
+export interface Progress {
+  /** Called every few hundred records, e.g. to heartbeat a long activity. */
+  tick?: () => void;
+}
+
+/** Function ids of the run's candidates, from its repositories' candidate pages. */
+export async function candidateIds(store: Store, runId: string, progress: Progress = {}): Promise<Set<string>> {
+  const ids = new Set<string>();
+  for (const repo of await store.listRepoProgress(runId)) {
+    for (const key of repo.candidatePages) {
+      for (const fn of await store.getJson<FunctionRef[]>(key)) ids.add(fn.functionId);
+      progress.tick?.();
+    }
+  }
+  return ids;
+}
+
+/** The run's summary, streamed over its records (bounded memory whatever the run's size). */
+export async function summarizeRun(store: Store, runId: string, progress: Progress = {}): Promise<RunSummaryFile> {
+  const repos = await store.listRepoProgress(runId);
+  const candidates = await candidateIds(store, runId, progress);
+  const funnel = new FunnelCounter();
+  const bySplit: Record<string, { accepted: number; rejected: number }> = {};
+  const statistics = new StatisticsBuilder();
+  let accepted = 0;
+  let rejected = 0;
+  let n = 0;
+  for await (const r of allRecords(store, runId)) {
+    if (++n % 200 === 0) progress.tick?.();
+    if (!candidates.has(r.fn.functionId)) continue;
+    const split = (bySplit[r.fn.split] ??= { accepted: 0, rejected: 0 });
+    if (r.accepted) {
+      accepted += 1;
+      split.accepted += 1;
+      funnel.add('accepted');
+      statistics.add(r.record);
+    } else {
+      rejected += 1;
+      split.rejected += 1;
+      funnel.add(r.rejection.stage as FunctionStage);
+    }
+  }
+  const usage = new UsageCounter();
+  for await (const e of store.listRunExchanges(runId)) {
+    usage.add(e);
+    if (++n % 1000 === 0) progress.tick?.();
+  }
+  const { reached, rejectedAt } = funnel.result();
+  const llm = usage.result();
+  return {
+    runId,
+    repositories: repos.length,
+    functions: accepted + rejected,
+    accepted,
+    rejected,
+    funnel: reached,
+    rejectedAt,
+    bySplit,
+    missingRecords: candidates.size - (accepted + rejected),
+    skippedRepos: repos.filter((r) => r.outcome.skipped).map((r) => ({ source: r.outcome.source, reason: r.outcome.skipped! })),
+    llm,
+    statistics: statistics.result(llm.total),
+  };
+}
+
+/**
+ * Writes `dataset.jsonl`, `rejections.jsonl`, `summary.json` and `run.json` of a run into `outDir`,
+ * streaming the records from the store. Safe to call again: each file is replaced atomically.
+ */
+export async function exportRunFiles(store: Store, runId: string, outDir: string, progress: Progress = {}): Promise<RunSummaryFile> {
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`no run ${runId} in the store at ${store.location}`);
+  const p = runPaths(path.resolve(outDir));
+  const candidates = await candidateIds(store, runId, progress);
+  const dataset = new JsonLinesWriter(p.dataset);
+  const rejections = new JsonLinesWriter(p.rejections);
+  try {
+    let n = 0;
+    for await (const r of allRecords(store, runId)) {
+      if (++n % 200 === 0) progress.tick?.();
+      if (!candidates.has(r.fn.functionId)) continue;
+      if (r.accepted) await dataset.write(r.record);
+      else await rejections.write(r.rejection);
+    }
+    await dataset.close();
+    await rejections.close();
+  } catch (err) {
+    await dataset.abort();
+    await rejections.abort();
+    throw err;
+  }
+  const summary = (run.summary as RunSummaryFile | undefined) ?? (await summarizeRun(store, runId, progress));
+  await writeFileAtomic(p.summary, JSON.stringify(summary, null, 2) + '\n');
+  const settings = await store.getJson(run.settingsKey);
+  const sources = run.sourcesKey ? await store.getJson(run.sourcesKey) : [];
+  await writeFileAtomic(p.run, JSON.stringify({ ...run, summary: undefined, settings, sourceList: sources }, null, 2) + '\n');
+  return summary;
+}

@@ -1,0 +1,98 @@
+/**
+ * The columns of the exported dataset, in one table from which the Parquet schema, the column
+ * data and the Hugging Face `features` of the dataset card are all derived, so they cannot
+ * disagree. RepoST's published fields come first with their meaning unchanged, then what this
+ * factory adds. The split is not a column: each split is its own file.
+ */
+import type { ProductRecord } from '../dataset/product-record';
+import { licenseOf } from '../dataset/product-record';
+
+type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
+
+export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[] };
+
+export interface ExportColumn {
+  name: string;
+  type: ColumnType;
+  description: string;
+  value(record: ProductRecord): unknown;
+}
+
+const str = (nullable = false): ColumnType => ({ kind: 'scalar', scalar: 'string', nullable });
+const scalar = (s: Scalar, nullable: boolean): ColumnType => ({ kind: 'scalar', scalar: s, nullable });
+
+export const EXPORT_COLUMNS: readonly ExportColumn[] = [
+  // RepoST's fields.
+  { name: 'func_name', type: str(), description: 'name of the target function (the method name for a method)', value: (r) => r.func_name },
+  { name: 'idx', type: str(), description: "the example's id (RepoST's field; equals function_id)", value: (r) => r.idx },
+  { name: 'repo_name', type: str(), description: 'source repository (owner/name on GitHub)', value: (r) => r.repo_name },
+  { name: 'func_path', type: str(), description: "path of the function's file in the repository", value: (r) => r.func_path },
+  { name: 'orig_func', type: str(), description: 'the target function as written in the repository (the ground truth)', value: (r) => r.orig_func },
+  { name: 'orig_context', type: str(), description: 'its local dependencies as `## path` blocks: the repository context a model is given', value: (r) => r.orig_context },
+  { name: 'eval_script', type: str(), description: 'the standalone evaluation script: the sandboxed function, its dependencies and equivalence tests against `<name>_new_implementation`', value: (r) => r.eval_script },
+  { name: 'coverage_rate', type: scalar('float64', true), description: 'branch coverage (0..1) of the target reached by the tests', value: (r) => r.coverage_rate },
+  { name: 'coverage_report', type: str(), description: 'the coverage measurement in words', value: (r) => r.coverage_report },
+  { name: 'sandbox_ast_check', type: scalar('bool', true), description: 'whether the sandboxed function has the same AST as the original', value: (r) => r.sandbox_ast_check },
+  { name: 'sandbox_functionality_check', type: str(true), description: "the LLM's functionality verdict when the ASTs differ ('same' admits it)", value: (r) => r.sandbox_functionality_check },
+  { name: 'test_correctness_check', type: str(true), description: "the LLM's verdict on the tests ('yes' admits them)", value: (r) => r.test_correctness_check },
+  { name: 'commit_id', type: str(), description: 'the commit the repository was pinned to', value: (r) => r.commit_id },
+  // This factory's fields.
+  { name: 'qualname', type: str(), description: 'qualified name of the function (Class.method for a method)', value: (r) => r.qualname },
+  { name: 'function_id', type: str(), description: 'deterministic id from repository, commit, path and qualified name', value: (r) => r.function_id },
+  { name: 'run_id', type: str(), description: 'the crawl that produced the record', value: (r) => r.run_id },
+  { name: 'license', type: str(), description: "the source repository's license key, or 'unknown'", value: (r) => licenseOf(r) },
+  { name: 'coverage_threshold', type: scalar('float64', true), description: 'the branch coverage the record had to reach', value: (r) => r.coverage_threshold ?? null },
+  { name: 'ast_check_required', type: scalar('bool', true), description: 'whether equal ASTs were required (evaluation sets) rather than the LLM check', value: (r) => r.ast_check_required ?? null },
+  { name: 'standalone', type: scalar('bool', true), description: 'whether the function has no local dependencies', value: (r) => r.standalone },
+  { name: 'packages', type: { kind: 'struct-list', fields: ['name', 'version'] }, description: 'third-party distributions installed for the script (with their dependencies)', value: (r) => r.packages.map((p) => ({ name: p.name, version: p.version })) },
+  {
+    name: 'prompt_versions',
+    type: { kind: 'struct-list', fields: ['step', 'version'] },
+    description: 'the prompt template and version used at each step',
+    value: (r) => Object.entries(r.prompt_versions).sort(([a], [b]) => a.localeCompare(b)).map(([step, version]) => ({ step, version })),
+  },
+  { name: 'debug_rounds', type: scalar('int32', false), description: 'debug rounds the script needed', value: (r) => r.debug_rounds },
+  { name: 'coverage_rounds', type: scalar('int32', false), description: 'coverage rounds the script needed', value: (r) => r.coverage_rounds },
+  { name: 'llm_tokens', type: scalar('int64', false), description: "LLM tokens spent on the function's steps", value: (r) => r.llm_tokens },
+];
+
+/** Parquet schema elements (the flat, depth-first form Parquet uses) of the columns. */
+export function parquetSchema(columns: readonly ExportColumn[] = EXPORT_COLUMNS): Record<string, unknown>[] {
+  const physical: Record<Scalar, Record<string, unknown>> = {
+    string: { type: 'BYTE_ARRAY', converted_type: 'UTF8' },
+    float64: { type: 'DOUBLE' },
+    bool: { type: 'BOOLEAN' },
+    int32: { type: 'INT32' },
+    int64: { type: 'INT64' },
+  };
+  const out: Record<string, unknown>[] = [{ name: 'root', num_children: columns.length }];
+  for (const c of columns) {
+    if (c.type.kind === 'scalar') {
+      out.push({ name: c.name, ...physical[c.type.scalar], repetition_type: c.type.nullable ? 'OPTIONAL' : 'REQUIRED' });
+    } else {
+      // The standard three-level list: <name> (LIST) -> repeated group list -> element (struct).
+      out.push({ name: c.name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 });
+      out.push({ name: 'list', repetition_type: 'REPEATED', num_children: 1 });
+      out.push({ name: 'element', repetition_type: 'REQUIRED', num_children: c.type.fields.length });
+      for (const f of c.type.fields) out.push({ name: f, ...physical.string, repetition_type: 'REQUIRED' });
+    }
+  }
+  return out;
+}
+
+/** Column-major data of some records, typed as Parquet wants it (64-bit integers as bigint). */
+export function columnData(records: readonly ProductRecord[], columns: readonly ExportColumn[] = EXPORT_COLUMNS): { name: string; data: unknown[] }[] {
+  return columns.map((c) => {
+    const convert = c.type.kind === 'scalar' && c.type.scalar === 'int64' ? (v: unknown) => BigInt(Math.round(v as number)) : (v: unknown) => v;
+    return { name: c.name, data: records.map((r) => convert(c.value(r))) };
+  });
+}
+
+/** The columns as `datasets` spells features in a dataset card's YAML. */
+export function huggingFaceFeatures(columns: readonly ExportColumn[] = EXPORT_COLUMNS): Record<string, unknown>[] {
+  return columns.map((c) =>
+    c.type.kind === 'scalar'
+      ? { name: c.name, dtype: c.type.scalar }
+      : { name: c.name, list: c.type.fields.map((f) => ({ name: f, dtype: 'string' })) },
+  );
+}

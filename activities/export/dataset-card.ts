@@ -1,0 +1,191 @@
+/**
+ * The dataset card (`README.md`) of an export: YAML front matter the Hugging Face Hub and the
+ * `datasets` library read (license(s), configs with one data file pattern per split, features,
+ * split sizes), then for people: what the dataset is, RepoST's Table 4 figures, how it was built
+ * (the run's settings, model and prompt versions), its fields, how to use it, and the source
+ * repositories with their licenses.
+ */
+import type { DatasetSplit } from '../dataset/product-record';
+import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
+import type { DatasetStatistics } from '../dataset/statistics';
+import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
+import { EXPORT_COLUMNS, huggingFaceFeatures } from './columns';
+import { toYaml, type YamlValue } from './yaml';
+
+/**
+ * License ids the Hub knows that GitHub's license keys can be; GitHub keys outside it become
+ * 'other' in the front matter (the card's table keeps the original key).
+ */
+const HUB_LICENSES = new Set(
+  (
+    'apache-2.0 mit bsd bsd-2-clause bsd-3-clause bsd-3-clause-clear bsl-1.0 cc0-1.0 cc-by-4.0 cc-by-sa-4.0 ecl-2.0 epl-1.0 ' +
+    'epl-2.0 eupl-1.1 eupl-1.2 agpl-3.0 gpl gpl-2.0 gpl-3.0 lgpl lgpl-2.1 lgpl-3.0 isc lppl-1.3c ms-pl mpl-2.0 odbl osl-3.0 ' +
+    'postgresql ofl-1.1 ncsa unlicense zlib wtfpl afl-3.0 artistic-2.0 unknown other'
+  ).split(' '),
+);
+const GITHUB_TO_HUB: Record<string, string> = { 'odbl-1.0': 'odbl' };
+
+export function hubLicenseId(key: string): string {
+  const id = GITHUB_TO_HUB[key] ?? key;
+  return HUB_LICENSES.has(id) ? id : 'other';
+}
+
+export interface CardSplit {
+  name: DatasetSplit;
+  /** Path of the split's data file, relative to the card. */
+  path: string;
+  rows: number;
+  /** The thresholds the split's records carry (empty when the records predate them). */
+  coverageThresholds: number[];
+  astCheckRequired: boolean[];
+}
+
+export interface DatasetCardInput {
+  runId: string;
+  info: RunInfo;
+  summary: RunSummaryView;
+  statistics: DatasetStatistics;
+  splits: CardSplit[];
+  /** Source repositories with their license key and number of records. */
+  repositories: { repo: string; license: string; records: number }[];
+  /** `template@version` per step, with the number of records that used it. */
+  promptVersions: { step: string; version: string; records: number }[];
+  exportedAt: string;
+}
+
+function sizeCategory(n: number): string {
+  if (n < 1000) return 'n<1K';
+  if (n < 10_000) return '1K<n<10K';
+  if (n < 100_000) return '10K<n<100K';
+  if (n < 1_000_000) return '100K<n<1M';
+  return '1M<n<10M';
+}
+
+function frontMatter(input: DatasetCardInput): string {
+  const licenses = [...new Set(input.repositories.map((r) => hubLicenseId(r.license)))].sort();
+  const total = input.splits.reduce((sum, s) => sum + s.rows, 0);
+  const yaml: { [key: string]: YamlValue } = {
+    license: licenses.length === 1 ? licenses[0]! : licenses.length === 0 ? 'unknown' : licenses,
+    pretty_name: `RepoST-style coding environments (${input.runId})`,
+    language: ['en'],
+    task_categories: ['text-generation'],
+    tags: ['code', 'python', 'repost', 'execution-feedback', 'repository-level'],
+    size_categories: [sizeCategory(total)],
+    configs: [{ config_name: 'default', data_files: input.splits.map((s) => ({ split: s.name, path: s.path })) }],
+    // Split sizes are left to the library and the Hub: they want num_bytes as Arrow in memory,
+    // which only they can measure; the card's own table gives the row counts.
+    dataset_info: { features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
+  };
+  return `---\n${toYaml(yaml)}---\n`;
+}
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+function table(head: string[], rows: string[][]): string {
+  return [`| ${head.map(cell).join(' | ')} |`, `|${head.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+}
+
+function statisticsTable(input: DatasetCardInput): string {
+  const splits = input.splits.map((s) => s.name);
+  const columns = splits.map((s) => input.statistics.splits[s]!);
+  return table(
+    ['figure', ...splits],
+    TABLE_4_ROWS.map((row) => [row.label, ...columns.map((c) => formatFigure(c[row.key], row.kind))]),
+  );
+}
+
+function buildSection(input: DatasetCardInput): string {
+  const settings = Object.entries(input.info.settings).map(([k, v]) => [k, `\`${JSON.stringify(v)}\``]);
+  const sourceKinds = new Map<string, number>();
+  for (const s of input.info.sources) {
+    const kind = s && typeof s === 'object' && 'kind' in s ? String((s as { kind: unknown }).kind) : 'unknown';
+    sourceKinds.set(kind, (sourceKinds.get(kind) ?? 0) + 1);
+  }
+  const usage = input.summary.llm?.total;
+  const per = input.statistics.perAcceptedExample;
+  const lines = [
+    `Built by repost-factory, run \`${input.runId}\` (exported ${input.exportedAt}), with the RepoST method: for each`,
+    'Python function an LLM isolates the function and its local dependencies into one standalone script and writes',
+    'equivalence tests; the script runs in a sandbox with the original function as the new implementation, failures',
+    'go back to the LLM for debug rounds and missing branches for coverage rounds; final checks (AST equality, an',
+    'LLM functionality check, an LLM test check) decide what is kept.',
+    '',
+    `- sources: ${[...sourceKinds].map(([k, n]) => `${n} ${k}`).join(', ') || 'not recorded'}; ${input.summary.repositories} repositories crawled, ${input.summary.skippedRepos.length} skipped`,
+    `- functions: ${input.summary.functions} tried, ${input.summary.accepted} accepted, ${input.summary.rejected} rejected`,
+    `- model: \`${input.info.model ?? 'not recorded'}\``,
+    usage
+      ? `- LLM usage: ${usage.calls} calls (${usage.cachedCalls} from the cache), ${usage.promptTokens + usage.completionTokens} tokens, estimated $${usage.costUsd.toFixed(4)}` +
+        (per ? `; per accepted example ${per.tokens} tokens, $${per.costUsd.toFixed(6)}` : '')
+      : '- LLM usage: not recorded',
+    '',
+    '### Settings',
+    '',
+    settings.length ? table(['setting', 'value'], settings) : 'Not recorded.',
+    '',
+    '### Prompt versions',
+    '',
+    input.promptVersions.length ? table(['step', 'template@version', 'records'], input.promptVersions.map((p) => [p.step, `\`${p.version}\``, String(p.records)])) : 'None recorded.',
+  ];
+  return lines.join('\n');
+}
+
+export function renderDatasetCard(input: DatasetCardInput): string {
+  const splitRows = input.splits.map((s) => [s.name, String(s.rows), String(input.statistics.splits[s.name]?.repositories ?? 0), `\`${s.path}\``]);
+  const licenseRows = input.repositories.map((r) => [r.repo, r.license, String(r.records)]);
+  return `${frontMatter(input)}
+# RepoST-style coding environments: run \`${input.runId}\`
+
+Repository-level Python coding tasks with execution feedback, built the way the RepoST paper
+(Xie et al., *RepoST: Scalable Repository-Level Coding Environment Construction with Sandbox
+Testing*) builds REPOST-TRAIN and REPOST-EVAL. Each example is a function from a real repository
+(\`orig_func\`), the repository context it depends on (\`orig_context\`), and a standalone evaluation
+script (\`eval_script\`) whose tests compare the function with a candidate implementation.
+The fields RepoST publishes keep their names and meaning.
+
+## Splits
+
+${table(['split', 'functions', 'repositories', 'file'], splitRows)}
+
+RepoST builds \`train\` from repositories created in a training window and \`eval\` from repositories
+created after a cutoff, for contamination-free evaluation; the thresholds differ (coverage 0.8 for
+train, 1.0 and equal ASTs for eval). The thresholds this export's records were held to:
+
+${table(['split', 'branch coverage threshold', 'equal ASTs required'], input.splits.map((s) => [s.name, s.coverageThresholds.join(', ') || `not recorded (run setting: ${String(input.info.settings.coverageThreshold ?? '?')})`, s.astCheckRequired.map((b) => (b ? 'yes' : 'no')).join(', ') || 'not recorded']))}
+
+## Statistics (RepoST's Table 4)
+
+${statisticsTable(input)}
+
+Tokens are counted with \`${input.statistics.tokenizer}\` (GPT-4o's BPE); lines are physical lines. Test cases
+are the \`assert\` statements of the script's test functions. External libraries are the distinct
+non-standard-library distributions the scripts import.
+
+## How it was built
+
+${buildSection(input)}
+
+## Fields
+
+${table(['field', 'type', 'meaning'], EXPORT_COLUMNS.map((c) => [`\`${c.name}\``, c.type.kind === 'scalar' ? `${c.type.scalar}${c.type.nullable ? ' (nullable)' : ''}` : `list of {${c.type.fields.join(', ')}}`, c.description]))}
+
+## Use
+
+\`\`\`python
+from datasets import load_dataset
+ds = load_dataset("path/to/this/folder")   # or the Hub repository id
+row = ds["${input.splits[0]?.name ?? 'train'}"][0]
+\`\`\`
+
+To evaluate a candidate for \`row["func_name"]\`, define it in the script under the name
+\`<func_name>_new_implementation\` (for a method, as a method of the same class) and run the script
+with Python: the tests pass if and only if the candidate behaves like the original. Install the
+distributions listed in \`packages\` first. Run the scripts in a sandbox: they execute code from
+the source repositories.
+
+## Source repositories and licenses
+
+The examples contain code from these repositories, under their licenses.
+
+${table(['repository', 'license', 'records'], licenseRows)}
+`;
+}

@@ -1,0 +1,241 @@
+/**
+ * The run report as one self-contained HTML page: inline CSS, inline SVG charts (`charts.ts`)
+ * and a few lines of inline script (filtering and sorting the tables). Nothing is fetched; the
+ * page opens from disk. Scripts and exchanges are separate files beside it (`report/...`).
+ */
+import { REJECTION_STAGES, STAGE_ORDER } from '../dataset/records';
+import { SPLITS } from '../dataset/product-record';
+import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
+import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
+import { PALETTE, barChart, escapeXml as esc, formatNumber, fractionBins, histogram, integerBins, rangeBins } from './charts';
+import type { RunReportData } from './report-data';
+
+/** Where the page links a function's files, relative to the page. */
+export interface ReportLinks {
+  script(functionId: string): string;
+  exchanges(functionId: string): string;
+}
+
+const CSS = `
+body{font-family:system-ui,sans-serif;margin:0 auto;max-width:1100px;padding:16px 24px;color:#222;line-height:1.4}
+h1{font-size:1.5em;margin-bottom:4px}h2{font-size:1.2em;margin-top:32px;border-bottom:1px solid #ddd;padding-bottom:4px}
+.muted{color:#666}.tiles{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}
+.tile{border:1px solid #ddd;border-radius:6px;padding:8px 14px;min-width:120px}.tile b{display:block;font-size:1.4em}
+.grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(460px,1fr));gap:16px}
+figure{margin:0}figcaption{font-weight:600;margin-bottom:4px}
+table{border-collapse:collapse;width:100%;font-size:13px}th,td{border-bottom:1px solid #eee;padding:4px 6px;text-align:left;vertical-align:top}
+th{background:#f6f6f6;position:sticky;top:0}th.sortable{cursor:pointer}td.num,th.num{text-align:right}
+.reason{max-width:420px;white-space:pre-wrap;word-break:break-word}input.filter{margin:8px 0;padding:4px 8px;width:320px}
+code{font-size:12px}
+`;
+
+/** Sorting by a header click and filtering by text; marks the page ready so a test can tell it ran. */
+const SCRIPT = `
+(function(){
+  document.querySelectorAll('input.filter').forEach(function(input){
+    var table=document.getElementById(input.dataset.table);
+    input.addEventListener('input',function(){
+      var q=input.value.toLowerCase(),shown=0;
+      table.querySelectorAll('tbody tr').forEach(function(tr){var ok=tr.textContent.toLowerCase().indexOf(q)>=0;tr.hidden=!ok;if(ok)shown++;});
+      var count=document.getElementById(input.dataset.table+'-count');if(count)count.textContent=shown;
+    });
+  });
+  document.querySelectorAll('table.sortable').forEach(function(table){
+    table.querySelectorAll('th').forEach(function(th,i){
+      th.classList.add('sortable');
+      th.addEventListener('click',function(){
+        var body=table.tBodies[0],rows=Array.prototype.slice.call(body.rows),dir=th.dataset.dir==='asc'?-1:1;
+        th.dataset.dir=dir===1?'asc':'desc';
+        rows.sort(function(a,b){
+          var x=a.cells[i].dataset.sort||a.cells[i].textContent,y=b.cells[i].dataset.sort||b.cells[i].textContent;
+          var nx=parseFloat(x),ny=parseFloat(y);
+          return (!isNaN(nx)&&!isNaN(ny)?nx-ny:x.localeCompare(y))*dir;
+        });
+        rows.forEach(function(r){body.appendChild(r);});
+      });
+    });
+  });
+  document.body.dataset.ready='1';
+})();
+`;
+
+const pct = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+const usd = (x: number) => `$${x.toFixed(x < 0.01 && x > 0 ? 6 : 4)}`;
+
+function tile(label: string, value: string, note = ''): string {
+  return `<div class="tile"><span class="muted">${esc(label)}</span><b>${esc(value)}</b>${note ? `<span class="muted">${esc(note)}</span>` : ''}</div>`;
+}
+
+function figure(caption: string, svg: string): string {
+  return `<figure><figcaption>${esc(caption)}</figcaption>${svg}</figure>`;
+}
+
+function table4(data: RunReportData): string {
+  const present = SPLITS.filter((s) => data.statistics.splits[s]);
+  const columns = [
+    ...present.map((s) => ({ head: `${s} (this run)`, stats: data.statistics.splits[s]! })),
+    ...(present.length > 1 ? [{ head: 'all (this run)', stats: data.statistics.all }] : []),
+    ...SPLITS.map((s) => ({ head: `RepoST ${s} (paper)`, stats: REPOST_PAPER_TABLE_4[s] })),
+  ] satisfies { head: string; stats: Partial<SplitStatistics> }[];
+  const rows = TABLE_4_ROWS.map(
+    (row) => `<tr><td>${esc(row.label)}</td>${columns.map((c) => `<td class="num">${esc(formatFigure(c.stats[row.key], row.kind))}</td>`).join('')}</tr>`,
+  );
+  return (
+    `<table id="table4"><thead><tr><th>figure</th>${columns.map((c) => `<th class="num">${esc(c.head)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>` +
+    `<p class="muted">Tokens: ${esc(data.statistics.tokenizer)} (GPT-4o's BPE). Test cases: assert statements in the script's test functions. ` +
+    `External libraries: distinct non-standard-library distributions the scripts import. The paper's columns are RepoST's published datasets, for scale.</p>`
+  );
+}
+
+function funnelSection(data: RunReportData): string {
+  const funnel = data.summary.funnel;
+  const stages = STAGE_ORDER.filter((s) => funnel[s] !== undefined);
+  const funnelChart = barChart({
+    title: 'Functions reaching each stage',
+    bars: stages.map((s) => ({ label: s, value: funnel[s]!, color: s === 'accepted' ? PALETTE[2] : PALETTE[0] })),
+  });
+  const rejectedAt = data.summary.rejectedAt;
+  const rejectedChart = barChart({
+    title: 'Rejections by stage',
+    bars: REJECTION_STAGES.filter((s) => (rejectedAt[s] ?? 0) > 0).map((s) => ({ label: s, value: rejectedAt[s]!, color: PALETTE[3] })),
+  });
+  const reasonRows = data.reasons.map(
+    (g) => `<tr><td>${esc(g.stage)}</td><td>${esc(g.reasonKind)}</td><td class="num">${g.count}</td><td class="reason">${esc(g.example)}</td></tr>`,
+  );
+  return (
+    `<h2 id="funnel">Funnel and rejections</h2><div class="grid">${figure('Funnel: functions that reached each stage', funnelChart)}${figure('Rejections by stage', rejectedChart)}</div>` +
+    `<h3>Rejections by stage and reason</h3><table id="reasons"><thead><tr><th>stage</th><th>reason</th><th class="num">count</th><th>example</th></tr></thead><tbody>${reasonRows.join('') || '<tr><td colspan="4" class="muted">no rejections</td></tr>'}</tbody></table>`
+  );
+}
+
+function distributions(data: RunReportData): string {
+  const accepted = data.records;
+  const coverage = accepted.flatMap((r) => (r.coverage === null ? [] : [r.coverage]));
+  const lines = accepted.map((r) => r.scriptLines);
+  const tests = accepted.map((r) => r.tests);
+  const roundsAccepted = accepted.map((r) => r.debugRounds + r.coverageRounds);
+  const roundsRejected = data.rejections.map((r) => r.rounds);
+  return (
+    `<h2 id="distributions">Distributions over accepted records</h2><div class="grid">` +
+    figure('Branch coverage', histogram({ title: 'Branch coverage of accepted records', series: [{ name: 'records', values: coverage }], bins: fractionBins(), xLabel: 'branch coverage of the target' })) +
+    figure('Eval script length', histogram({ title: 'Eval script length', series: [{ name: 'records', values: lines }], bins: rangeBins(lines), xLabel: 'lines' })) +
+    figure('Tests per script', histogram({ title: 'Tests per script', series: [{ name: 'records', values: tests }], bins: integerBins(tests), xLabel: 'assert statements in test functions' })) +
+    figure(
+      'Rounds used',
+      histogram({
+        title: 'Debug plus coverage rounds used',
+        series: [
+          { name: 'accepted', values: roundsAccepted, color: PALETTE[2] },
+          { name: 'rejected', values: roundsRejected, color: PALETTE[3] },
+        ],
+        bins: integerBins([...roundsAccepted, ...roundsRejected]),
+        xLabel: 'debug + coverage rounds',
+      }),
+    ) +
+    `</div>`
+  );
+}
+
+function costSection(data: RunReportData): string {
+  const usage = data.usage;
+  if (!usage) return `<h2 id="cost">LLM cost</h2><p class="muted">The run's summary has no LLM usage.</p>`;
+  const per = data.statistics.perAcceptedExample;
+  const byStep = Object.entries(data.summary.llm?.byStep ?? {});
+  const noPrice = usage.costUsd === 0 && usage.promptTokens + usage.completionTokens > 0;
+  const tiles = [
+    tile('LLM calls', formatNumber(usage.calls), `${usage.cachedCalls} from the cache`),
+    tile('tokens', formatNumber(usage.promptTokens + usage.completionTokens), `${formatNumber(usage.promptTokens)} prompt + ${formatNumber(usage.completionTokens)} completion`),
+    tile('estimated cost', usd(usage.costUsd), noPrice ? 'the model has no price in llm.prices' : ''),
+    tile('per accepted example', per ? usd(per.costUsd) : '–', per ? `${formatNumber(per.tokens)} tokens, ${formatNumber(per.calls)} calls` : 'no accepted record'),
+  ];
+  const tokensChart = barChart({ title: 'Tokens by step', bars: byStep.map(([step, u], i) => ({ label: step, value: u.promptTokens + u.completionTokens, color: PALETTE[i % PALETTE.length], note: `${u.calls} calls` })) });
+  const costChart = barChart({ title: 'Estimated cost by step', bars: byStep.filter(([, u]) => u.costUsd > 0).map(([step, u]) => ({ label: step, value: u.costUsd })), format: usd });
+  return (
+    `<h2 id="cost">LLM cost</h2><div class="tiles">${tiles.join('')}</div>` +
+    `<p class="muted">Per accepted example: the whole run's spend (rejected functions included) divided by its accepted records.</p>` +
+    `<div class="grid">${figure('Tokens by step', tokensChart)}${figure('Estimated cost by step', costChart)}</div>`
+  );
+}
+
+function packagesSection(data: RunReportData): string {
+  const libs = Object.entries(data.statistics.libraries).slice(0, 25);
+  const chart = barChart({ title: 'External libraries imported by the eval scripts', bars: libs.map(([name, n]) => ({ label: name, value: n })) });
+  const rows = data.installed.map((p) => `<tr><td>${esc(p.name)}</td><td>${esc(p.versions.join(', '))}</td><td class="num">${p.records}</td></tr>`);
+  return (
+    `<h2 id="packages">Packages</h2>${figure(`External libraries (${Object.keys(data.statistics.libraries).length} distinct; records importing each, top 25)`, chart)}` +
+    `<h3>Installed in the sandbox (with their dependencies)</h3><table id="installed" class="sortable"><thead><tr><th>distribution</th><th>versions</th><th class="num">records</th></tr></thead>` +
+    `<tbody>${rows.join('') || '<tr><td colspan="3" class="muted">no record needed a package installed</td></tr>'}</tbody></table>`
+  );
+}
+
+function recordsTable(data: RunReportData, links: ReportLinks): string {
+  const rows = data.records.map((r) => {
+    const check = r.astEqual ? 'AST equal' : r.functionality ? `LLM: ${r.functionality}` : '–';
+    return (
+      `<tr><td><code>${esc(r.repo)}</code></td><td><code>${esc(r.path)}::${esc(r.qualname)}</code></td><td>${esc(r.split)}</td>` +
+      `<td class="num" data-sort="${r.coverage ?? -1}">${pct(r.coverage)}</td><td class="num">${r.tests}</td><td class="num">${r.scriptLines}</td>` +
+      `<td class="num">${r.debugRounds}/${r.coverageRounds}</td><td>${esc(check)}</td><td class="num">${formatNumber(r.llmTokens)}</td>` +
+      `<td>${esc(r.libraries.join(', '))}</td>` +
+      `<td><a href="${esc(links.script(r.functionId))}">script</a> · <a href="${esc(links.exchanges(r.functionId))}">${r.exchanges} exchange${r.exchanges === 1 ? '' : 's'}</a></td></tr>`
+    );
+  });
+  return (
+    `<h2 id="records">Accepted records (<span id="records-table-count">${data.records.length}</span>)</h2>` +
+    `<input class="filter" data-table="records-table" placeholder="filter records">` +
+    `<table id="records-table" class="sortable"><thead><tr><th>repository</th><th>function</th><th>split</th><th class="num">coverage</th><th class="num">tests</th><th class="num">script lines</th>` +
+    `<th class="num">debug/cov. rounds</th><th>equivalence</th><th class="num">LLM tokens</th><th>libraries</th><th>files</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  );
+}
+
+function rejectionsTable(data: RunReportData, links: ReportLinks): string {
+  const rows = data.rejections.map(
+    (r) =>
+      `<tr><td><code>${esc(r.repo)}</code></td><td><code>${esc(r.path)}::${esc(r.qualname)}</code></td><td>${esc(r.stage)}</td><td class="reason">${esc(r.reason)}</td>` +
+      `<td class="num">${r.rounds}</td><td class="num">${formatNumber(r.llmTokens)}</td><td><a href="${esc(links.exchanges(r.functionId))}">${r.exchanges} exchange${r.exchanges === 1 ? '' : 's'}</a></td></tr>`,
+  );
+  return (
+    `<h2 id="rejections">Rejected functions (<span id="rejections-table-count">${data.rejections.length}</span>)</h2>` +
+    `<input class="filter" data-table="rejections-table" placeholder="filter rejections">` +
+    `<table id="rejections-table" class="sortable"><thead><tr><th>repository</th><th>function</th><th>stage</th><th>reason</th><th class="num">rounds</th><th class="num">LLM tokens</th><th>files</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  );
+}
+
+function settingsBlock(data: RunReportData): string {
+  const settings = Object.entries(data.info.settings).map(([k, v]) => `<code>${esc(k)}=${esc(JSON.stringify(v))}</code>`).join(' ');
+  const model = data.info.model ? `model <code>${esc(data.info.model)}</code>` : 'model not recorded';
+  const skipped = data.summary.skippedRepos.map((s) => `<li><code>${esc(JSON.stringify(s.source))}</code>: ${esc(s.reason)}</li>`).join('');
+  return (
+    `<p class="muted">${data.info.sources.length} source(s) · ${model} · ${settings}</p>` +
+    (skipped ? `<details><summary>${data.summary.skippedRepos.length} repositor${data.summary.skippedRepos.length === 1 ? 'y' : 'ies'} skipped</summary><ul>${skipped}</ul></details>` : '')
+  );
+}
+
+export function renderRunReport(data: RunReportData, links: ReportLinks): string {
+  const s = data.summary;
+  const rate = s.functions > 0 ? s.accepted / s.functions : null;
+  const tiles = [
+    tile('repositories', formatNumber(s.repositories), s.skippedRepos.length ? `${s.skippedRepos.length} skipped` : ''),
+    tile('functions', formatNumber(s.functions)),
+    tile('accepted', formatNumber(s.accepted), rate === null ? '' : `${pct(rate)} of functions`),
+    tile('rejected', formatNumber(s.rejected)),
+  ];
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Run ${esc(data.runId)}</title><style>${CSS}</style></head>
+<body>
+<h1>Run <code>${esc(data.runId)}</code></h1>
+<p class="muted">Report generated ${esc(data.generatedAt)}.</p>
+${settingsBlock(data)}
+<div class="tiles">${tiles.join('')}</div>
+${funnelSection(data)}
+<h2 id="statistics">Dataset statistics (RepoST Table 4)</h2>
+${table4(data)}
+${distributions(data)}
+${costSection(data)}
+${packagesSection(data)}
+${recordsTable(data, links)}
+${rejectionsTable(data, links)}
+<script>${SCRIPT}</script>
+</body></html>
+`;
+}

@@ -1,0 +1,55 @@
+/**
+ * What every activity needs before it works on a run: the run's frozen settings applied over this
+ * worker's configuration, after checking that the run lives in this worker's store; and the
+ * activity's heartbeat and cancellation signal, to hand to whatever the activity waits on.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Config } from '../temporal.config';
+import type { RunRef } from './contracts';
+import { applyRunSettings, RunSettingsSchema } from './run-settings';
+import type { Store } from './store/types';
+
+/** Kept per process: a crawl has one settings artifact, a replay perhaps a second. */
+const MAX_CACHED_SETTINGS = 32;
+
+export class RunConfigs {
+  private readonly cache = new Map<string, Promise<Config>>();
+
+  constructor(
+    private readonly config: Config,
+    private readonly store: Store,
+  ) {}
+
+  /**
+   * The configuration to use for this run's work. A run from another store is refused with a
+   * retryable failure, so a worker pointed at the right store picks the task up instead.
+   */
+  async forRun(run: RunRef): Promise<Config> {
+    const mine = await this.store.storeId();
+    if (run.storeId !== mine) {
+      throw ApplicationFailure.retryable(
+        `run ${run.runId} lives in store ${run.storeId}, but this worker uses ${mine} (${this.store.location}): start the worker with the run's REPOST_STORE_URL`,
+        'StoreMismatch',
+      );
+    }
+    let entry = this.cache.get(run.settingsKey);
+    if (!entry) {
+      entry = this.store.getJson(run.settingsKey).then((raw) => applyRunSettings(this.config, RunSettingsSchema.parse(raw)));
+      entry.catch(() => this.cache.delete(run.settingsKey));
+      this.cache.set(run.settingsKey, entry);
+      while (this.cache.size > MAX_CACHED_SETTINGS) this.cache.delete(this.cache.keys().next().value!);
+    }
+    return entry;
+  }
+}
+
+/** The running activity's heartbeat and cancellation signal (none outside an activity, e.g. in unit tests). */
+export function activityHooks(): { heartbeat?: () => void; signal?: AbortSignal } {
+  let ctx: Context;
+  try {
+    ctx = Context.current();
+  } catch {
+    return {};
+  }
+  return { heartbeat: () => ctx.heartbeat(), signal: ctx.cancellationSignal };
+}

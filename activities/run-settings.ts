@@ -1,0 +1,101 @@
+/**
+ * A run's settings, frozen when it starts (DESIGN invariant 10). Everything in the configuration
+ * that shapes the dataset (models and sampling, loops and thresholds, analysis rules, sandbox
+ * limits, crawl limits, prices) plus the prompt template versions travels with the run as one
+ * artifact; every activity applies the run's settings over its own process's configuration, so a
+ * worker started with another model still uses the run's. Only what belongs to a process stays
+ * its own: where things are (data directory, store, Temporal, endpoints), credentials and
+ * concurrency.
+ */
+import { z } from 'zod';
+import { ConfigSchema, deepMerge, type Config } from '../temporal.config';
+import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
+
+/** Configuration paths that belong to a process, never to a run. */
+export const PROCESS_ONLY_PATHS = [
+  'dataDir',
+  'store',
+  'temporal',
+  'workers',
+  'github',
+  'llm.baseURL',
+  'llm.apiKey',
+  'llm.requestsPerMinute',
+  'llm.tokensPerMinute',
+  'sandbox.image',
+  'sandbox.pool',
+] as const;
+
+export const RUN_SETTINGS_SCHEMA = 'repost.run-settings/v1';
+
+export const RunSettingsSchema = z.object({
+  schema: z.literal(RUN_SETTINGS_SCHEMA),
+  /** The configuration without the process-only paths. */
+  config: z.record(z.string(), z.unknown()),
+  /** Prompt template versions by kind, as the run started with them. */
+  promptVersions: z.record(z.string(), z.string()),
+});
+export type RunSettings = z.infer<typeof RunSettingsSchema>;
+
+function withoutPaths(value: Record<string, unknown>, paths: readonly string[]): Record<string, unknown> {
+  const out = structuredClone(value);
+  for (const p of paths) {
+    const keys = p.split('.');
+    let cur: Record<string, unknown> | undefined = out;
+    for (const k of keys.slice(0, -1)) cur = cur?.[k] as Record<string, unknown> | undefined;
+    if (cur) delete cur[keys[keys.length - 1]!];
+  }
+  return out;
+}
+
+export function promptVersionsNow(): Record<string, string> {
+  return Object.fromEntries(PROMPT_KINDS.map((k) => [k, loadPromptTemplate(k).version]));
+}
+
+/** The settings a run freezes from the launcher's configuration. */
+export function runSettingsFrom(config: Config): RunSettings {
+  return { schema: RUN_SETTINGS_SCHEMA, config: withoutPaths(config as unknown as Record<string, unknown>, PROCESS_ONLY_PATHS), promptVersions: promptVersionsNow() };
+}
+
+/** This process's configuration with the run's settings laid over it (validated again). */
+export function applyRunSettings(config: Config, settings: RunSettings): Config {
+  const own = config as unknown as Record<string, unknown>;
+  const merged = deepMerge(own, withoutPaths(settings.config, PROCESS_ONLY_PATHS));
+  const parsed = ConfigSchema.parse(merged);
+  parsed.dataDir = config.dataDir;
+  return parsed;
+}
+
+/**
+ * `key=value` overrides of run settings (`replay.ts --set loops.debugRounds=5`). Values are read
+ * as JSON when they parse (numbers, booleans, lists), else as strings. Process-only keys are
+ * refused: they are not the run's to carry.
+ */
+export function parseSettingOverrides(pairs: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const pair of pairs) {
+    const m = /^([A-Za-z][\w.]*)=(.*)$/s.exec(pair);
+    if (!m) throw new Error(`--set ${pair}: expected key=value, e.g. loops.debugRounds=5`);
+    const key = m[1]!;
+    if (PROCESS_ONLY_PATHS.some((p) => key === p || key.startsWith(`${p}.`))) throw new Error(`--set ${key}: a process setting, not a run setting (set it in the environment)`);
+    let value: unknown = m[2]!;
+    try {
+      value = JSON.parse(m[2]!);
+    } catch {
+      // a plain string
+    }
+    const keys = key.split('.');
+    let cur = out;
+    for (const k of keys.slice(0, -1)) cur = (cur[k] ??= {}) as Record<string, unknown>;
+    cur[keys[keys.length - 1]!] = value;
+  }
+  return out;
+}
+
+/** The run's settings with overrides applied and validated (replay with `--set`). */
+export function overrideRunSettings(settings: RunSettings, overrides: Record<string, unknown>): RunSettings {
+  const config = deepMerge(settings.config, overrides);
+  // Validate the result as a whole configuration would be.
+  ConfigSchema.parse(config);
+  return { ...settings, config };
+}

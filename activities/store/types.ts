@@ -1,0 +1,163 @@
+/**
+ * The one storage seam of the factory (DESIGN invariant 11). Everything a run writes or reads
+ * outside Temporal goes through a `Store`: content-addressed artifacts, repository snapshots,
+ * LLM exchanges and the answer cache, the runs with their frozen settings, and the records.
+ *
+ * Two implementations sit behind it: the local data directory (the embedded default) and
+ * PostgreSQL (`REPOST_STORE_URL=postgres://...`) for workers on several machines. Code elsewhere
+ * never asks which one is in use; `openStore(config)` is the only place that chooses.
+ */
+import { z } from 'zod';
+import type { ArtifactKey, Artifacts } from '../artifacts/store';
+import type { FunctionStage, RepoOutcome } from '../contracts';
+import type { ExchangeIndexEntry } from '../llm/exchange';
+import { StoredRecordSchema, type StoredRecord } from '../dataset/records';
+
+export type { StoredRecord };
+
+/** What a run is: its id, frozen settings and sources (artifact keys), and how far it got. */
+export const RunManifestSchema = z.object({
+  runId: z.string().min(1),
+  kind: z.enum(['crawl', 'eval']).default('crawl'),
+  createdAt: z.string(),
+  /** The store the run was started against; a worker on another store refuses the run's work. */
+  storeId: z.string(),
+  /** Artifact key of the run's frozen settings (`RunSettings`). */
+  settingsKey: z.string(),
+  /** Artifact key of the run's source list. */
+  sourcesKey: z.string().nullable(),
+  sources: z.number().int().nonnegative(),
+  /** Where the launcher writes the run's files (on the launcher's machine). */
+  outDir: z.string().nullable(),
+  status: z.enum(['running', 'finished']),
+  /** Set when the run finalized: the summary as `summary.json` holds it. */
+  summary: z.unknown().optional(),
+  finishedAt: z.string().optional(),
+  /** How often the run was resumed on purpose (`start.ts --resume`). */
+  resumed: z.number().int().nonnegative().default(0),
+});
+export type RunManifest = z.infer<typeof RunManifestSchema>;
+export type NewRun = Omit<RunManifest, 'status' | 'summary' | 'finishedAt' | 'resumed' | 'storeId' | 'kind'> & { kind?: RunManifest['kind'] };
+
+/** One repository of a run: written when its candidates are listed, and again when it ends. */
+export const RepoProgressSchema = z.object({
+  index: z.number().int().nonnegative(),
+  outcome: z.object({
+    repoId: z.string().nullable(),
+    source: z.unknown(),
+    skipped: z.string().nullable(),
+    candidates: z.number(),
+    accepted: z.number(),
+    rejected: z.number(),
+  }),
+  /** Artifact keys of the candidate pages (FunctionRef lists); the run's records are these functions'. */
+  candidatePages: z.array(z.string()).default([]),
+  done: z.boolean(),
+});
+export type RepoProgress = z.infer<typeof RepoProgressSchema> & { outcome: RepoOutcome };
+
+export { StoredRecordSchema };
+
+export interface RecordPage {
+  records: StoredRecord[];
+  /** Pass back to get the next page; null when there is none. */
+  next: string | null;
+}
+
+/** One function's result in an evaluation run (the eval code owns its shape and validates it). */
+export interface EvalResultEntry {
+  functionId: string;
+  result: unknown;
+}
+
+export interface EvalResultPage {
+  results: EvalResultEntry[];
+  /** Pass back to get the next page; null when there is none. */
+  next: string | null;
+}
+
+/** Per-stage counts of a run's records, for progress views. */
+export interface RecordCounts {
+  total: number;
+  accepted: number;
+  byStage: Partial<Record<FunctionStage, number>>;
+}
+
+export interface Store extends Artifacts {
+  /** 'local' or 'postgres', and a stable id of this store (workers compare it with the run's). */
+  readonly kind: 'local' | 'postgres';
+  /** Where the store lives, for messages (a folder, or the database URL without its password). */
+  readonly location: string;
+  storeId(): Promise<string>;
+
+  // Snapshots: immutable repository trees keyed by repository and commit.
+  /** Keeps the tree at `dir` as the snapshot of repoId@commit (no-op if the store already has it). */
+  saveSnapshot(repoId: string, commit: string, dir: string): Promise<void>;
+  /** A local directory holding the snapshot's tree, fetched from the store when needed; null if unknown. */
+  openSnapshot(repoId: string, commit: string): Promise<string | null>;
+
+  // LLM exchanges: the per-function and per-run index, and the answer cache.
+  appendExchange(entry: ExchangeIndexEntry): Promise<void>;
+  listExchanges(functionId: string): Promise<ExchangeIndexEntry[]>;
+  listRunExchanges(runId: string): AsyncIterable<ExchangeIndexEntry>;
+  cacheGet(cacheKey: string): Promise<ArtifactKey | null>;
+  cachePut(cacheKey: string, exchangeKey: ArtifactKey): Promise<void>;
+
+  // Runs.
+  /** Registers a new run; throws `RunExistsError` if the id is taken. */
+  createRun(run: NewRun): Promise<RunManifest>;
+  getRun(runId: string): Promise<RunManifest | null>;
+  updateRun(runId: string, patch: Partial<Pick<RunManifest, 'status' | 'summary' | 'finishedAt' | 'outDir' | 'resumed'>>): Promise<RunManifest>;
+
+  // Records: one per function of a run, written with an upsert (never duplicated).
+  putRecord(runId: string, record: StoredRecord): Promise<void>;
+  getRecord(runId: string, functionId: string): Promise<StoredRecord | null>;
+  /** Records ordered by function id, a page at a time. */
+  listRecords(runId: string, options?: { after?: string | null; limit?: number }): Promise<RecordPage>;
+  /** Which of these function ids already have a record in the run. */
+  recordedIds(runId: string, functionIds: string[]): Promise<Set<string>>;
+  countRecords(runId: string): Promise<RecordCounts>;
+
+  // Evaluation results: one JSON document per function of an evaluation run (kind 'eval'), written
+  // with an upsert like records (a re-run or replay of a function replaces its own result).
+  putEvalResult(runId: string, functionId: string, result: unknown): Promise<void>;
+  /** Results ordered by function id, a page at a time. */
+  listEvalResults(runId: string, options?: { after?: string | null; limit?: number }): Promise<EvalResultPage>;
+
+  // Repositories of a run.
+  putRepoProgress(runId: string, progress: RepoProgress): Promise<void>;
+  listRepoProgress(runId: string): Promise<RepoProgress[]>;
+
+  close(): Promise<void>;
+}
+
+export class RunExistsError extends Error {
+  override name = 'RunExistsError';
+}
+
+/** The store does not answer (a database that is down, a wrong URL, a data directory that cannot be written). */
+export class StoreUnreachableError extends Error {
+  override name = 'StoreUnreachableError';
+}
+
+/** Iterates every evaluation result of a run, page by page (bounded memory whatever the run's size). */
+export async function* allEvalResults(store: Store, runId: string, pageSize = 200): AsyncIterable<EvalResultEntry> {
+  let after: string | null = null;
+  for (;;) {
+    const page: EvalResultPage = await store.listEvalResults(runId, { after, limit: pageSize });
+    yield* page.results;
+    if (!page.next) return;
+    after = page.next;
+  }
+}
+
+/** Iterates every record of a run, page by page (bounded memory whatever the run's size). */
+export async function* allRecords(store: Store, runId: string, pageSize = 500): AsyncIterable<StoredRecord> {
+  let after: string | null = null;
+  for (;;) {
+    const page: RecordPage = await store.listRecords(runId, { after, limit: pageSize });
+    yield* page.records;
+    if (!page.next) return;
+    after = page.next;
+  }
+}

@@ -1,0 +1,53 @@
+/**
+ * A run's progress, from any machine that reaches the run's store (REPOST_STORE_URL, or the local
+ * data directory): repositories done, functions finished and in flight by stage, accepted,
+ * rejected by stage, LLM calls, tokens and cost so far; and, when Temporal answers
+ * (TEMPORAL_ADDRESS, else the embedded server's port), the crawl workflow's status.
+ *
+ *   tsx scripts/status.ts RUN_ID [--json]
+ */
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { openStore } from '../activities/store';
+import { ConfigError, loadConfig } from '../temporal.config';
+import { formatRunStatus, runStatus, RunNotFoundError } from './lib/status';
+
+/** How long to wait for Temporal before reporting from the store alone. */
+const TEMPORAL_CONNECT_TIMEOUT_MS = 3000;
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({ options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
+  if (values.help || positionals.length !== 1) {
+    console.error('usage: tsx scripts/status.ts RUN_ID [--json]');
+    return values.help ? 0 : 2;
+  }
+  const runId = positionals[0]!;
+  const config = loadConfig();
+  const store = await openStore(config);
+  let connection: Connection | null = null;
+  try {
+    const address = config.temporal.address ?? `127.0.0.1:${config.temporal.port}`;
+    let client: Client | null = null;
+    let temporalError: string | null = null;
+    try {
+      connection = await Connection.connect({ address, connectTimeout: TEMPORAL_CONNECT_TIMEOUT_MS });
+      client = new Client({ connection, namespace: config.temporal.namespace });
+    } catch (err) {
+      temporalError = `${address}: ${(err as Error).message}`;
+    }
+    const status = await runStatus(store, runId, { client });
+    if (temporalError) status.temporal = { error: temporalError };
+    console.log(values.json ? JSON.stringify(status, null, 2) : formatRunStatus(status));
+    return 0;
+  } finally {
+    await connection?.close();
+    await store.close();
+  }
+}
+
+main()
+  .then((code) => process.exit(code))
+  .catch((err: Error) => {
+    console.error(err instanceof ConfigError || err instanceof RunNotFoundError || err.name === 'StoreUnreachableError' ? err.message : (err.stack ?? err.message));
+    process.exit(err instanceof RunNotFoundError ? 2 : 1);
+  });

@@ -1,0 +1,112 @@
+import { EXPORT_COLUMNS, columnData, huggingFaceFeatures, parquetSchema } from '../../../activities/export/columns';
+import { hubLicenseId, renderDatasetCard, type DatasetCardInput } from '../../../activities/export/dataset-card';
+import { toYaml } from '../../../activities/export/yaml';
+import { ProductRecordSchema, type ProductRecord } from '../../../activities/dataset/product-record';
+import { DatasetRecordSchema } from '../../../activities/dataset/records';
+import { StatisticsBuilder } from '../../../activities/dataset/statistics';
+
+const record: ProductRecord = ProductRecordSchema.parse({
+  func_name: 'f',
+  idx: 'i1',
+  repo_name: 'o/r',
+  func_path: 'm.py',
+  orig_func: 'def f():\n    return 1\n',
+  orig_context: '',
+  eval_script: 'def f():\n    return 1\n\ndef test_f():\n    assert f() == f_new_implementation()\n',
+  coverage_rate: null,
+  coverage_report: '',
+  sandbox_ast_check: true,
+  sandbox_functionality_check: null,
+  test_correctness_check: 'yes',
+  commit_id: 'c',
+  qualname: 'f',
+  function_id: 'i1',
+  run_id: 'run-1',
+  standalone: true,
+  packages: [{ name: 'numpy', version: '2.0.0' }],
+  prompt_versions: { tests: 'tests@1', sandbox: 'sandbox@1' },
+  debug_rounds: 1,
+  coverage_rounds: 0,
+  llm_tokens: 1234,
+  license: 'MIT',
+});
+
+describe('export columns', () => {
+  it('keep every RepoST field, in RepoST order, first', () => {
+    const repost = Object.keys(DatasetRecordSchema.shape).slice(0, 13);
+    expect(EXPORT_COLUMNS.slice(0, 13).map((c) => c.name)).toEqual(repost);
+  });
+
+  it('derive one Parquet leaf per scalar and a three-level list per struct list', () => {
+    const schema = parquetSchema();
+    expect(schema[0]).toEqual({ name: 'root', num_children: EXPORT_COLUMNS.length });
+    expect(schema.find((e) => e.name === 'coverage_rate')).toMatchObject({ type: 'DOUBLE', repetition_type: 'OPTIONAL' });
+    expect(schema.find((e) => e.name === 'llm_tokens')).toMatchObject({ type: 'INT64', repetition_type: 'REQUIRED' });
+    const at = schema.findIndex((e) => e.name === 'packages');
+    expect(schema.slice(at, at + 5).map((e) => e.name)).toEqual(['packages', 'list', 'element', 'name', 'version']);
+  });
+
+  it('give column data as Parquet wants it and features as datasets spells them', () => {
+    const data = Object.fromEntries(columnData([record]).map((c) => [c.name, c.data[0]]));
+    expect(data.llm_tokens).toBe(1234n);
+    expect(data.license).toBe('mit');
+    expect(data.coverage_threshold).toBeNull();
+    expect(data.prompt_versions).toEqual([
+      { step: 'sandbox', version: 'sandbox@1' },
+      { step: 'tests', version: 'tests@1' },
+    ]);
+    const features = huggingFaceFeatures();
+    expect(features.find((f) => f.name === 'packages')).toEqual({ name: 'packages', list: [{ name: 'name', dtype: 'string' }, { name: 'version', dtype: 'string' }] });
+    expect(features.map((f) => f.name)).toEqual(EXPORT_COLUMNS.map((c) => c.name));
+  });
+});
+
+describe('YAML front matter', () => {
+  it('writes nested mappings and sequences with JSON scalars', () => {
+    expect(toYaml({ a: 'x: y', list: [{ k: 1, n: [true, null] }, 'z'], empty: [], 'odd key': {} })).toBe(
+      ['a: "x: y"', 'list:', '  - k: 1', '    n:', '      - true', '      - null', '  - "z"', 'empty: []', '"odd key": {}', ''].join('\n'),
+    );
+  });
+});
+
+describe('dataset card', () => {
+  function input(repositories: DatasetCardInput['repositories']): DatasetCardInput {
+    const builder = new StatisticsBuilder();
+    builder.add(record);
+    return {
+      runId: 'run-1',
+      info: { runId: 'run-1', createdAt: null, sources: [{ kind: 'github' }], settings: { coverageThreshold: 0.8 }, model: 'gpt-4o', promptVersions: {} },
+      summary: { runId: 'run-1', repositories: 1, functions: 2, accepted: 1, rejected: 1, funnel: {}, rejectedAt: {}, skippedRepos: [] },
+      statistics: builder.result(null),
+      splits: [{ name: 'train', path: 'data/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }],
+      repositories,
+      promptVersions: [{ step: 'tests', version: 'tests@1', records: 1 }],
+      exportedAt: '2026-01-01T00:00:00.000Z',
+    };
+  }
+
+  it('maps GitHub license keys to Hub ids', () => {
+    expect(hubLicenseId('mit')).toBe('mit');
+    expect(hubLicenseId('odbl-1.0')).toBe('odbl');
+    expect(hubLicenseId('0bsd')).toBe('other');
+    expect(hubLicenseId('unknown')).toBe('unknown');
+  });
+
+  it('front matter: one license or a list, configs with the split files, and the features', () => {
+    const one = renderDatasetCard(input([{ repo: 'o/r', license: 'mit', records: 1 }]));
+    expect(one.startsWith('---\nlicense: "mit"\n')).toBe(true);
+    expect(one).toContain('configs:\n  - config_name: "default"\n    data_files:\n      - split: "train"\n        path: "data/train-00000-of-00001.parquet"\n');
+    expect(one).toContain('    - name: "packages"\n      list:\n');
+    const many = renderDatasetCard(input([{ repo: 'o/r', license: 'mit', records: 1 }, { repo: 'p/q', license: 'apache-2.0', records: 3 }, { repo: 'x/y', license: 'unknown', records: 1 }]));
+    expect(many.startsWith('---\nlicense:\n  - "apache-2.0"\n  - "mit"\n  - "unknown"\n')).toBe(true);
+    expect(many).toContain('| p/q | apache-2.0 | 3 |');
+  });
+
+  it('body: Table 4 figures, thresholds, settings and prompt versions', () => {
+    const card = renderDatasetCard(input([{ repo: 'o/r', license: 'mit', records: 1 }]));
+    expect(card).toContain('| Test cases (asserts) per script (avg) | 1.0 |');
+    expect(card).toContain('| train | 0.8 | no |');
+    expect(card).toContain('| coverageThreshold | `0.8` |');
+    expect(card).toContain('| tests | `tests@1` | 1 |');
+  });
+});

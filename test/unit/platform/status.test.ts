@@ -1,0 +1,58 @@
+/**
+ * The run status snapshot of a run in flight, read from a store: repositories listed and done,
+ * finished functions by stage, unfinished ones by their last LLM step, and the usage so far.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { FunctionRef } from '../../../activities/contracts';
+import type { ExchangeIndexEntry } from '../../../activities/llm/exchange';
+import { LocalStore } from '../../../activities/store/local';
+import type { StoredRecord } from '../../../activities/store/types';
+import { formatRunStatus, runStatus, RunNotFoundError } from '../../../scripts/lib/status';
+
+function fnRef(id: string): FunctionRef {
+  return { functionId: id, repoId: 'acme/r', commit: 'c'.repeat(40), path: 'a.py', qualname: `f_${id}`, name: `f_${id}`, split: 'train', license: null };
+}
+
+function rejected(id: string, stage: string): StoredRecord {
+  const fn = fnRef(id);
+  return { accepted: false, fn, rejection: { function_id: id, repo_name: fn.repoId, func_path: fn.path, qualname: fn.qualname, split: 'train', stage, reason: 'r', debug_rounds: 0, coverage_rounds: 0, llm_tokens: 0 } };
+}
+
+function exchange(functionId: string, step: string, tokens: number, cached = false): ExchangeIndexEntry {
+  return { exchangeKey: `sha256-${String(tokens).padStart(64, '0')}`, step, model: 'm', cached, promptTokens: tokens, completionTokens: 1, costUsd: 0.5, latencyMs: 1, functionId, runId: 'run-s', recordedAt: '2026-01-01T00:00:00.000Z' };
+}
+
+describe('runStatus', () => {
+  it('counts a run in flight from the store', async () => {
+    const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'repost-status-')));
+    await store.createRun({ runId: 'run-s', createdAt: '2026-01-01T00:00:00.000Z', settingsKey: await store.putJson({}), sourcesKey: null, sources: 3, outDir: null });
+    const page = await store.putJson(['f1', 'f2', 'f3', 'f4', 'f5'].map(fnRef));
+    const outcome = { repoId: 'acme/r', source: { kind: 'github', fullName: 'acme/r' }, candidates: 5, accepted: 0, rejected: 0 } as const;
+    await store.putRepoProgress('run-s', { index: 0, outcome: { ...outcome, skipped: null }, candidatePages: [page], done: false });
+    await store.putRepoProgress('run-s', { index: 1, outcome: { ...outcome, repoId: null, skipped: 'too large', candidates: 0 }, candidatePages: [], done: true });
+    // f1 rejected at execute; f2 accepted; f3 asked for tests last; f4 is in a debug round; f5 has not reached the LLM.
+    await store.putRecord('run-s', rejected('f1', 'execute'));
+    const accepted = rejected('f2', 'x');
+    await store.putRecord('run-s', { accepted: true, fn: accepted.fn, record: { func_name: 'f_f2', idx: 'f2', repo_name: 'acme/r', func_path: 'a.py', orig_func: '', orig_context: '', eval_script: '', coverage_rate: 1, coverage_report: '', sandbox_ast_check: true, sandbox_functionality_check: null, test_correctness_check: 'yes', commit_id: 'c', qualname: 'f_f2', function_id: 'f2', run_id: 'run-s', split: 'train', coverage_threshold: 0.8, ast_check_required: false, license: null, standalone: true, packages: [], prompt_versions: {}, debug_rounds: 0, coverage_rounds: 0, llm_tokens: 3 } });
+    for (const e of [exchange('f1', 'sandbox', 10), exchange('f3', 'aggregate', 20), exchange('f3', 'tests', 30), exchange('f4', 'tests', 40), exchange('f4', 'debug', 50), exchange('f4', 'debug', 60, true)]) await store.appendExchange(e);
+
+    const s = await runStatus(store, 'run-s');
+    expect(s).toMatchObject({
+      runId: 'run-s',
+      status: 'running',
+      finishedAt: null,
+      store: { kind: 'local' },
+      repositories: { total: 3, listed: 2, done: 1, skipped: 1 },
+      functions: { candidates: 5, finished: 2, accepted: 1, rejected: 1, rejectedByStage: { execute: 1 }, inProgressByStage: { tests: 1, debug: 1, prepare: 1 } },
+      llm: { calls: 6, cachedCalls: 1, promptTokens: 210, completionTokens: 6, costUsd: 3 },
+      temporal: null,
+    });
+    const text = formatRunStatus(s);
+    expect(text).toContain('repositories: 1/3 done (2 listed, 1 skipped)');
+    expect(text).toContain('functions: 2/5 finished, 1 accepted, 1 rejected');
+    expect(text).toContain('in progress by stage: tests: 1, debug: 1, prepare: 1');
+    await expect(runStatus(store, 'run-none')).rejects.toBeInstanceOf(RunNotFoundError);
+  });
+});

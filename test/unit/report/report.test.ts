@@ -1,0 +1,114 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { FolderRunReader, RunNotFoundError, StoreRunReader, openRunReader } from '../../../activities/dataset/run-reader';
+import type { StoredRecord } from '../../../activities/dataset/records';
+import { reasonKindOf } from '../../../activities/report/report-data';
+import { writeRunReport } from '../../../activities/report/write-report';
+import { LocalStore } from '../../../activities/store/local';
+
+const HOSTILE = '<img src=x onerror=alert(1)>';
+
+/** A finished run in a real local store: one accepted and one rejected function, as the crawl stores them. */
+async function storeRun(dataDir: string): Promise<{ store: LocalStore; outDir: string }> {
+  const store = new LocalStore(dataDir);
+  const outDir = path.join(dataDir, 'out', 'r1');
+  const fnOf = (functionId: string, qualname: string) => ({ functionId, repoId: 'o/r', commit: 'c', path: 'm.py', qualname, name: qualname, split: 'train' as const, license: 'mit' });
+  await store.createRun({ runId: 'r1', createdAt: new Date().toISOString(), settingsKey: await store.putJson({ pipeline: { debugRounds: 3 } }), sourcesKey: await store.putJson([]), sources: 0, outDir });
+  await store.putRepoProgress('r1', {
+    index: 0,
+    outcome: { repoId: 'o/r', source: { kind: 'github', fullName: 'o/r' }, skipped: null, candidates: 2, accepted: 1, rejected: 1 },
+    candidatePages: [await store.putJson([fnOf('fn1', HOSTILE), fnOf('fn2', 'g')])],
+    done: true,
+  });
+  const accepted: StoredRecord = {
+    accepted: true,
+    fn: fnOf('fn1', HOSTILE),
+    record: {
+      func_name: 'f',
+      idx: 'fn1',
+      repo_name: 'o/r',
+      func_path: 'm.py',
+      orig_func: 'def f():\n    return 1\n',
+      orig_context: '',
+      eval_script: 'def f():\n    return "</script><script>alert(2)</script>"\n\ndef test_f():\n    assert f() == f_new_implementation()\n',
+      coverage_rate: 0.5,
+      coverage_report: '',
+      sandbox_ast_check: true,
+      sandbox_functionality_check: null,
+      test_correctness_check: 'yes',
+      commit_id: 'c',
+      qualname: HOSTILE,
+      function_id: 'fn1',
+      run_id: 'r1',
+      split: 'train',
+      coverage_threshold: 0.8,
+      ast_check_required: false,
+      license: 'mit',
+      standalone: true,
+      packages: [{ name: 'numpy', version: '2.0.0' }],
+      prompt_versions: {},
+      debug_rounds: 0,
+      coverage_rounds: 1,
+      llm_tokens: 10,
+    },
+  };
+  const rejected: StoredRecord = {
+    accepted: false,
+    fn: fnOf('fn2', 'g'),
+    rejection: { function_id: 'fn2', repo_name: 'o/r', func_path: 'm.py', qualname: 'g', split: 'train', stage: 'execute', reason: `sandbox_failed: ${HOSTILE}`, debug_rounds: 3, coverage_rounds: 0, llm_tokens: 5 },
+  };
+  await store.putRecord('r1', accepted);
+  await store.putRecord('r1', rejected);
+  await store.updateRun('r1', {
+    status: 'finished',
+    summary: { runId: 'r1', repositories: 1, functions: 2, accepted: 1, rejected: 1, funnel: { prepare: 2, execute: 2, accepted: 1 }, rejectedAt: { execute: 1 }, skippedRepos: [] },
+  });
+  // An exchange of the rejected function whose recorded body is missing from the artifacts.
+  await store.appendExchange({
+    exchangeKey: `sha256-${'0'.repeat(64)}`,
+    step: 'sandbox',
+    model: 'm',
+    cached: false,
+    promptTokens: 1,
+    completionTokens: 1,
+    costUsd: 0,
+    latencyMs: 1,
+    functionId: 'fn2',
+    runId: 'r1',
+    recordedAt: new Date().toISOString(),
+  });
+  return { store, outDir };
+}
+
+describe('run report', () => {
+  it('names a rejection reason by its leading clause', () => {
+    expect(reasonKindOf('parse_no_code_block: the answer had none')).toBe('parse_no_code_block');
+    expect(reasonKindOf('tests judged incorrect: too weak')).toBe('tests judged incorrect');
+    expect(reasonKindOf('x'.repeat(100))).toHaveLength(80);
+  });
+
+  it('escapes what runs put in it, and names an exchange it cannot read instead of failing', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir);
+    const written = await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir);
+    expect(written).toMatchObject({ records: 1, rejections: 1, scripts: 1, exchangePages: 2, unreadableExchanges: 1 });
+    const html = fs.readFileSync(written.file, 'utf8');
+    expect(html).not.toContain(HOSTILE);
+    expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    // Exactly the page's own script; the record's text never reaches a script element.
+    expect(html.match(/<script>/g)).toHaveLength(1);
+    expect(fs.readFileSync(path.join(runDir, 'report/scripts/fn1.py'), 'utf8')).toContain('</script><script>alert(2)');
+    const rejected = fs.readFileSync(path.join(runDir, 'report/exchanges/fn2.html'), 'utf8');
+    expect(rejected).toMatch(/1\. exchange sha256-0+ cannot be read: artifact sha256-0+ is missing/);
+  });
+
+  it('a run id or folder that names no run is a clear error', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const store = new LocalStore(dataDir);
+    await expect(openRunReader(store, 'nothing')).rejects.toThrow(RunNotFoundError);
+    await expect(openRunReader(store, dataDir)).rejects.toThrow(/neither a run id in the store .* nor a run folder/);
+    expect(FolderRunReader.open(dataDir)).toBeNull();
+    await expect(StoreRunReader.open(store, 'nothing')).rejects.toThrow(/no run nothing in the store/);
+  });
+});

@@ -1,0 +1,48 @@
+/**
+ * One firing of a live benchmark (started by a Temporal Schedule, `scripts/schedule.ts`): open a
+ * run of the repositories created in the window since the last firing, crawl them as a child
+ * crawl, and write the run's files and report. One firing, one run.
+ */
+import { defineSearchAttributeKey } from '@temporalio/common';
+import { ParentClosePolicy, executeChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { OpenBenchmarkRunInput } from '../activities/benchmark/open-run';
+import type { RunSummary, TaskQueues } from '../activities/contracts';
+import { activityProxies } from './activities';
+import { crawlWorkflow } from './crawl';
+import { RunIdKey } from './search-attributes';
+
+/** Set by the server on every workflow a schedule starts: the time the firing was due. */
+const ScheduledStartTimeKey = defineSearchAttributeKey('TemporalScheduledStartTime', 'DATETIME');
+
+export interface BenchmarkWorkflowInput extends Omit<OpenBenchmarkRunInput, 'firedAt'> {
+  queues: TaskQueues;
+}
+
+export interface BenchmarkOutcome {
+  runId: string;
+  window: { from: string; to: string } | null;
+  repositories: number;
+  summary: RunSummary;
+  outDir: string;
+  report: string;
+}
+
+export async function benchmarkWorkflow(input: BenchmarkWorkflowInput): Promise<BenchmarkOutcome> {
+  const { queues, ...open } = input;
+  const { bench } = activityProxies(queues, input.settings);
+  // The due time, not the start time: a firing buffered behind a long one keeps its own window.
+  const firedAt = workflowInfo().typedSearchAttributes.get(ScheduledStartTimeKey) ?? workflowInfo().startTime;
+
+  const opened = await bench.openBenchmarkRun({ ...open, firedAt: firedAt.toISOString() });
+  const { run } = opened;
+  upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
+  const summary = await executeChild(crawlWorkflow, {
+    workflowId: `${run.runId}/crawl`,
+    taskQueue: queues.workflows,
+    args: [{ run, sourcesKey: opened.sourcesKey, settings: input.settings, queues }],
+    typedSearchAttributes: [{ key: RunIdKey, value: run.runId }],
+    parentClosePolicy: ParentClosePolicy.TERMINATE,
+  });
+  const outputs = await bench.writeRunOutputs({ run, outDir: opened.outDir });
+  return { runId: run.runId, window: opened.window, repositories: opened.repositories, summary, outDir: opened.outDir, report: outputs.report };
+}
