@@ -224,7 +224,10 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
           );
           truthRow = tests.count > 0 ? (await sandbox(PRIORITY.ranking).runTestMatrix({ run, item, candidateKey: null, testsKey: tests.testsKey, requirements: requirements() })).row : '';
         }
-        result.ranking = await io.rankCandidates({ run, rows, truthRow, hidden: first.map((r) => r.run.passed) });
+        const ranking = await io.rankCandidates({ run, rows, truthRow, hidden: first.map((r) => r.run.passed) });
+        // The ranking indexes the scored samples; the result names samples by their number.
+        for (const m of Object.values(ranking.methods)) m.top = m.top === null ? null : scored[m.top]!.sample;
+        result.ranking = ranking;
       } catch (err) {
         result.stepErrors.push(`ranking: ${failureReason(err)}`);
       }

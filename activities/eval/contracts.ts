@@ -87,7 +87,7 @@ export interface MethodRanking {
   hitAtK: Record<string, number>;
   /** `Pr@k`: expected share of the k best-ranked tests the ground truth passes (null: no tests). */
   precisionAtK: Record<string, number | null>;
-  /** Index of the best-ranked sample. */
+  /** The best-ranked sample (its number). */
   top: number | null;
 }
 

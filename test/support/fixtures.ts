@@ -5,7 +5,7 @@ export const REPOST_SAMPLE = path.join(__dirname, '..', 'fixtures', 'repost-exec
 
 /**
  * The dataset `tsx scripts/start.ts --demo` writes (3 accepted functions of the bundled example
- * repository), kept so evaluation tests need no crawl. Regenerate it with the demo when the
+ * repository, crawled as the train split), kept so evaluation tests need no crawl. Regenerate it with the demo when the
  * record format changes.
  */
 export const DEMO_DATASET = path.join(__dirname, '..', 'fixtures', 'demo-dataset.jsonl');
