@@ -71,6 +71,8 @@ export class SandboxCancelledError extends Error {
 }
 
 const HEARTBEAT_MS = 5000;
+/** Limit of a JSON harness request (the AST comparison, the AST normalisation). */
+const HARNESS_TIMEOUT_SEC = 30;
 
 interface Borrowed {
   container: Docker.Container;
@@ -201,7 +203,7 @@ export class SandboxExecutor {
 
   /** AST equivalence of two function sources, computed by the harness inside the sandbox. */
   async astEquivalent(a: string, b: string): Promise<AstComparison> {
-    return AstComparisonSchema.parse(await this.harnessJson('ast_equiv.py', { a, b }, 'AST comparison'));
+    return AstComparisonSchema.parse(await this.harnessJson('ast_equiv.py', { a, b }, HARNESS_TIMEOUT_SEC));
   }
 
   /**
@@ -209,23 +211,23 @@ export class SandboxExecutor {
    * is parsed by the interpreter that will run it, never on the host.
    */
   async astNormalize(sources: string[]): Promise<AstNormalization[]> {
-    return AstNormalizationSchema.parse(await this.harnessJson('ast_normalize.py', { sources }, 'AST normalisation')).results;
+    return AstNormalizationSchema.parse(await this.harnessJson('ast_normalize.py', { sources }, HARNESS_TIMEOUT_SEC)).results;
   }
 
-  /** One request to a JSON harness script in a pooled container; its stdout is the JSON answer. */
-  private async harnessJson(script: string, request: unknown, what: string): Promise<unknown> {
+  /** Runs a JSON-in, JSON-out harness script in a borrowed container, killed after `timeoutSec`. */
+  private async harnessJson(script: string, request: unknown, timeoutSec: number): Promise<unknown> {
     const borrowed = await this.borrow();
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
         ...jsonHarnessCommand(script, request),
         user: SCRIPT_USER,
-        outputLimitBytes: 16 * 1024 * 1024,
+        outputLimitBytes: 4 * 1024 * 1024,
       });
-      const timer = setTimeout(() => void borrowed.kill(), 30_000);
+      const timer = setTimeout(() => void borrowed.kill(), timeoutSec * 1000);
       const { exitCode } = await handle.done;
       clearTimeout(timer);
-      if (exitCode !== 0) throw new Error(`${what} failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
+      if (exitCode !== 0) throw new Error(`${script} failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
       reusable = true;
       return JSON.parse(handle.stdout.toString());
     } finally {
