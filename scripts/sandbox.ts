@@ -90,6 +90,8 @@ export function summarize(outcomes: GroundTruthOutcome[]) {
     coverageMatches: outcomes.filter((o) => o.coverageMatches === true).length,
     coverageDiffers: outcomes.filter((o) => o.coverageMatches === false).length,
     withPackages: outcomes.filter((o) => o.result.packages.length > 0).length,
+    /** Records that did not pass for a reason of their own (outcomes[].recordIssue says which). */
+    recordIssues: outcomes.filter((o) => o.recordIssue !== null).length,
   };
 }
 
@@ -120,7 +122,12 @@ async function cmdBatch(argv: string[]): Promise<number> {
       const o = await runGroundTruth(executor, record, { coverageOf, install: !values['no-install'] });
       if (!values.json) {
         const cov = o.coverageRate === null ? 'no coverage' : `coverage ${o.coverageRate.toFixed(2)} (record ${o.recordCoverageRate ?? '-'})`;
-        const why = o.result.status === 'passed' ? '' : ` ${o.result.exception ? `${o.result.exception.type}: ${o.result.exception.message.split('\n')[0]}` : (o.result.notes.at(-1) ?? '')}`;
+        const why =
+          o.result.status === 'passed'
+            ? ''
+            : o.recordIssue
+              ? ` record issue: ${o.recordIssue}`
+              : ` ${o.result.exception ? `${o.result.exception.type}: ${o.result.exception.message.split('\n')[0]}` : (o.result.notes.at(-1) ?? '')}`;
         const pkgs = o.result.packages.length ? ` [${o.result.packages.map((p) => `${p.name}==${p.version}`).join(' ')}]` : '';
         console.log(`${o.idx.padStart(5)} ${o.funcName.padEnd(40)} ${o.result.status.padEnd(8)} ${String(o.result.durationMs).padStart(6)} ms  ${cov}${pkgs}${why}`);
       }

@@ -12,6 +12,7 @@
  *   options: --out DIR  --run-id ID  --split train|eval (local sources; default train)
  *            --resume (continue the run --run-id names, with its own settings and sources)
  *            --no-workers (workers run elsewhere: tsx workers/main.ts)
+ *            --progress-every SECONDS (the live view's refresh; default 2 on a terminal, 30 in a log)
  *
  * A run id or output folder already used by another run is refused with a message; `--resume`
  * continues that run on purpose: functions already recorded are kept and not run again.
@@ -30,7 +31,10 @@ import { ConfigError, loadConfig, type Config } from '../temporal.config';
 import { RunExistsError } from '../activities/store/types';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
+import { startLiveView } from './lib/live-view';
+import { ForeignServerError } from './lib/temporal-server';
 import { startStack } from './lib/stack';
+import { ProgressTracker } from './lib/status';
 
 const DEMO_REPO = path.join(__dirname, 'demo', 'example-repo');
 const DEMO_SCRIPT = path.join(__dirname, 'demo', 'scripted-llm-responses.json');
@@ -46,6 +50,7 @@ const FlagsSchema = z.object({
   split: z.enum(['train', 'eval']).optional(),
   resume: z.boolean().default(false),
   attach: z.string().regex(/^[\w.-]+$/, 'a run id').optional(),
+  'progress-every': z.coerce.number().positive().optional(),
   'no-workers': z.boolean().default(false),
   help: z.boolean().default(false),
 });
@@ -76,6 +81,7 @@ async function main(): Promise<number> {
       split: { type: 'string' },
       resume: { type: 'boolean' },
       attach: { type: 'string' },
+      'progress-every': { type: 'string' },
       'no-workers': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -155,7 +161,15 @@ async function main(): Promise<number> {
     const uiRuns = `${uiBase}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(`RepostRunId="${runId}"`)}`;
     console.log(`run ${runId}: crawling ${sources.length} repositor${sources.length === 1 ? 'y' : 'ies'} (workflow ${started.workflowId})`);
     console.log(`watch it in the Temporal UI: ${uiRuns}`);
-    const summary = await started.result();
+    // While it runs: repositories, functions by stage, accepted and rejected, LLM use, time left.
+    const every = flags['progress-every'];
+    const live = startLiveView(new ProgressTracker(stack.store, runId, stack.client), every ? { everyMs: every * 1000 } : {});
+    let summary: Awaited<ReturnType<typeof started.result>>;
+    try {
+      summary = await started.result();
+    } finally {
+      await live.stop();
+    }
     const rejectedAt = Object.entries(summary.rejectedAt)
       .filter(([, n]) => n > 0)
       .map(([stage, n]) => `${stage}: ${n}`)
@@ -183,7 +197,7 @@ main()
   .catch((err: Error) => {
     const usageError = (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS');
     console.error(
-      err instanceof ConfigError || err instanceof RunExistsError
+      err instanceof ConfigError || err instanceof RunExistsError || err instanceof ForeignServerError || err.name === 'StoreUnreachableError'
         ? err.message
         : err instanceof z.ZodError
           ? `bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')} (see --help)`

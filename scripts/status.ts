@@ -5,20 +5,27 @@
  * (TEMPORAL_ADDRESS, else the embedded server's port), the crawl workflow's status.
  *
  *   tsx scripts/status.ts RUN_ID [--json]
+ *   tsx scripts/status.ts RUN_ID --watch [--every SECONDS]   the same, then one line of progress
+ *                                                           (with the time left) until the run ends
  */
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { openStore } from '../activities/store';
 import { ConfigError, loadConfig } from '../temporal.config';
-import { formatRunStatus, runStatus, RunNotFoundError } from './lib/status';
+import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError } from './lib/status';
 
 /** How long to wait for Temporal before reporting from the store alone. */
 const TEMPORAL_CONNECT_TIMEOUT_MS = 3000;
 
 async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({ options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
-  if (values.help || positionals.length !== 1) {
-    console.error('usage: tsx scripts/status.ts RUN_ID [--json]');
+  const { values, positionals } = parseArgs({
+    options: { json: { type: 'boolean' }, watch: { type: 'boolean' }, every: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  const every = Number(values.every ?? 5);
+  if (values.help || positionals.length !== 1 || !(every > 0)) {
+    console.error('usage: tsx scripts/status.ts RUN_ID [--json] [--watch [--every SECONDS]]');
     return values.help ? 0 : 2;
   }
   const runId = positionals[0]!;
@@ -38,6 +45,15 @@ async function main(): Promise<number> {
     const status = await runStatus(store, runId, { client });
     if (temporalError) status.temporal = { error: temporalError };
     console.log(values.json ? JSON.stringify(status, null, 2) : formatRunStatus(status));
+    if (values.watch && status.status !== 'finished') {
+      const tracker = new ProgressTracker(store, runId, client);
+      for (;;) {
+        await new Promise((r) => setTimeout(r, every * 1000));
+        const sample = await tracker.sample();
+        console.log(values.json ? JSON.stringify(sample) : `${new Date().toISOString().slice(11, 19)} ${formatProgressLine(sample)}`);
+        if (sample.status.status === 'finished') break;
+      }
+    }
     return 0;
   } finally {
     await connection?.close();

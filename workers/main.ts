@@ -116,6 +116,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
     const executor = createSandboxExecutor(config, options.image, `${os.hostname()}-${process.pid}`);
     const removed = await executor.cleanupLeftovers();
     if (removed > 0) options.log?.(`removed ${removed} sandbox container(s) left by a crashed worker`);
+    executor.startLeftoverSweep((n) => options.log?.(`removed ${n} leftover sandbox container(s)`));
     cleanups.push(() => executor.close());
     workers.push(
       await Worker.create({

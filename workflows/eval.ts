@@ -171,16 +171,11 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
     result.prompt = prompt;
     const { promptKey, contextKey } = prompt;
 
-    // Packages the function's script turned out to need: later runs install them up front.
-    const learned = new Set<string>();
-    const requirements = () => [...learned].sort();
     // Samples, each with its self-repair rounds; a sample's failure ends that sample only.
-    const hidden = async (ref: CandidateRef, priority: typeof PRIORITY.sample | typeof PRIORITY.repair): Promise<CandidateRun> => {
-      if (!ref.candidateKey) return { passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0, requirements: [] };
-      const outcome = await sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey, requirements: requirements() });
-      for (const r of outcome.requirements) learned.add(r);
-      return outcome;
-    };
+    const hidden = (ref: CandidateRef, priority: typeof PRIORITY.sample | typeof PRIORITY.repair): Promise<CandidateRun> =>
+      ref.candidateKey
+        ? sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey })
+        : Promise.resolve({ passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0 });
     const runSample = async (sample: number): Promise<SampleTrace> => {
       const rounds: SampleRound[] = [];
       try {
@@ -220,9 +215,9 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
           result.rankingUsage = tests.usage;
           const none = '0'.repeat(tests.count);
           rows = await slidingWindow(first, settings.sampleWindow, async (r) =>
-            r.candidateKey && tests.count > 0 ? (await sandbox(PRIORITY.ranking).runTestMatrix({ run, item, candidateKey: r.candidateKey, testsKey: tests.testsKey, requirements: requirements() })).row : none,
+            r.candidateKey && tests.count > 0 ? (await sandbox(PRIORITY.ranking).runTestMatrix({ run, item, candidateKey: r.candidateKey, testsKey: tests.testsKey })).row : none,
           );
-          truthRow = tests.count > 0 ? (await sandbox(PRIORITY.ranking).runTestMatrix({ run, item, candidateKey: null, testsKey: tests.testsKey, requirements: requirements() })).row : '';
+          truthRow = tests.count > 0 ? (await sandbox(PRIORITY.ranking).runTestMatrix({ run, item, candidateKey: null, testsKey: tests.testsKey })).row : '';
         }
         const ranking = await io.rankCandidates({ run, rows, truthRow, hidden: first.map((r) => r.run.passed) });
         // The ranking indexes the scored samples; the result names samples by their number.

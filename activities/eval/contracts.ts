@@ -57,11 +57,6 @@ export interface CandidateRun extends SampleOutcome {
   /** Artifact key of the full sandbox result (output, traceback), or null when nothing ran. */
   resultKey: string | null;
   durationMs: number;
-  /**
-   * Packages the script turned out to need (installed during the run): later runs of the same
-   * function get them up front instead of finding them missing again.
-   */
-  requirements: string[];
 }
 
 export interface SampleRound {

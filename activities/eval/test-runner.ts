@@ -13,13 +13,17 @@ export type RunnerMode = 'matrix' | 'outputs';
 const MODULE_FILE = 'candidate_module.py';
 const REQUEST_FILE = 'runner_request.json';
 
-/** The run's own script only hands over to the harness module. */
+/**
+ * The run's own script only hands over to the harness module, loaded from its file: an `import`
+ * statement would make the executor's import scan take the harness module for a package to install.
+ */
 function launcherScript(): string {
   return [
-    'import sys',
-    `sys.path.insert(0, ${JSON.stringify(HARNESS_DIR)})`,
-    'import repost_test_runner',
-    `repost_test_runner.main(${JSON.stringify(MODULE_FILE)}, ${JSON.stringify(REQUEST_FILE)})`,
+    'import importlib.util',
+    `spec = importlib.util.spec_from_file_location("repost_test_runner", ${JSON.stringify(`${HARNESS_DIR}/repost_test_runner.py`)})`,
+    'runner = importlib.util.module_from_spec(spec)',
+    'spec.loader.exec_module(runner)',
+    `runner.main(${JSON.stringify(MODULE_FILE)}, ${JSON.stringify(REQUEST_FILE)})`,
     '',
   ].join('\n');
 }

@@ -12,7 +12,7 @@ export type SandboxLimits = Pick<Config['sandbox'], 'memoryMb' | 'cpus' | 'pidsL
 export const SCRIPT_USER = '10001:10001';
 export const INIT_USER = '10002:10002';
 export const HARNESS_DIR = '/opt/repost/harness';
-/** The host's package cache (one folder per requirement set), mounted read-only. */
+/** The package store's environments (one folder per requirement set), mounted read-only. */
 export const PACKAGES_MOUNT = '/opt/repost/package-cache';
 /** Packages baked into a dataset image (`scripts/sandbox.ts image`); the image's PYTHONPATH. */
 export const BAKED_PACKAGES = '/opt/repost/packages';
@@ -28,7 +28,7 @@ export const LABELS = {
   role: 'dev.repost.sandbox.role',
 } as const;
 
-export type ContainerRole = 'pool' | 'cold' | 'install' | 'baseline';
+export type ContainerRole = 'pool' | 'cold' | 'build' | 'baseline';
 
 /** This process's identity, stamped on every container it creates. */
 export const PROCESS_TOKEN = `${os.hostname()}:${process.pid}:${Date.now()}`;
@@ -40,19 +40,43 @@ export function sandboxLabels(workerId: string, role: ContainerRole): Record<str
 const MiB = 1024 * 1024;
 
 /**
- * A container that idles under a reaper as PID 1; runs happen through `exec` as the script user.
- * No network, memory without swap, CPU and process caps, read-only root, every capability
- * dropped, no privilege gain, and the only writable places are small tmpfs mounts.
+ * The isolation every sandbox container gets: no network, memory without swap, CPU and process
+ * caps, read-only root, every capability dropped, no privilege gain, and the only writable places
+ * are small tmpfs mounts (and, for a source build, its output folder).
  */
+function isolatedHostConfig(limits: SandboxLimits, binds: string[]): Docker.HostConfig {
+  const tmpfs = (extra: string) => `rw,nosuid,nodev,size=${limits.scratchMb}m,${extra}`;
+  return {
+    NetworkMode: 'none',
+    Memory: limits.memoryMb * MiB,
+    MemorySwap: limits.memoryMb * MiB,
+    NanoCpus: Math.round(limits.cpus * 1e9),
+    PidsLimit: limits.pidsLimit,
+    ReadonlyRootfs: true,
+    CapDrop: ['ALL'],
+    SecurityOpt: ['no-new-privileges'],
+    Tmpfs: {
+      [SCRATCH_DIR]: tmpfs('uid=10001,gid=10001,mode=0700'),
+      '/tmp': tmpfs('mode=1777'),
+      [LEGACY_HOME]: tmpfs('uid=10001,gid=10001,mode=0755'),
+    },
+    ShmSize: 64 * MiB,
+    IpcMode: 'private',
+    Binds: binds,
+    Ulimits: [{ Name: 'nofile', Soft: 4096, Hard: 4096 }],
+    LogConfig: { Type: 'none', Config: {} },
+  };
+}
+
+/** A container that idles under a reaper as PID 1; runs happen through `exec` as the script user. */
 export function runContainerOptions(args: {
   image: string;
   limits: SandboxLimits;
-  packagesDir: string;
+  /** The package store's environments folder, mounted read-only. */
+  envsDir: string;
   workerId: string;
   role: ContainerRole;
 }): Docker.ContainerCreateOptions {
-  const { limits } = args;
-  const tmpfs = (extra: string) => `rw,nosuid,nodev,size=${limits.scratchMb}m,${extra}`;
   return {
     Image: args.image,
     Cmd: ['python3', `${HARNESS_DIR}/init.py`],
@@ -60,25 +84,47 @@ export function runContainerOptions(args: {
     WorkingDir: SCRATCH_DIR,
     Labels: sandboxLabels(args.workerId, args.role),
     NetworkDisabled: true,
+    HostConfig: isolatedHostConfig(args.limits, [`${args.envsDir}:${PACKAGES_MOUNT}:ro`]),
+  };
+}
+
+/** Where a source build finds its archive and leaves its wheel. */
+export const BUILD_SOURCE_DIR = '/opt/repost/build-source';
+export const BUILD_OUTPUT_DIR = '/opt/repost/build-output';
+
+/**
+ * A one-shot container that builds a wheel from a source archive, offline: the archive and the
+ * build requirements (an environment of the store) are read-only, only the output folder is
+ * writable, and the build runs as the scripts' user with the same limits as a script.
+ */
+export function buildContainerOptions(args: {
+  image: string;
+  limits: SandboxLimits;
+  envsDir: string;
+  workerId: string;
+  sourceDir: string;
+  outputDir: string;
+  cmd: string[];
+  env: string[];
+  /** Killed inside the container after this long, even if the worker that started it is gone. */
+  timeoutSec: number;
+}): Docker.ContainerCreateOptions {
+  return {
+    Image: args.image,
+    Cmd: ['timeout', '-s', 'KILL', String(Math.max(1, Math.ceil(args.timeoutSec))), ...args.cmd],
+    Env: args.env,
+    User: SCRIPT_USER,
+    WorkingDir: SCRATCH_DIR,
+    Labels: sandboxLabels(args.workerId, 'build'),
+    NetworkDisabled: true,
     HostConfig: {
-      NetworkMode: 'none',
-      Memory: limits.memoryMb * MiB,
-      MemorySwap: limits.memoryMb * MiB,
-      NanoCpus: Math.round(limits.cpus * 1e9),
-      PidsLimit: limits.pidsLimit,
-      ReadonlyRootfs: true,
-      CapDrop: ['ALL'],
-      SecurityOpt: ['no-new-privileges'],
-      Tmpfs: {
-        [SCRATCH_DIR]: tmpfs('uid=10001,gid=10001,mode=0700'),
-        '/tmp': tmpfs('mode=1777'),
-        [LEGACY_HOME]: tmpfs('uid=10001,gid=10001,mode=0755'),
-      },
-      ShmSize: 64 * MiB,
-      IpcMode: 'private',
-      Binds: [`${args.packagesDir}:${PACKAGES_MOUNT}:ro`],
-      Ulimits: [{ Name: 'nofile', Soft: 4096, Hard: 4096 }],
-      LogConfig: { Type: 'none', Config: {} },
+      ...isolatedHostConfig(args.limits, [
+        `${args.envsDir}:${PACKAGES_MOUNT}:ro`,
+        `${args.sourceDir}:${BUILD_SOURCE_DIR}:ro`,
+        `${args.outputDir}:${BUILD_OUTPUT_DIR}:rw`,
+      ]),
+      // Build logs are read back from the engine.
+      LogConfig: { Type: 'json-file', Config: { 'max-size': '1m' } },
     },
   };
 }

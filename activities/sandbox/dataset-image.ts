@@ -34,7 +34,7 @@ export async function buildDatasetImage(
   await mapConcurrent(records, options.concurrency ?? executor.config.pool.size, async (record) => {
     const outcome = await runGroundTruth(executor, record);
     for (const r of outcome.result.requirements) requirements.add(r);
-    if (outcome.result.notes.some((n) => /missing/.test(n))) unresolved.push(record.idx);
+    if (outcome.result.notes.some((n) => /missing|not installed/.test(n))) unresolved.push(record.idx);
     log(`${record.idx} ${record.func_name}: ${outcome.result.status}${outcome.result.requirements.length ? ` needs ${outcome.result.requirements.join(' ')}` : ''}`);
   });
   const union = [...requirements].sort();
@@ -46,7 +46,8 @@ export async function buildDatasetImage(
       const ensured = await executor.packages.ensure(union);
       if (!ensured.ok) throw new Error(`installing the dataset's packages failed: ${ensured.error}`);
       packages = ensured.set.packages;
-      fs.cpSync(ensured.set.hostPath, path.join(ctx, 'packages'), { recursive: true });
+      // Real copies for the build context (the store holds hard links); timestamps kept so the byte code stays valid.
+      fs.cpSync(ensured.set.hostPath, path.join(ctx, 'packages'), { recursive: true, preserveTimestamps: true, filter: (src) => !src.endsWith('.repost-packages.json') });
     }
     fs.writeFileSync(
       path.join(ctx, 'Dockerfile'),

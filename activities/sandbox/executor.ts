@@ -1,18 +1,23 @@
 /**
  * Runs untrusted Python in the sandbox image: one script (plus files) per run, through a warm
  * pool of containers or, in strict mode, a fresh container per run. See container-spec.ts for
- * the isolation, warm-pool.ts for reuse, package-cache.ts for third-party packages.
+ * the isolation, warm-pool.ts for reuse, package-store.ts for third-party packages and
+ * import-scan.ts for how a script's packages are found before it runs.
  */
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import Docker from 'dockerode';
 import type { Config } from '../../temporal.config';
 import { LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole } from './container-spec';
+import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
-import { DIRTY_EXIT, DIRTY_MARKER, jsonHarnessCommand, launchCommand } from './harness-command';
+import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_RESULT_FILE, HARNESS_TIMEOUT_EXIT, jsonHarnessCommand, launchCommand } from './harness-command';
+import { ImportScanSchema, importedDistribution, planImports, type ImportPlan } from './import-scan';
 import { validateRequirement } from './install-commands';
-import { PackageCache, type PackageSet } from './package-cache';
-import { distributionForImport, normalizeDistributionName } from './packages';
+import { isPermanent } from './install-failure';
+import { RUN_GRACE_SEC, leftoverAgeMs, staleContainers } from './leftovers';
+import { PackageStore, requirementName, type EnsureResult, type PackageSet } from './package-store';
+import { distributionForImport } from './packages';
 import { missingModuleName, parsePythonException } from './python-exception';
 import {
   AstComparisonSchema,
@@ -35,7 +40,10 @@ export interface RunRequest {
   timeoutSec?: number;
   /** Measure this function's span: `foo_new_implementation`, `foo` or `Class.method`. */
   coverage?: { functionName: string };
-  /** Install missing third-party modules (ModuleNotFoundError) and run again. */
+  /**
+   * Install the packages the script's source imports before the first run (read with Python's
+   * `ast`), and after a ModuleNotFoundError for a module the source imports, run again.
+   */
   install?: boolean;
   /** Requirements known up front (e.g. accepted LLM install lines); installed before the first run. */
   requirements?: string[];
@@ -71,8 +79,14 @@ export class SandboxCancelledError extends Error {
 }
 
 const HEARTBEAT_MS = 5000;
-/** Limit of a JSON harness request (the AST comparison, the AST normalisation). */
+/** In-container limit of the import scan, the AST comparison and the AST normalisation. */
 const HARNESS_TIMEOUT_SEC = 30;
+
+interface Attempt {
+  result: SandboxResult;
+  /** The module an uncaught ModuleNotFoundError named, as the harness saw it. */
+  missingModule: string | null;
+}
 
 interface Borrowed {
   container: Docker.Container;
@@ -86,7 +100,8 @@ export class SandboxExecutor {
   readonly docker: Docker;
   readonly workerId: string;
   private readonly pool: WarmPool | null;
-  readonly packages: PackageCache;
+  readonly packages: PackageStore;
+  private sweepTimer: NodeJS.Timeout | null = null;
 
   constructor(
     readonly config: SandboxExecutorConfig,
@@ -94,12 +109,13 @@ export class SandboxExecutor {
   ) {
     this.docker = options.docker ?? new Docker();
     this.workerId = config.workerId ?? `${os.hostname()}-${process.pid}`;
-    this.packages = new PackageCache({
+    this.packages = new PackageStore({
       docker: this.docker,
       image: options.image,
-      packagesDir: options.packagesDir,
+      root: options.packagesDir,
       workerId: this.workerId,
-      installTimeoutSec: config.installTimeoutSec,
+      settings: config.packages,
+      limits: config,
     });
     this.pool =
       config.pool.enabled && !config.strict
@@ -110,6 +126,7 @@ export class SandboxExecutor {
             },
             config.pool.size,
             config.pool.recycleAfterRuns,
+            config.pool.maxAgeSec * 1000,
           )
         : null;
   }
@@ -132,72 +149,173 @@ export class SandboxExecutor {
   }
 
   /**
-   * Runs the script; with `install`, each ModuleNotFoundError is mapped to a distribution,
-   * installed (at most `maxInstallsPerScript` times) and the script run again.
+   * Runs the script. With `install`, the packages its source imports are installed first, in one
+   * resolution; a ModuleNotFoundError for a module the source imports (a guarded or literal
+   * dynamic import, or one whose package was dropped) adds it and the script runs again. Every
+   * resolution is one round, at most `packages.resolutionRounds` per run.
    */
   async run(req: RunRequest, hooks: RunHooks = {}): Promise<SandboxResult> {
     const notes: string[] = [];
-    let requirements: string[] = [];
+    const wanted = new Map<string, { requirement: string; optional: boolean }>();
     for (const r of req.requirements ?? []) {
-      if (validateRequirement(r)) requirements.push(r);
+      const valid = validateRequirement(r);
+      if (valid) wanted.set(requirementName(valid), { requirement: valid, optional: false });
       else notes.push(`requirement ${JSON.stringify(r)} ignored: not a package name with an optional version`);
     }
-    let set: PackageSet | null = null;
-    if (requirements.length > 0) {
-      const ensured = await this.install(requirements, hooks);
-      if (ensured.ok) set = ensured.set;
-      else {
-        // Suggested up front but not installable: start bare and install what the run shows it needs.
-        notes.push(ensured.error);
-        requirements = [];
-      }
+    let plan: ImportPlan | null = null;
+    if (req.install) {
+      const scanned = await this.scanImports(req, hooks);
+      if ('status' in scanned) return { ...scanned, notes: [...notes, ...scanned.notes] };
+      plan = scanned;
+      notes.push(...plan.notes);
+      for (const d of plan.required) if (!wanted.has(requirementName(d))) wanted.set(requirementName(d), { requirement: d, optional: false });
+      for (const d of plan.optional) if (!wanted.has(requirementName(d))) wanted.set(requirementName(d), { requirement: d, optional: true });
     }
-    let result = await this.runOnce(req, set, hooks);
-    let installs = 0;
-    while (req.install && (result.status === 'error' || result.status === 'failed')) {
-      const missing = missingModuleName(result.exception, result.stderr);
+
+    let rounds = 0;
+    let exhausted = false;
+    let set: PackageSet | null = null;
+    const tried = new Set<string>(wanted.keys());
+    /** Resolves `wanted`, dropping what cannot be installed, one round per resolution. Null: go on; a result: stop with it. */
+    const resolve = async (): Promise<SandboxResult | null> => {
+      while (wanted.size > 0) {
+        if (rounds >= this.config.packages.resolutionRounds) {
+          // The last set that installed stays; what came after it is left out.
+          const current = set as PackageSet | null;
+          const have = new Set((current?.requirements ?? []).map(requirementName));
+          const missing = [...wanted.entries()].filter(([k]) => !have.has(k));
+          for (const [k] of missing) wanted.delete(k);
+          notes.push(`the limit of ${this.config.packages.resolutionRounds} resolution rounds per script is reached; running without ${missing.map(([, w]) => w.requirement).join(' ')}`);
+          exhausted = true;
+          return null;
+        }
+        rounds += 1;
+        const requirements = [...wanted.values()].map((w) => w.requirement);
+        const ensured = await this.install(requirements, hooks);
+        if (ensured.ok) {
+          set = ensured.set;
+          return null;
+        }
+        const { failure } = ensured;
+        if (!isPermanent(failure)) {
+          // Time, disk, network or the engine: not the script's fault, and a later attempt may succeed.
+          return this.infrastructureResult(`package install failed: ${ensured.error}`, [...notes]);
+        }
+        const named = failure.packages.filter((p) => wanted.has(p));
+        const dropped = named.length > 0 ? named : [...wanted.entries()].filter(([, w]) => w.optional).map(([k]) => k);
+        if (dropped.length === 0) {
+          notes.push(`${ensured.error}; running without packages`);
+          set = null;
+          return null;
+        }
+        for (const name of dropped) {
+          const entry = wanted.get(name)!;
+          wanted.delete(name);
+          notes.push(`${entry.optional ? 'optional package' : 'package'} ${entry.requirement} not installed: ${failure.message}`);
+        }
+      }
+      set = null;
+      return null;
+    };
+
+    const stopped = await resolve();
+    if (stopped) return stopped;
+    let { result, missingModule } = await this.runOnce(req, set, hooks);
+    while (req.install && plan && (result.status === 'error' || result.status === 'failed')) {
+      const missing = missingModule ?? missingModuleName(result.exception, result.stderr);
       if (!missing) break;
-      if (req.localModules?.includes(missing.split('.')[0]!)) {
+      const top = missing.split('.')[0]!;
+      if (req.localModules?.includes(top)) {
         notes.push(`module ${missing} belongs to the repository, not to a package: the script must carry that code itself`);
         break;
       }
-      const distribution = distributionForImport(missing);
+      const distribution = importedDistribution(plan, missing);
       if (!distribution) {
-        notes.push(`module ${missing} is missing but is not installable (standard library or invalid name)`);
+        notes.push(
+          distributionForImport(missing)
+            ? `module ${missing} is missing; the script's source does not import it, so no package is installed for it`
+            : `module ${missing} is missing but is not installable (standard library or invalid name)`,
+        );
         break;
       }
-      const wanted = normalizeDistributionName(distribution);
-      if (requirements.some((r) => normalizeDistributionName(r.split(/[[<>=!~]/)[0]!) === wanted)) {
-        notes.push(`module ${missing} is still missing after installing ${distribution}`);
+      const name = requirementName(distribution);
+      if (tried.has(name)) {
+        notes.push(`module ${missing} is still missing after trying to install ${distribution}`);
         break;
       }
-      if (installs >= this.config.maxInstallsPerScript) {
-        notes.push(`module ${missing} is missing; the limit of ${this.config.maxInstallsPerScript} installs per script is reached`);
-        break;
-      }
-      installs += 1;
-      requirements.push(distribution);
-      const ensured = await this.install(requirements, hooks);
-      if (!ensured.ok) {
-        notes.push(`installing ${distribution} for module ${missing} failed: ${ensured.error}`);
-        break;
-      }
-      set = ensured.set;
+      tried.add(name);
+      wanted.set(name, { requirement: distribution, optional: false });
+      const stop = await resolve();
+      if (stop) return stop;
+      if (exhausted || !wanted.has(name)) break; // it could not be installed: the notes say why
       notes.push(`installed ${distribution} for module ${missing}`);
-      result = await this.runOnce(req, set, hooks);
+      ({ result, missingModule } = await this.runOnce(req, set, hooks));
     }
-    return { ...result, requirements: set?.requirements ?? [], notes: [...notes, ...result.notes] };
+    const installed = set as PackageSet | null;
+    return { ...result, requirements: installed?.requirements ?? [], notes: [...notes, ...result.notes] };
   }
 
-  /** Installs (or finds cached) a requirement set, heartbeating meanwhile; cancellation is checked after. */
-  private async install(requirements: string[], hooks: RunHooks) {
+  /** Installs (or finds) a requirement set, heartbeating meanwhile; cancellation stops the install. */
+  private async install(requirements: string[], hooks: RunHooks): Promise<EnsureResult> {
     hooks.heartbeat?.();
     const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;
     try {
-      return await this.packages.ensure(requirements);
+      return await this.packages.ensure(requirements, { signal: hooks.signal });
     } finally {
       if (beat) clearInterval(beat);
       if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled during a package install');
+    }
+  }
+
+  /** The script's imports, read by the harness inside a sandbox container, as distributions. */
+  private async scanImports(req: RunRequest, hooks: RunHooks): Promise<ImportPlan | SandboxResult> {
+    const sources: Record<string, string> = { 'eval_script.py': req.script };
+    for (const [name, text] of Object.entries(req.files ?? {})) if (name.endsWith('.py')) sources[name] = text;
+    hooks.heartbeat?.();
+    const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;
+    try {
+      const out = await this.harnessJson('imports.py', { sources }, HARNESS_TIMEOUT_SEC, hooks.signal);
+      return planImports(ImportScanSchema.parse(out), { localModules: req.localModules, files: req.files });
+    } catch (err) {
+      if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled while reading its imports');
+      return this.infrastructureResult(`the imports of the script could not be read: ${(err as Error).message}`, []);
+    } finally {
+      if (beat) clearInterval(beat);
+    }
+  }
+
+  private infrastructureResult(message: string, notes: string[]): SandboxResult {
+    return SandboxResultSchema.parse({
+      status: 'infrastructure', exitCode: null, durationMs: 0, stdout: '', stderr: '', truncated: false,
+      exception: null, coverage: null, packages: [], notes: [...notes, message],
+    });
+  }
+
+  /** Runs a JSON-in, JSON-out harness script in a borrowed container, killed in the container after `timeoutSec`. */
+  private async harnessJson(script: string, request: unknown, timeoutSec: number, signal?: AbortSignal): Promise<unknown> {
+    const borrowed = await this.borrow(signal);
+    let reusable = false;
+    try {
+      const handle = await startExec(this.docker, borrowed.container, {
+        ...jsonHarnessCommand(script, request, timeoutSec),
+        user: SCRIPT_USER,
+        outputLimitBytes: 4 * 1024 * 1024,
+      });
+      const timer = setTimeout(() => void borrowed.kill(), (timeoutSec + RUN_GRACE_SEC) * 1000);
+      const onAbort = () => void borrowed.kill();
+      signal?.addEventListener('abort', onAbort);
+      const { exitCode } = await handle.done.finally(() => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      });
+      if (exitCode !== 0) throw new Error(`${script} failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
+      reusable = true;
+      return JSON.parse(handle.stdout.toString());
+    } catch (err) {
+      if (isDockerUnavailable(err)) this.pool?.discardIdle();
+      throw err;
+    } finally {
+      await borrowed.release(reusable);
     }
   }
 
@@ -214,53 +332,48 @@ export class SandboxExecutor {
     return AstNormalizationSchema.parse(await this.harnessJson('ast_normalize.py', { sources }, HARNESS_TIMEOUT_SEC)).results;
   }
 
-  /** Runs a JSON-in, JSON-out harness script in a borrowed container, killed after `timeoutSec`. */
-  private async harnessJson(script: string, request: unknown, timeoutSec: number): Promise<unknown> {
-    const borrowed = await this.borrow();
-    let reusable = false;
-    try {
-      const handle = await startExec(this.docker, borrowed.container, {
-        ...jsonHarnessCommand(script, request),
-        user: SCRIPT_USER,
-        outputLimitBytes: 4 * 1024 * 1024,
-      });
-      const timer = setTimeout(() => void borrowed.kill(), timeoutSec * 1000);
-      const { exitCode } = await handle.done;
-      clearTimeout(timer);
-      if (exitCode !== 0) throw new Error(`${script} failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
-      reusable = true;
-      return JSON.parse(handle.stdout.toString());
-    } finally {
-      await borrowed.release(reusable);
-    }
-  }
-
   /**
-   * Removes sandbox containers a previous incarnation left behind: those of this worker id made
-   * by another process, and those of any worker whose process on this host is gone.
+   * Removes sandbox containers left behind (see leftovers.ts: this worker id's from an earlier
+   * process, dead local processes', and any older than a live container can be, whatever its
+   * worker), and temporary install folders of crashed installs. `extraLabels` narrows the sweep
+   * (a test on an engine others share must not sweep their containers).
    */
-  async cleanupLeftovers(): Promise<number> {
-    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`] } });
-    const host = os.hostname();
-    const stale = containers.filter((c) => {
-      const token = c.Labels[LABELS.process] ?? '';
-      if (token === PROCESS_TOKEN) return false;
-      if (c.Labels[LABELS.worker] === this.workerId) return true;
-      const [tokenHost, pid] = token.split(':');
-      return tokenHost === host && !processAlive(Number(pid));
+  async cleanupLeftovers(now: number = Date.now(), extraLabels: string[] = []): Promise<number> {
+    const containers = await this.docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`, ...extraLabels] } });
+    const stale = staleContainers(containers, {
+      workerId: this.workerId,
+      processToken: PROCESS_TOKEN,
+      host: os.hostname(),
+      now,
+      maxAgeMs: leftoverAgeMs(this.config),
+      processAlive,
     });
-    await Promise.all(stale.map((c) => removeContainer(this.docker.getContainer(c.Id))));
+    await Promise.all(stale.map((c) => removeContainer(this.docker.getContainer(c.Id)).catch(() => undefined)));
     this.packages.removeAbandonedInstalls();
     return stale.length;
   }
 
+  /** Sweeps leftovers every `sweepIntervalSec` until `close()`; failures (the engine away) wait for the next sweep. */
+  startLeftoverSweep(onSwept?: (removed: number) => void): void {
+    if (this.sweepTimer) return;
+    this.sweepTimer = setInterval(() => {
+      this.cleanupLeftovers().then(
+        (n) => n > 0 && onSwept?.(n),
+        () => undefined,
+      );
+    }, this.config.sweepIntervalSec * 1000);
+    this.sweepTimer.unref();
+  }
+
   async close(): Promise<void> {
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    this.sweepTimer = null;
     await this.pool?.close();
   }
 
   private async createContainer(role: ContainerRole): Promise<Docker.Container> {
     const container = await this.docker.createContainer(
-      runContainerOptions({ image: this.options.image, limits: this.config, packagesDir: this.options.packagesDir, workerId: this.workerId, role }),
+      runContainerOptions({ image: this.options.image, limits: this.config, envsDir: this.packages.envsDir, workerId: this.workerId, role }),
     );
     try {
       await container.start();
@@ -300,22 +413,24 @@ export class SandboxExecutor {
   }
 
   /** One run; a container that turns out unclean is replaced and the run repeated on a fresh one. */
-  private async runOnce(req: RunRequest, set: PackageSet | null, hooks: RunHooks): Promise<SandboxResult> {
-    let result = await this.runAttempt(req, set, hooks);
-    for (let retry = 0; retry < 2 && result.status === 'infrastructure' && result.notes.some((n) => n.startsWith(DIRTY_MARKER)); retry++) {
-      result = await this.runAttempt(req, set, hooks);
+  private async runOnce(req: RunRequest, set: PackageSet | null, hooks: RunHooks): Promise<Attempt> {
+    let attempt = await this.runAttempt(req, set, hooks);
+    for (let retry = 0; retry < 2 && attempt.result.status === 'infrastructure' && attempt.result.notes.some((n) => n.startsWith(DIRTY_MARKER)); retry++) {
+      attempt = await this.runAttempt(req, set, hooks);
     }
-    return result;
+    return attempt;
   }
 
-  private async runAttempt(req: RunRequest, set: PackageSet | null, hooks: RunHooks): Promise<SandboxResult> {
+  private async runAttempt(req: RunRequest, set: PackageSet | null, hooks: RunHooks): Promise<Attempt> {
     const started = Date.now();
     const packages = set?.packages ?? [];
-    const infrastructure = (message: string): SandboxResult =>
-      SandboxResultSchema.parse({
+    const infrastructure = (message: string): Attempt => ({
+      result: SandboxResultSchema.parse({
         status: 'infrastructure', exitCode: null, durationMs: Date.now() - started, stdout: '', stderr: '', truncated: false,
         exception: null, coverage: null, packages, notes: [message],
-      });
+      }),
+      missingModule: null,
+    });
     if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled before it started');
 
     let borrowed: Borrowed;
@@ -337,18 +452,19 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null }),
+        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec }),
         user: SCRIPT_USER,
         workingDir: '/scratch',
         outputLimitBytes: this.config.outputLimitBytes,
       });
-      // Ending a run early removes its container: the whole process tree dies with it.
+      // The harness ends the script at its limit; should it fail to, removing the container
+      // a little later kills the whole process tree.
       const stop = (why: 'timeout' | 'cancelled') => {
         if (ended) return;
         ended = why;
         void borrowed.kill().finally(() => handle.abandon());
       };
-      timer = setTimeout(() => stop('timeout'), timeoutSec * 1000);
+      timer = setTimeout(() => stop('timeout'), (timeoutSec + RUN_GRACE_SEC) * 1000);
       onAbort = () => stop('cancelled');
       hooks.signal?.addEventListener('abort', onAbort);
       if (hooks.heartbeat) heartbeat = setInterval(hooks.heartbeat, HEARTBEAT_MS);
@@ -356,45 +472,60 @@ export class SandboxExecutor {
       const { exitCode } = await handle.done;
       const durationMs = Date.now() - execStarted;
       if (ended === 'cancelled') throw new SandboxCancelledError('sandbox run cancelled; its container was removed');
+      if (timer) clearTimeout(timer);
 
       const stdout = handle.stdout.toString();
       const stderr = handle.stderr.toString();
       if (exitCode === DIRTY_EXIT && stderr.startsWith(DIRTY_MARKER)) {
         return infrastructure(stderr.trim());
       }
+      if (exitCode === null && ended === null) {
+        // The exec vanished under us: the container (or the engine) went away.
+        throw Object.assign(new Error('the run ended without an exit status (its container is gone)'), { statusCode: 404 });
+      }
       const truncated = handle.stdout.truncated || handle.stderr.truncated;
       const notes: string[] = [];
       let coverage: CoverageReport | null = null;
+      let missingModule: string | null = null;
       let oom = false;
-      if (ended !== 'timeout' && exitCode !== null) {
+      let timedOut = ended === 'timeout';
+      if (ended === null && exitCode !== null) {
+        // The result is written by the harness after every process of the script is gone.
+        const needResult = req.coverage !== undefined || exitCode === HARNESS_TIMEOUT_EXIT || (exitCode !== 0 && req.install === true);
+        const harness = needResult ? await this.readHarnessResult(borrowed.container, runDir) : null;
         if (req.coverage) {
-          const harness = await this.readHarnessResult(borrowed.container, runDir);
           coverage = harness?.coverage ?? null;
-          notes.push(...(harness?.notes ?? ['the harness left no result (the script ended its own process)']));
+          notes.push(...(harness?.notes ?? ['the harness left no result (the script ended the harness)']));
         }
+        missingModule = harness?.missingModule ?? null;
+        if (harness?.timedOut && exitCode === HARNESS_TIMEOUT_EXIT) timedOut = true;
         if (exitCode === 137) oom = await this.oomKilled(borrowed.container);
       }
       const exception = exitCode === 0 ? null : parsePythonException(stderr);
       if (exception?.type === 'MemoryError') oom = true;
-      const status = classify({ ended, exitCode, oom, exception, stderr });
+      const status = classify({ timedOut, exitCode, oom, exception, stderr });
       if (status === 'timeout') notes.push(`the run exceeded its ${timeoutSec}s time limit and was killed`);
       if (status === 'oom') notes.push(`the run exceeded its ${this.config.memoryMb} MB memory limit`);
-      if (status === 'infrastructure') notes.push('the sandbox lost track of the run (no exit status)');
       reusable = status !== 'timeout' && status !== 'oom' && status !== 'infrastructure';
-      return SandboxResultSchema.parse({
-        status,
-        exitCode: ended === 'timeout' ? null : exitCode,
-        durationMs,
-        stdout,
-        stderr,
-        truncated,
-        exception,
-        coverage,
-        packages,
-        notes,
-      });
+      return {
+        result: SandboxResultSchema.parse({
+          status,
+          exitCode: status === 'timeout' ? null : exitCode,
+          durationMs,
+          stdout,
+          stderr,
+          truncated,
+          exception: status === 'timeout' ? null : exception,
+          coverage,
+          packages,
+          notes,
+        }),
+        missingModule,
+      };
     } catch (err) {
       if (err instanceof SandboxCancelledError) throw err;
+      // A daemon restart stops every container: the idle ones in the pool are dead too.
+      if (isDockerUnavailable(err)) this.pool?.discardIdle();
       return infrastructure(`sandbox run failed: ${(err as Error).message}`);
     } finally {
       if (timer) clearTimeout(timer);
@@ -406,7 +537,7 @@ export class SandboxExecutor {
 
   private async readHarnessResult(container: Docker.Container, runDir: string) {
     const handle = await startExec(this.docker, container, {
-      cmd: ['cat', `${runDir}/.repost-result.json`],
+      cmd: ['cat', `${runDir}/${HARNESS_RESULT_FILE}`],
       user: SCRIPT_USER,
       outputLimitBytes: 8 * 1024 * 1024,
     });
@@ -433,8 +564,8 @@ export class SandboxExecutor {
   }
 }
 
-function classify(r: { ended: 'timeout' | 'cancelled' | null; exitCode: number | null; oom: boolean; exception: PythonException | null; stderr: string }): SandboxStatus {
-  if (r.ended === 'timeout') return 'timeout';
+function classify(r: { timedOut: boolean; exitCode: number | null; oom: boolean; exception: PythonException | null; stderr: string }): SandboxStatus {
+  if (r.timedOut) return 'timeout';
   if (r.oom) return 'oom';
   if (r.exitCode === null) return 'infrastructure';
   if (r.exitCode === 0) return 'passed';

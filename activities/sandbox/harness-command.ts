@@ -6,16 +6,23 @@ import { HARNESS_DIR } from './container-spec';
 
 /** launch.py's exit status when it found its container unclean (before running anything). */
 export const DIRTY_EXIT = 199;
+/** launch.py's exit status when its own time limit ended the script (confirmed by `timedOut` in its result). */
+export const HARNESS_TIMEOUT_EXIT = 124;
+/** The file launch.py leaves in the run directory, written after every process of the script is gone. */
+export const HARNESS_RESULT_FILE = '.repost-result.json';
 export const DIRTY_MARKER = '[repost-sandbox] container not clean:';
 /** Requests up to this size travel as command-line arguments (one `exec`, no stdin round trip). */
 const ARGV_PAYLOAD_LIMIT = 1024 * 1024;
 /** UTF-16 units per argument: at most 3 UTF-8 bytes each, under Linux's 128 KiB for one argument. */
 const ARGV_CHUNK = 32 * 1024;
 
-/** `python3 -I <harness script> <JSON request>`: as argument chunks, or on stdin if large. */
-export function jsonHarnessCommand(script: string, request: unknown): { cmd: string[]; stdin?: Buffer } {
+/**
+ * `python3 -I <harness script> <JSON request>`: as argument chunks, or on stdin if large; killed
+ * inside the container after `timeoutSec` whatever happens to the caller.
+ */
+export function jsonHarnessCommand(script: string, request: unknown, timeoutSec: number): { cmd: string[]; stdin?: Buffer } {
   const json = JSON.stringify(request);
-  const base = ['python3', '-I', `${HARNESS_DIR}/${script}`];
+  const base = ['timeout', '-s', 'KILL', String(timeoutSec), 'python3', '-I', `${HARNESS_DIR}/${script}`];
   if (Buffer.byteLength(json) > ARGV_PAYLOAD_LIMIT) return { cmd: [...base, '-'], stdin: Buffer.from(json) };
   return { cmd: [...base, ...chunk(json)] };
 }
@@ -40,6 +47,8 @@ export interface LaunchRequest {
   files: Record<string, string>;
   coverage: string | null;
   packageDir: string | null;
+  /** The supervisor in the container ends the script after this long, even if no one is watching. */
+  timeoutSec: number;
 }
 
 /**
@@ -54,6 +63,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
   ];
   if (request.coverage) fields.push(['coverage', request.coverage]);
   if (request.packageDir) fields.push(['packageDir', request.packageDir]);
+  fields.push(['timeoutSec', String(request.timeoutSec)]);
   const size = fields.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
   if (size > ARGV_PAYLOAD_LIMIT || fields.some(([k, v]) => k.includes('\0') || v.includes('\0'))) {
     const json = {
@@ -62,6 +72,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
       files: request.files,
       coverage: request.coverage ? { functionName: request.coverage } : null,
       packageDir: request.packageDir,
+      timeoutSec: request.timeoutSec,
     };
     return { cmd: ['python3', '-I', `${HARNESS_DIR}/launch.py`, '-'], stdin: Buffer.from(JSON.stringify(json)) };
   }

@@ -26,5 +26,7 @@ export {
 export { withNewImplementation, newImplementationName, NEW_IMPLEMENTATION_SUFFIX } from './new-implementation';
 export { parseInstallCommands, validateRequirement, type ParsedInstallCommands } from './install-commands';
 export { IMPORT_TO_DISTRIBUTION, distributionForImport } from './packages';
-export { PackageCache, requirementSetKey } from './package-cache';
+export { PackageStore, requirementSetKey, type PackageSet, type EnsureResult } from './package-store';
+export { sandboxActivityBudgetMs } from './budget';
+export { isDockerUnavailable } from './docker-errors';
 export { parsePythonException, missingModuleName } from './python-exception';

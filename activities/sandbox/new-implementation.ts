@@ -14,7 +14,7 @@ import { createPythonParser, type PythonParser, type SyntaxNode, type Tree } fro
 type Node = SyntaxNode;
 
 let parser: PythonParser | null = null;
-function parse(text: string): Tree {
+export function parse(text: string): Tree {
   parser ??= createPythonParser();
   return parser.parse(text, undefined, { bufferSize: Math.max(64 * 1024, text.length * 2 + 1024) });
 }
@@ -26,7 +26,7 @@ export function newImplementationName(functionName: string): string {
   return functionName + NEW_IMPLEMENTATION_SUFFIX;
 }
 
-function functionNode(node: Node): Node | null {
+export function functionNode(node: Node): Node | null {
   if (node.type === 'function_definition') return node;
   if (node.type === 'decorated_definition') {
     const def = node.childForFieldName('definition');
@@ -104,7 +104,7 @@ function indent(source: string, prefix: string): string {
     .join('\n');
 }
 
-function findClass(root: Node, path: string[]): Node | null {
+export function findClass(root: Node, path: string[]): Node | null {
   let scope: Node[] = root.namedChildren;
   let found: Node | null = null;
   for (const part of path) {

@@ -1,7 +1,9 @@
 /**
  * Import name -> PyPI distribution, for the modules whose distribution is named differently
  * (`import yaml` needs `PyYAML`). Any import name not listed is tried as a distribution of the
- * same name. Names of the standard library are never installed.
+ * same name. Names of the standard library (Python 3's, and Python 2's that scripts still
+ * import in compatibility branches) are never installed. Namespace packages map by their dotted
+ * prefix (`google.cloud.storage` -> google-cloud-storage).
  */
 
 /** The common mismatches between what code imports and what pip installs. */
@@ -222,7 +224,177 @@ export const IMPORT_TO_DISTRIBUTION: Readonly<Record<string, string>> = {
   transformers: 'transformers',
   datasets: 'datasets',
   huggingface_hub: 'huggingface-hub',
+  // more science, machine learning (CPU builds are what installs; see package-store.ts)
+  absl: 'absl-py',
+  tensorflow_datasets: 'tensorflow-datasets',
+  tensorflow_probability: 'tensorflow-probability',
+  tensorflow_addons: 'tensorflow-addons',
+  tf_keras: 'tf-keras',
+  haiku: 'dm-haiku',
+  sonnet: 'dm-sonnet',
+  tree: 'dm-tree',
+  ml_collections: 'ml-collections',
+  pytorch_lightning: 'pytorch-lightning',
+  torch_geometric: 'torch-geometric',
+  sklearn_crfsuite: 'sklearn-crfsuite',
+  community: 'python-louvain',
+  igraph: 'igraph',
+  pyximport: 'Cython',
+  Cython: 'Cython',
+  OpenGL: 'PyOpenGL',
+  pygraphviz: 'pygraphviz',
+  pydotplus: 'pydotplus',
+  Image: 'Pillow',
+  wand: 'Wand',
+  pyaudioop: 'audioop-lts',
+  // more web, network, formats, system
+  grpc: 'grpcio',
+  socks: 'PySocks',
+  sockshandler: 'PySocks',
+  email_validator: 'email-validator',
+  charset_normalizer: 'charset-normalizer',
+  werkzeug: 'Werkzeug',
+  wtforms: 'WTForms',
+  flask_bcrypt: 'Flask-Bcrypt',
+  flask_jwt_extended: 'Flask-JWT-Extended',
+  flask_mail: 'Flask-Mail',
+  flask_limiter: 'Flask-Limiter',
+  flask_caching: 'Flask-Caching',
+  flask_socketio: 'Flask-SocketIO',
+  django_filters: 'django-filter',
+  rest_framework_simplejwt: 'djangorestframework-simplejwt',
+  memcache: 'python-memcached',
+  consul: 'python-consul',
+  etcd: 'python-etcd',
+  rapidjson: 'python-rapidjson',
+  pydispatch: 'PyDispatcher',
+  xdg: 'pyxdg',
+  dbus: 'dbus-python',
+  win32com: 'pywin32',
+  win32gui: 'pywin32',
+  pythoncom: 'pywin32',
+  pywintypes: 'pywin32',
+  Quartz: 'pyobjc-framework-Quartz',
+  AppKit: 'pyobjc-framework-Cocoa',
+  Foundation: 'pyobjc-framework-Cocoa',
+  cpuinfo: 'py-cpuinfo',
+  dotmap: 'dotmap',
+  box: 'python-box',
+  benedict: 'python-benedict',
+  pkce: 'pkce',
+  jsonpath_ng: 'jsonpath-ng',
+  ldap3: 'ldap3',
+  mysql: 'mysql-connector-python',
+  pyodbc: 'pyodbc',
+  duckdb: 'duckdb',
+  clickhouse_driver: 'clickhouse-driver',
+  elasticsearch: 'elasticsearch',
+  kafka_python: 'kafka-python',
+  confluent_kafka: 'confluent-kafka',
+  pika: 'pika',
+  stripe: 'stripe',
+  twilio: 'twilio',
+  sendgrid: 'sendgrid',
+  tweepy: 'tweepy',
+  praw: 'praw',
+  spotipy: 'spotipy',
+  googlesearch: 'googlesearch-python',
+  youtube_dl: 'youtube-dl',
+  yt_dlp: 'yt-dlp',
+  pytube: 'pytube',
+  bitcoin: 'bitcoin',
+  Levenshtein_search: 'levenshtein-search',
+  jellyfish: 'jellyfish',
+  editdistance: 'editdistance',
+  pypinyin: 'pypinyin',
+  opencc: 'OpenCC',
+  zhon: 'zhon',
+  emoji: 'emoji',
+  regex: 'regex',
+  ftfy: 'ftfy',
+  inflect: 'inflect',
+  num2words: 'num2words',
+  word2number: 'word2number',
+  textblob: 'textblob',
+  pyfiglet: 'pyfiglet',
+  art: 'art',
+  asciimatics: 'asciimatics',
+  blessed: 'blessed',
+  curses_menu: 'curses-menu',
+  prompt_toolkit: 'prompt-toolkit',
+  questionary: 'questionary',
+  inquirer: 'inquirer',
+  click_default_group: 'click-default-group',
+  fire: 'fire',
+  loguru: 'loguru',
+  structlog: 'structlog',
+  coloredlogs: 'coloredlogs',
+  watchdog: 'watchdog',
+  schedule: 'schedule',
+  apscheduler: 'APScheduler',
+  celery: 'celery',
+  rq: 'rq',
+  ray: 'ray',
+  dask: 'dask',
+  polars: 'polars',
+  pyarrow: 'pyarrow',
+  fastparquet: 'fastparquet',
+  h5py: 'h5py',
+  netCDF4: 'netCDF4',
+  xarray: 'xarray',
+  astropy: 'astropy',
+  skyfield: 'skyfield',
+  ephem: 'ephem',
+  geopy: 'geopy',
+  folium: 'folium',
+  geopandas: 'geopandas',
+  plotly: 'plotly',
+  bokeh: 'bokeh',
+  seaborn: 'seaborn',
+  altair: 'altair',
+  dash: 'dash',
+  streamlit: 'streamlit',
+  gradio: 'gradio',
+  pyecharts: 'pyecharts',
 };
+
+/** Namespace packages: a dotted prefix decides the distribution (longest prefix wins). */
+export const DOTTED_IMPORT_TO_DISTRIBUTION: Readonly<Record<string, string>> = {
+  'google.protobuf': 'protobuf',
+  'google.auth': 'google-auth',
+  'google.oauth2': 'google-auth',
+  'google.api_core': 'google-api-core',
+  'google.cloud.storage': 'google-cloud-storage',
+  'google.cloud.bigquery': 'google-cloud-bigquery',
+  'google.cloud.firestore': 'google-cloud-firestore',
+  'google.cloud.pubsub': 'google-cloud-pubsub',
+  'google.cloud.pubsub_v1': 'google-cloud-pubsub',
+  'google.cloud.translate': 'google-cloud-translate',
+  'google.cloud.vision': 'google-cloud-vision',
+  'google.cloud.speech': 'google-cloud-speech',
+  'google.cloud.texttospeech': 'google-cloud-texttospeech',
+  'google.generativeai': 'google-generativeai',
+  'google.genai': 'google-genai',
+  'azure.storage.blob': 'azure-storage-blob',
+  'azure.identity': 'azure-identity',
+  'azure.cosmos': 'azure-cosmos',
+  'azure.keyvault.secrets': 'azure-keyvault-secrets',
+  'ruamel.yaml': 'ruamel.yaml',
+  'paho.mqtt': 'paho-mqtt',
+  'jaraco.text': 'jaraco.text',
+  'zope.interface': 'zope.interface',
+  'backports.zoneinfo': 'backports.zoneinfo',
+};
+
+/** Python 2's standard modules that Python 3 renamed or dropped: compatibility branches import them. */
+export const PYTHON2_STDLIB_MODULES: ReadonlySet<string> = new Set(
+  (
+    '__builtin__ anydbm BaseHTTPServer CGIHTTPServer ConfigParser Cookie cookielib copy_reg cPickle cStringIO commands ' +
+    'dbhash dircache DocXMLRPCServer dummy_thread exceptions htmlentitydefs HTMLParser httplib md5 mimetools Queue repr ' +
+    'robotparser sets sha SimpleHTTPServer SimpleXMLRPCServer SocketServer StringIO thread Tkinter tkMessageBox ' +
+    'tkFileDialog tkSimpleDialog ttk urllib2 urlparse UserDict UserList UserString whichdb xmlrpclib new popen2'
+  ).split(' '),
+);
 
 /** Python 3.11's standard library, top-level names (sys.stdlib_module_names), never installed. */
 export const STDLIB_MODULES: ReadonlySet<string> = new Set(
@@ -250,9 +422,12 @@ export const DISTRIBUTION_NAME = /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/;
 
 /** The distribution that provides `import <importName>`, or null for the standard library or a bad name. */
 export function distributionForImport(importName: string): string | null {
-  const top = importName.split('.')[0]!;
-  if (STDLIB_MODULES.has(top) || top.startsWith('_')) return null;
-  const mapped = IMPORT_TO_DISTRIBUTION[top] ?? top;
+  const parts = importName.split('.');
+  const top = parts[0]!;
+  if (STDLIB_MODULES.has(top) || PYTHON2_STDLIB_MODULES.has(top) || top.startsWith('_') || top === '') return null;
+  let dotted: string | undefined;
+  for (let n = parts.length; n > 1 && !dotted; n--) dotted = DOTTED_IMPORT_TO_DISTRIBUTION[parts.slice(0, n).join('.')];
+  const mapped = dotted ?? IMPORT_TO_DISTRIBUTION[top] ?? top;
   return DISTRIBUTION_NAME.test(mapped) ? mapped : null;
 }
 

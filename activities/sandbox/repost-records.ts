@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { RunHooks, RunRequest, SandboxExecutor } from './executor';
 import { newImplementationName, withNewImplementation } from './new-implementation';
+import { signatureMismatch } from './record-signature';
 import type { SandboxResult } from './schema';
 
 export const RepostRecordSchema = z
@@ -43,6 +44,8 @@ export interface GroundTruthOutcome {
   recordCoverageRate: number | null;
   /** Within 1e-9 of the record's rate (null when either side has none). */
   coverageMatches: boolean | null;
+  /** Why the record itself cannot pass (its script's target has another signature than orig_func), when it did not. */
+  recordIssue: string | null;
 }
 
 export type CoverageTarget = 'original' | 'new-implementation';
@@ -73,6 +76,7 @@ export async function runGroundTruth(
     idx: record.idx,
     funcName: record.func_name,
     result,
+    recordIssue: result.status === 'passed' ? null : signatureMismatch(record),
     coverageRate,
     recordCoverageRate,
     coverageMatches: coverageRate === null || recordCoverageRate === null ? null : Math.abs(coverageRate - recordCoverageRate) < 1e-9,

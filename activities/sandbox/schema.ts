@@ -73,6 +73,10 @@ export type SandboxResult = z.infer<typeof SandboxResultSchema>;
 export const HarnessResultSchema = z.object({
   notes: z.array(z.string()).default([]),
   coverage: CoverageReportSchema.nullable().optional(),
+  /** The harness's own time limit ended the script. */
+  timedOut: z.boolean().default(false),
+  /** The module an uncaught ModuleNotFoundError named. */
+  missingModule: z.string().nullable().default(null),
 });
 
 export const AstComparisonSchema = z.object({ equivalent: z.boolean(), difference: z.string().nullable() });

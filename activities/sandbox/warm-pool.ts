@@ -4,7 +4,10 @@
  * own exec (the harness kills what the script left running when it ends, and empties and checks
  * the container before the next script starts, reporting it unclean if it cannot), so a
  * returned container is lendable at once. A container is thrown away after `recycleAfterRuns`
- * runs, or when the caller says it is not reusable (timeout, OOM, unclean, lost exec).
+ * runs or once it is `maxAgeMs` old (so every container's life is bounded and a sweep by age never
+ * takes a live one), or when the caller says it is not reusable (timeout, OOM, unclean, lost
+ * exec). After a Docker failure the idle containers can be thrown away at once (`discardIdle`):
+ * a restarted daemon has stopped them all.
  */
 import type Docker from 'dockerode';
 
@@ -21,6 +24,7 @@ export interface Lease {
 
 interface Slot extends Lease {
   state: 'idle' | 'busy';
+  createdAt: number;
 }
 
 export interface PoolStats {
@@ -41,6 +45,7 @@ export class WarmPool {
     private readonly hooks: PoolHooks,
     private readonly size: number,
     private readonly recycleAfterRuns: number,
+    private readonly maxAgeMs: number = Number.POSITIVE_INFINITY,
   ) {}
 
   /** Starts containers up to the pool size, so the first runs find them warm. */
@@ -51,6 +56,7 @@ export class WarmPool {
 
   async acquire(signal?: AbortSignal): Promise<Lease> {
     if (this.closed) throw new Error('the sandbox pool is closed');
+    for (const s of [...this.slots]) if (s.state === 'idle' && this.tooOld(s)) this.discard(s);
     const idle = [...this.slots].find((s) => s.state === 'idle');
     let slot: Slot;
     if (idle) slot = idle;
@@ -78,11 +84,22 @@ export class WarmPool {
     const slot = this.leases.get(lease);
     if (!slot) return;
     this.leases.delete(lease);
-    if (!reusable || slot.runs >= this.recycleAfterRuns || this.closed) {
+    if (!reusable || slot.runs >= this.recycleAfterRuns || this.tooOld(slot) || this.closed) {
       this.discard(slot);
       return;
     }
     this.makeIdle(slot);
+  }
+
+  /** Throws away every idle container (and starts replacements): they may all be dead. */
+  discardIdle(): number {
+    const idle = [...this.slots].filter((s) => s.state === 'idle');
+    for (const s of idle) this.discard(s);
+    return idle.length;
+  }
+
+  private tooOld(slot: Slot): boolean {
+    return Date.now() - slot.createdAt >= this.maxAgeMs;
   }
 
   /** Containers currently held (idle or busy). */
@@ -109,7 +126,7 @@ export class WarmPool {
     try {
       const container = await this.hooks.create();
       this.stats.created += 1;
-      const slot: Slot = { container, runs: 0, state: 'busy' };
+      const slot: Slot = { container, runs: 0, state: 'busy', createdAt: Date.now() };
       this.slots.add(slot);
       return slot;
     } finally {

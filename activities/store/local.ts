@@ -24,6 +24,7 @@ import { z } from 'zod';
 import { FileArtifacts, writeFileAtomic, type ArtifactKey } from '../artifacts/store';
 import type { FunctionStage } from '../contracts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchange';
+import { addUsage, emptyUsage, type UsageTotals } from '../llm/cost';
 import { SnapshotStore } from '../sources/snapshot';
 import {
   RepoProgressSchema,
@@ -107,6 +108,10 @@ export class LocalStore extends FileArtifacts implements Store {
   readonly location: string;
   private readonly snapshots: SnapshotStore;
   private id: string | null = null;
+  /** Per run: how far its exchange index was read, and the totals up to there (the index only grows). */
+  private readonly usageRead = new Map<string, { offset: number; totals: UsageTotals }>();
+  /** Per run: each record file's modification time and stage, so counting reads only what changed. */
+  private readonly stageCache = new Map<string, Map<string, { mtimeMs: number; stage: FunctionStage }>>();
 
   constructor(readonly dataDir: string) {
     super(path.join(dataDir, 'artifacts'));
@@ -164,6 +169,32 @@ export class LocalStore extends FileArtifacts implements Store {
 
   async *listRunExchanges(runId: string): AsyncIterable<ExchangeIndexEntry> {
     yield* jsonLines(await readText(path.join(this.runDir(runId), 'exchanges.jsonl')), ExchangeIndexEntrySchema).filter((e) => e.runId === runId);
+  }
+
+  async runUsage(runId: string): Promise<UsageTotals> {
+    const file = path.join(this.runDir(runId), 'exchanges.jsonl');
+    const seen = this.usageRead.get(runId) ?? { offset: 0, totals: emptyUsage() };
+    let handle: fsp.FileHandle;
+    try {
+      handle = await fsp.open(file, 'r');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return seen.totals;
+      throw err;
+    }
+    try {
+      const { size } = await handle.stat();
+      if (size <= seen.offset) return seen.totals;
+      const buf = Buffer.alloc(size - seen.offset);
+      await handle.read(buf, 0, buf.length, seen.offset);
+      // Only whole lines count; a line being appended is read next time.
+      const end = buf.lastIndexOf(0x0a) + 1;
+      let totals = seen.totals;
+      for (const e of jsonLines(buf.subarray(0, end).toString('utf8'), ExchangeIndexEntrySchema)) if (e.runId === runId) totals = addUsage(totals, e);
+      this.usageRead.set(runId, { offset: seen.offset + end, totals });
+      return totals;
+    } finally {
+      await handle.close();
+    }
   }
 
   private cacheFile(cacheKey: string): string {
@@ -255,13 +286,26 @@ export class LocalStore extends FileArtifacts implements Store {
 
   async countRecords(runId: string): Promise<RecordCounts> {
     const counts: RecordCounts = { total: 0, accepted: 0, byStage: {} };
+    const known = this.stageCache.get(runId) ?? new Map<string, { mtimeMs: number; stage: FunctionStage }>();
+    this.stageCache.set(runId, known);
     for (const name of await this.recordNames(runId)) {
-      const text = await readText(path.join(this.recordsDir(runId), name));
-      if (text === null) continue;
-      const r = StoredRecordSchema.parse(JSON.parse(text));
-      const stage: FunctionStage = r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage);
+      const file = path.join(this.recordsDir(runId), name);
+      let stage: FunctionStage;
+      try {
+        const { mtimeMs } = await fsp.stat(file);
+        const cached = known.get(name);
+        if (cached && cached.mtimeMs === mtimeMs) stage = cached.stage;
+        else {
+          const r = StoredRecordSchema.parse(JSON.parse(await fsp.readFile(file, 'utf8')));
+          stage = r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage);
+          known.set(name, { mtimeMs, stage });
+        }
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw err;
+      }
       counts.total += 1;
-      if (r.accepted) counts.accepted += 1;
+      if (stage === 'accepted') counts.accepted += 1;
       counts.byStage[stage] = (counts.byStage[stage] ?? 0) + 1;
     }
     return counts;

@@ -20,6 +20,7 @@ import { Pool, type PoolClient } from 'pg';
 import { artifactKeyOf, isArtifactKey, type ArtifactKey } from '../artifacts/store';
 import type { FunctionStage } from '../contracts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchange';
+import type { UsageTotals } from '../llm/cost';
 import { packTree, SnapshotStore } from '../sources/snapshot';
 import { migrate } from './postgres-migrations';
 import {
@@ -278,6 +279,28 @@ export class PostgresStore implements Store {
       if (r.rows.length < EXCHANGE_PAGE) return;
       after = r.rows[r.rows.length - 1]!.id;
     }
+  }
+
+  async runUsage(runId: string): Promise<UsageTotals> {
+    const r = await this.pool.query<{ calls: string; cached: string | null; prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
+      `SELECT count(*) AS calls,
+              sum(CASE WHEN (entry->>'cached')::boolean THEN 1 ELSE 0 END) AS cached,
+              sum((entry->>'promptTokens')::numeric) AS prompt,
+              sum((entry->>'completionTokens')::numeric) AS completion,
+              sum((entry->>'costUsd')::numeric) AS cost,
+              sum((entry->>'latencyMs')::numeric) AS latency
+         FROM exchanges WHERE run_id = $1`,
+      [runId],
+    );
+    const row = r.rows[0]!;
+    return {
+      calls: Number(row.calls),
+      cachedCalls: Number(row.cached ?? 0),
+      promptTokens: Number(row.prompt ?? 0),
+      completionTokens: Number(row.completion ?? 0),
+      costUsd: Number(row.cost ?? 0),
+      latencyMs: Number(row.latency ?? 0),
+    };
   }
 
   async cacheGet(cacheKey: string): Promise<ArtifactKey | null> {

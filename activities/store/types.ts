@@ -11,6 +11,7 @@ import { z } from 'zod';
 import type { ArtifactKey, Artifacts } from '../artifacts/store';
 import type { FunctionStage, RepoOutcome } from '../contracts';
 import type { ExchangeIndexEntry } from '../llm/exchange';
+import type { UsageTotals } from '../llm/cost';
 import { StoredRecordSchema, type StoredRecord } from '../dataset/records';
 
 export type { StoredRecord };
@@ -100,6 +101,8 @@ export interface Store extends Artifacts {
   appendExchange(entry: ExchangeIndexEntry): Promise<void>;
   listExchanges(functionId: string): Promise<ExchangeIndexEntry[]>;
   listRunExchanges(runId: string): AsyncIterable<ExchangeIndexEntry>;
+  /** The run's LLM calls, tokens and cost so far, aggregated by the store (cheap enough to ask every few seconds). */
+  runUsage(runId: string): Promise<UsageTotals>;
   cacheGet(cacheKey: string): Promise<ArtifactKey | null>;
   cachePut(cacheKey: string, exchangeKey: ArtifactKey): Promise<void>;
 

@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { RepositoryAnalyzer, selectCandidates } from '../../activities/analysis';
+import { seededRandom } from '../lib/seeded-random';
 
 const Flags = z.object({
   files: z.coerce.number().int().positive().default(2000),
@@ -35,21 +36,10 @@ function parseArgs(argv: string[]): z.infer<typeof Flags> {
   return Flags.parse(raw);
 }
 
-/** Small deterministic PRNG (mulberry32) so that every run generates the same repository. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** A package-structured repository: modules import each other, classes inherit across modules. */
 export function generateRepository(root: string, files: number): { bytes: number } {
-  const rand = rng(42);
+  const rand = seededRandom(42);
   const pick = (n: number) => Math.floor(rand() * n);
   const perPackage = 50;
   const packages = Math.max(1, Math.ceil(files / perPackage));

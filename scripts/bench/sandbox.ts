@@ -7,9 +7,19 @@
  * 2. Throughput on the RepoST fixture records with their ground truth: the pool at full
  *    concurrency vs one run after another (RepoST's sequential way), package cache warm for both.
  *    Reports how many pass and how many match the coverage rate the record reports.
+ * 3. Package installs (network: the index), each in stores made for the benchmark:
+ *    - numpy, pandas, requests, pydantic, pyyaml: cold (an empty store: resolution, download,
+ *      links, byte code), warm (another requirement set of the same packages: a new environment
+ *      from what the store has), and the same set again (found in the store);
+ *    - torch: first time (empty uv cache), then a second set that also holds torch;
+ *    - disk: the 40 fixture records' packages installed twice under different sets (each record's
+ *      set, then the same plus one more package): the store's size (hard links counted once) vs
+ *      what per-set copies would take.
  *
- *   tsx scripts/bench/sandbox.ts [--runs N] [--records path.jsonl] [--concurrency N] [--skip-records] [--json]
+ *   tsx scripts/bench/sandbox.ts [--runs N] [--records path.jsonl] [--concurrency N]
+ *                                [--skip-overhead] [--skip-records] [--skip-packages] [--skip-torch] [--json]
  */
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -19,7 +29,8 @@ import { SandboxExecutor, type SandboxExecutorConfig } from '../../activities/sa
 import { SCRIPT_USER, runContainerOptions } from '../../activities/sandbox/container-spec';
 import { startExec } from '../../activities/sandbox/docker-exec';
 import { removeContainer } from '../../activities/sandbox/executor';
-import { mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../../activities/sandbox/repost-records';
+import { PackageStore } from '../../activities/sandbox/package-store';
+import { groundTruthRequest, mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome, type RepostRecord } from '../../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../../sandbox-image/build';
 import { dataPaths, loadConfig } from '../../temporal.config';
 
@@ -50,8 +61,8 @@ async function timeRoundRobin(n: number, contenders: Record<string, Timed>): Pro
 }
 
 /** RepoST's way: one long-lived container, the script put there once, `python3 script.py` per run. */
-async function bareExecContender(docker: Docker, config: SandboxExecutorConfig, image: string, packagesDir: string) {
-  const container = await docker.createContainer(runContainerOptions({ image, limits: config, packagesDir, workerId: config.workerId!, role: 'baseline' }));
+async function bareExecContender(docker: Docker, config: SandboxExecutorConfig, image: string, envsDir: string) {
+  const container = await docker.createContainer(runContainerOptions({ image, limits: config, envsDir, workerId: config.workerId!, role: 'baseline' }));
   await container.start();
   const put = await startExec(docker, container, {
     cmd: ['sh', '-c', 'mkdir -p /scratch/bench && cat > /scratch/bench/script.py'],
@@ -87,13 +98,97 @@ function recordSummary(outcomes: GroundTruthOutcome[], wallMs: number) {
   };
 }
 
+/** Bytes on disk under `dir`: hard links counted once (`du`), or once per link (`du -l`, what copies would take). */
+function diskBytes(dir: string, countLinks = false): number {
+  const r = spawnSync('du', ['-sb', ...(countLinks ? ['-l'] : []), dir], { encoding: 'utf8' });
+  return Number(r.stdout.split('\t')[0] ?? 0);
+}
+
+const gb = (bytes: number) => `${(bytes / 1e9).toFixed(2)} GB`;
+const mb = (bytes: number) => `${(bytes / 1e6).toFixed(0)} MB`;
+
+async function timedEnsure(store: PackageStore, requirements: string[]): Promise<number> {
+  const t0 = performance.now();
+  const r = await store.ensure(requirements);
+  if (!r.ok) throw new Error(r.error);
+  return Math.round(performance.now() - t0);
+}
+
+async function packageBenchmarks(args: {
+  docker: Docker;
+  image: string;
+  base: SandboxExecutorConfig;
+  scratch: string;
+  records: RepostRecord[];
+  torch: boolean;
+  log: (line: string) => void;
+}): Promise<Record<string, unknown>> {
+  const { docker, image, base, scratch, log } = args;
+  const report: Record<string, unknown> = {};
+  const dirs: string[] = [];
+  const newStore = (name: string, uvCacheDir?: string) => {
+    const root = fs.mkdtempSync(path.join(scratch, `${name}-`));
+    dirs.push(root);
+    return new PackageStore({ docker, image, root, workerId: base.workerId!, settings: { ...base.packages, uvCacheDir }, limits: base });
+  };
+  try {
+    const five = ['numpy', 'pandas', 'requests', 'pydantic', 'pyyaml'];
+    log(`\npackage installs: ${five.join(', ')}`);
+    const first = newStore('five');
+    const coldMs = await timedEnsure(first, five);
+    // Another requirement set (another key) resolving to the same packages: a new environment
+    // from cached wheels and byte code.
+    const warmMs = await timedEnsure(first, [...five.slice(0, -1), 'pyyaml>=1']);
+    const cachedMs = await timedEnsure(first, five);
+    report.common = { packages: five, coldMs, warmMs, sameSetMs: cachedMs };
+    log(`  cold (empty store: download, links, byte code) ${coldMs} ms; warm (a new set of the same packages) ${warmMs} ms; the same set again ${cachedMs} ms`);
+
+    if (args.torch) {
+      log('\ntorch (PyPI: the CUDA build and the CUDA runtime wheels its libraries link; triton left out)');
+      const store = newStore('torch');
+      const firstMs = await timedEnsure(store, ['torch']);
+      const secondMs = await timedEnsure(store, ['torch', 'six']);
+      const bytes = diskBytes(store.root);
+      const copies = diskBytes(store.envsDir, true);
+      report.torch = { firstMs, secondSetMs: secondMs, storeBytes: bytes, twoSetsAsCopiesBytes: copies };
+      log(`  first time ${firstMs} ms; a second set holding torch ${secondMs} ms; store ${gb(bytes)} (two sets as copies: ${gb(copies)})`);
+    }
+
+    log(`\ndisk: the ${args.records.length} fixture records' packages, installed twice under different sets`);
+    const store = newStore('records');
+    const executor = new SandboxExecutor({ ...base, packages: { ...base.packages, uvCacheDir: store.cacheDir } }, { docker, image, packagesDir: store.root });
+    let sets = 0;
+    try {
+      const outcomes = await mapConcurrent(args.records, base.pool.size, (r) => executor.run(groundTruthRequest(r)));
+      const requirementSets = outcomes.map((o) => o.requirements).filter((r) => r.length > 0);
+      for (const reqs of requirementSets) {
+        // The same packages under another set: one more (small) requirement, another key.
+        if ((await executor.packages.ensure([...reqs, 'tomli'])).ok) sets += 1;
+      }
+      sets += new Set(requirementSets.map((r) => r.join(' '))).size;
+    } finally {
+      await executor.close();
+    }
+    const storeBytes = diskBytes(store.root);
+    const copiesBytes = diskBytes(store.envsDir, true);
+    report.disk = { records: args.records.length, sets, storeBytes, setsAsCopiesBytes: copiesBytes, ratio: Number((copiesBytes / storeBytes).toFixed(2)) };
+    log(`  ${sets} sets: store ${mb(storeBytes)} (uv cache + environments, hard links counted once); as per-set copies ${mb(copiesBytes)} (${(copiesBytes / storeBytes).toFixed(1)}x)`);
+  } finally {
+    for (const d of dirs) fs.rmSync(d, { recursive: true, force: true });
+  }
+  return report;
+}
+
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       runs: { type: 'string', default: '30' },
       records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },
       concurrency: { type: 'string' },
+      'skip-overhead': { type: 'boolean' },
       'skip-records': { type: 'boolean' },
+      'skip-packages': { type: 'boolean' },
+      'skip-torch': { type: 'boolean' },
       json: { type: 'boolean' },
     },
   });
@@ -106,24 +201,26 @@ async function main(): Promise<void> {
   const log = (line: string) => (values.json ? process.stderr : process.stdout).write(`${line}\n`);
   const report: Record<string, unknown> = { image, machine: { cpus: (await import('node:os')).cpus().length } };
 
-  log(`overhead of a trivial script: ${runs} runs of each, round-robin, after 3 warm-up rounds`);
-  const pool = new SandboxExecutor(base, { docker, image, packagesDir });
-  const cold = new SandboxExecutor({ ...base, strict: true }, { docker, image, packagesDir });
-  const bare = await bareExecContender(docker, base, image, packagesDir);
-  await pool.warm();
-  let samples: Record<string, number[]>;
-  try {
-    samples = await timeRoundRobin(runs, { pool: executorContender(pool), bareExec: bare.once, cold: executorContender(cold) });
-  } finally {
-    await pool.close();
-    await cold.close();
-    await bare.close();
+  if (!values['skip-overhead']) {
+    log(`overhead of a trivial script: ${runs} runs of each, round-robin, after 3 warm-up rounds`);
+    const pool = new SandboxExecutor(base, { docker, image, packagesDir });
+    const cold = new SandboxExecutor({ ...base, strict: true }, { docker, image, packagesDir });
+    const bare = await bareExecContender(docker, base, image, pool.packages.envsDir);
+    await pool.warm();
+    let samples: Record<string, number[]>;
+    try {
+      samples = await timeRoundRobin(runs, { pool: executorContender(pool), bareExec: bare.once, cold: executorContender(cold) });
+    } finally {
+      await pool.close();
+      await cold.close();
+      await bare.close();
+    }
+    const overhead = { pool: stats(samples.pool!), bareExec: stats(samples.bareExec!), cold: stats(samples.cold!) };
+    const ratio = overhead.pool.medianMs / overhead.bareExec.medianMs;
+    report.overhead = { ...overhead, poolVsBareExec: Number(ratio.toFixed(2)), coldVsBareExec: Number((overhead.cold.medianMs / overhead.bareExec.medianMs).toFixed(2)) };
+    for (const [name, s] of Object.entries(overhead)) log(`  ${name.padEnd(9)} median ${s.medianMs.toFixed(1)} ms  p90 ${s.p90Ms.toFixed(1)} ms`);
+    log(`  pool / bare exec = ${ratio.toFixed(2)}x (aim <= 1.5x); cold / bare exec = ${(overhead.cold.medianMs / overhead.bareExec.medianMs).toFixed(2)}x`);
   }
-  const overhead = { pool: stats(samples.pool!), bareExec: stats(samples.bareExec!), cold: stats(samples.cold!) };
-  const ratio = overhead.pool.medianMs / overhead.bareExec.medianMs;
-  report.overhead = { ...overhead, poolVsBareExec: Number(ratio.toFixed(2)), coldVsBareExec: Number((overhead.cold.medianMs / overhead.bareExec.medianMs).toFixed(2)) };
-  for (const [name, s] of Object.entries(overhead)) log(`  ${name.padEnd(9)} median ${s.medianMs.toFixed(1)} ms  p90 ${s.p90Ms.toFixed(1)} ms`);
-  log(`  pool / bare exec = ${ratio.toFixed(2)}x (aim <= 1.5x); cold / bare exec = ${(overhead.cold.medianMs / overhead.bareExec.medianMs).toFixed(2)}x`);
 
   if (!values['skip-records']) {
     const records = parseRecordsJsonl(fs.readFileSync(values.records!, 'utf8'));
@@ -151,6 +248,12 @@ async function main(): Promise<void> {
     log(`  sequential: ${sequential.wallMs} ms, ${sequential.passed}/${sequential.records} passed, coverage matches ${sequential.coverageMatches}/${sequential.records}`);
     log(`  speedup ${(sequential.wallMs / parallel.wallMs).toFixed(2)}x`);
     for (const f of parallel.failures) log(`  not matching: ${JSON.stringify(f)}`);
+  }
+  if (!values['skip-packages']) {
+    const scratch = path.join(dataPaths(config).root, 'bench');
+    fs.mkdirSync(scratch, { recursive: true });
+    const records = parseRecordsJsonl(fs.readFileSync(values.records!, 'utf8'));
+    report.packages = await packageBenchmarks({ docker, image, base, scratch, records, torch: !values['skip-torch'], log });
   }
   if (values.json) console.log(JSON.stringify(report, null, 2));
 }

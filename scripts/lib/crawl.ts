@@ -19,16 +19,16 @@ import { StoreRunReader } from '../../activities/dataset/run-reader';
 import { writeRunReport } from '../../activities/report/write-report';
 import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/io-activities';
 import { runSettingsFrom } from '../../activities/run-settings';
+import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
 import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 
-/** Worst-case time of one sandbox activity: its install rounds and its runs, as configured. */
+/** Worst-case time of one sandbox activity: its resolution rounds and its runs, as configured. */
 export function sandboxBudgetMs(sandbox: Config['sandbox']): number {
-  const installRounds = sandbox.maxInstallsPerScript + 1;
-  return (installRounds * sandbox.installTimeoutSec + (installRounds + 1) * sandbox.timeoutSec + 120) * 1000;
+  return sandboxActivityBudgetMs(sandbox);
 }
 
 /** What the workflows need of the configuration, fixed at the run's start. */

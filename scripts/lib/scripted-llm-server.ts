@@ -27,6 +27,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { seededRandom } from './seeded-random';
 
 export type ScriptedFault = {
   fault: '429' | '500' | '400' | '401' | '404' | 'slow' | 'malformed' | 'truncated' | 'reset';
@@ -124,17 +125,6 @@ export interface InjectedFaults {
   hangMs?: number;
 }
 
-/** A small seeded generator (mulberry32): the same seed injects the same faults. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ChatBodySchema = z.object({
   model: z.string().min(1),

@@ -5,6 +5,8 @@
  */
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
+import { SEARCH_ATTRIBUTES } from '../../workflows/search-attributes';
 import { NativeConnection } from '@temporalio/worker';
 import { openStore } from '../../activities/store';
 import type { Store } from '../../activities/store/types';
@@ -76,6 +78,7 @@ export async function startStack({ config, workers = true, image: wantImage, log
     const image = (wantImage ?? workers) ? (config.sandbox.image ?? (await ensureSandboxImage({ log })).tag) : null;
     const connection = await Connection.connect({ address });
     closers.push(() => connection.close());
+    if (config.temporal.address) await ensureSearchAttributes(connection, config.temporal.namespace, log);
     const client = new Client({ connection, namespace: config.temporal.namespace });
     if (workers) {
       installQuietRuntime();
@@ -88,5 +91,25 @@ export async function startStack({ config, workers = true, image: wantImage, log
   } catch (err) {
     await close();
     throw err;
+  }
+}
+
+/**
+ * The factory's search attributes on a Temporal server it did not start (the embedded one
+ * registers them itself): added when missing, so the workflows can set them. A server that does
+ * not allow it (a hosted namespace) is told about in the log; register them there by hand.
+ */
+export async function ensureSearchAttributes(connection: Connection, namespace: string, log: (line: string) => void): Promise<void> {
+  try {
+    const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace });
+    const missing = Object.keys(SEARCH_ATTRIBUTES).filter((name) => !(customAttributes && name in customAttributes));
+    if (missing.length === 0) return;
+    await connection.operatorService.addSearchAttributes({
+      namespace,
+      searchAttributes: Object.fromEntries(missing.map((name) => [name, temporal.api.enums.v1.IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD])),
+    });
+    log(`registered the search attributes ${missing.join(', ')} in namespace ${namespace}`);
+  } catch (err) {
+    log(`could not check or register the search attributes (${Object.keys(SEARCH_ATTRIBUTES).join(', ')}) in namespace ${namespace}: ${(err as Error).message}; register them as Keyword attributes by hand`);
   }
 }

@@ -1,16 +1,18 @@
 /**
  * A run's progress as one typed snapshot, read from the store (any machine that reaches the
  * store can ask) and, when a client is given and answers, from Temporal: repositories listed and
- * done, functions finished (accepted, rejected by stage) and in flight (by the last LLM step the
- * store recorded for them), and the LLM calls, tokens and estimated cost so far.
+ * done, functions finished (accepted, rejected by stage) and in flight by stage (Temporal's search
+ * attribute; without Temporal, the last LLM step the store recorded), and the LLM calls, tokens and
+ * estimated cost so far. `ProgressTracker` adds the rate and an estimate of the time left, for the
+ * live views of `start.ts` and `status.ts --watch`.
  *
  * `scripts/status.ts` prints it; a live view can call `runStatus` again and again.
  */
 import type { Client } from '@temporalio/client';
 import type { FunctionStage } from '../../activities/contracts';
 import { candidateIds } from '../../activities/dataset/run-files';
-import { REJECTION_STAGES } from '../../activities/dataset/records';
-import { addUsage, emptyUsage, type UsageTotals } from '../../activities/llm/cost';
+import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
+import type { UsageTotals } from '../../activities/llm/cost';
 import type { LlmStep } from '../../activities/llm/types';
 import type { RunManifest, Store } from '../../activities/store/types';
 
@@ -81,29 +83,13 @@ export interface RunStatusOptions {
 export async function runStatus(store: Store, runId: string, options: RunStatusOptions = {}): Promise<RunStatus> {
   const manifest = await store.getRun(runId);
   if (!manifest) throw new RunNotFoundError(`no run ${runId} in the store at ${store.location}`);
-  const repos = await store.listRepoProgress(runId);
-  const counts = await store.countRecords(runId);
-
-  // The last LLM step of each function, and the run's usage, in one pass over its exchanges.
-  let llm = emptyUsage();
-  const lastStep = new Map<string, string>();
-  for await (const e of store.listRunExchanges(runId)) {
-    llm = addUsage(llm, e);
-    lastStep.set(e.functionId, e.step);
-  }
-
-  const candidates = [...(await candidateIds(store, runId))];
-  const inProgressByStage: Partial<Record<FunctionStage, number>> = {};
-  for (let i = 0; i < candidates.length; i += ID_BATCH) {
-    const batch = candidates.slice(i, i + ID_BATCH);
-    const recorded = await store.recordedIds(runId, batch);
-    for (const id of batch) {
-      if (recorded.has(id)) continue;
-      const step = lastStep.get(id) as LlmStep | undefined;
-      const stage = step ? (STAGE_OF_STEP[step] ?? 'sandbox') : 'prepare';
-      inProgressByStage[stage] = (inProgressByStage[stage] ?? 0) + 1;
-    }
-  }
+  const [repos, counts, llm] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId)]);
+  const candidates = repos.reduce((n, r) => n + r.outcome.candidates, 0);
+  const temporal = options.client ? await temporalStatus(options.client, runId) : null;
+  // Running functions by stage: Temporal knows each one's stage (a search attribute it updates as
+  // the function moves), for any size of run. Without Temporal, the store's exchanges tell the
+  // last LLM step of each unfinished function (a full pass over them: fine for one look).
+  const inProgressByStage = temporal && 'byStage' in temporal ? temporal.byStage : await inProgressFromExchanges(store, runId);
   const rejectedByStage: Partial<Record<FunctionStage, number>> = {};
   for (const stage of REJECTION_STAGES) if (counts.byStage[stage]) rejectedByStage[stage] = counts.byStage[stage];
 
@@ -121,7 +107,7 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
       skipped: repos.filter((r) => r.outcome.skipped).length,
     },
     functions: {
-      candidates: candidates.length,
+      candidates,
       finished: counts.total,
       accepted: counts.accepted,
       rejected: counts.total - counts.accepted,
@@ -129,12 +115,34 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
       inProgressByStage,
     },
     llm,
-    temporal: options.client ? await temporalStatus(options.client, runId) : null,
+    temporal: temporal && 'byStage' in temporal ? { crawl: temporal.crawl, runningFunctions: temporal.runningFunctions } : temporal,
   };
 }
 
-/** The crawl workflow's status and the number of the run's function workflows still running. */
-async function temporalStatus(client: Client, runId: string): Promise<RunStatus['temporal']> {
+/** Unfinished functions by the stage of the last LLM step the store recorded for them ('prepare': none yet). */
+async function inProgressFromExchanges(store: Store, runId: string): Promise<Partial<Record<FunctionStage, number>>> {
+  const lastStep = new Map<string, string>();
+  for await (const e of store.listRunExchanges(runId)) lastStep.set(e.functionId, e.step);
+  const candidates = [...(await candidateIds(store, runId))];
+  const inProgressByStage: Partial<Record<FunctionStage, number>> = {};
+  for (let i = 0; i < candidates.length; i += ID_BATCH) {
+    const batch = candidates.slice(i, i + ID_BATCH);
+    const recorded = await store.recordedIds(runId, batch);
+    for (const id of batch) {
+      if (recorded.has(id)) continue;
+      const step = lastStep.get(id) as LlmStep | undefined;
+      const stage = step ? (STAGE_OF_STEP[step] ?? 'sandbox') : 'prepare';
+      inProgressByStage[stage] = (inProgressByStage[stage] ?? 0) + 1;
+    }
+  }
+  return inProgressByStage;
+}
+
+/** Stages a running function can be at (the search attribute its workflow keeps up to date). */
+const RUNNING_STAGES = STAGE_ORDER.filter((s) => s !== 'accepted');
+
+/** The crawl workflow's status, and the run's running function workflows in all and by stage. */
+async function temporalStatus(client: Client, runId: string): Promise<{ crawl: string | null; runningFunctions: number; byStage: Partial<Record<FunctionStage, number>> } | { error: string }> {
   try {
     let crawl: string | null = null;
     try {
@@ -142,8 +150,16 @@ async function temporalStatus(client: Client, runId: string): Promise<RunStatus[
     } catch (err) {
       if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
     }
-    const running = await client.workflow.count(`RepostRunId = "${runId}" AND WorkflowType = "functionWorkflow" AND ExecutionStatus = "Running"`);
-    return { crawl, runningFunctions: running.count };
+    const running = `RepostRunId = "${runId}" AND WorkflowType = "functionWorkflow" AND ExecutionStatus = "Running"`;
+    const [all, ...perStage] = await Promise.all([
+      client.workflow.count(running),
+      ...RUNNING_STAGES.map((stage) => client.workflow.count(`${running} AND RepostStage = "${stage}"`)),
+    ]);
+    const byStage: Partial<Record<FunctionStage, number>> = {};
+    RUNNING_STAGES.forEach((stage, i) => {
+      if (perStage[i]!.count > 0) byStage[stage] = perStage[i]!.count;
+    });
+    return { crawl, runningFunctions: all!.count, byStage };
   } catch (err) {
     return { error: (err as Error).message };
   }
@@ -168,4 +184,87 @@ export function formatRunStatus(s: RunStatus): string {
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
   else if (s.temporal) lines.push(`Temporal: crawl workflow ${s.temporal.crawl ?? 'not found'}, ${s.temporal.runningFunctions} function workflow(s) running`);
   return lines.join('\n');
+}
+
+/** How far back the finishing rate is measured for the estimate of the time left. */
+const RATE_WINDOW_MS = 10 * 60_000;
+
+export interface ProgressSample {
+  status: RunStatus;
+  /** Since the run was created. */
+  elapsedMs: number;
+  /** Functions expected in all: candidates listed, plus the repositories not listed yet at the average so far. */
+  expectedFunctions: number;
+  /** Functions finished per minute, over the last minutes. */
+  perMinute: number | null;
+  /** Estimated time left, null until there is a rate. */
+  etaMs: number | null;
+}
+
+/** Successive status snapshots of one run, with the finishing rate and the time left. */
+export class ProgressTracker {
+  private readonly history: { at: number; finished: number }[] = [];
+
+  constructor(
+    private readonly store: Store,
+    private readonly runId: string,
+    private readonly client: Client | null = null,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async sample(): Promise<ProgressSample> {
+    return this.add(await runStatus(this.store, this.runId, { client: this.client }));
+  }
+
+  /** Adds a snapshot (taken now) and derives the rate and the estimate. */
+  add(status: RunStatus): ProgressSample {
+    const at = this.now();
+    this.history.push({ at, finished: status.functions.finished });
+    while (this.history.length > 2 && at - this.history[0]!.at > RATE_WINDOW_MS) this.history.shift();
+    const first = this.history[0]!;
+    const done = status.functions.finished - first.finished;
+    const perMinute = at > first.at && done > 0 ? (done / (at - first.at)) * 60_000 : null;
+    const r = status.repositories;
+    const listedWithCandidates = Math.max(1, r.listed - r.skipped);
+    const unlisted = Math.max(0, r.total - r.listed);
+    const expectedFunctions = status.functions.candidates + Math.round((unlisted * status.functions.candidates) / listedWithCandidates);
+    const left = Math.max(0, expectedFunctions - status.functions.finished);
+    return {
+      status,
+      elapsedMs: Math.max(0, at - Date.parse(status.createdAt)),
+      expectedFunctions,
+      perMinute,
+      etaMs: status.status === 'finished' ? 0 : perMinute ? (left / perMinute) * 60_000 : null,
+    };
+  }
+}
+
+export function formatDuration(ms: number): string {
+  const s = Math.round(ms / 1000);
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+function compact(n: number): string {
+  return n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : String(n);
+}
+
+/** One line: repositories, functions by stage, accepted and rejected, LLM use, time and time left. */
+export function formatProgressLine(p: ProgressSample): string {
+  const s = p.status;
+  const running = Object.entries(s.functions.inProgressByStage)
+    .filter(([, n]) => n)
+    .map(([stage, n]) => `${stage} ${n}`)
+    .join(' ');
+  const tokens = s.llm.promptTokens + s.llm.completionTokens;
+  const eta = p.etaMs === null ? 'time left unknown yet' : p.etaMs === 0 ? 'done' : `~${formatDuration(p.etaMs)} left`;
+  return [
+    `repos ${s.repositories.done}/${s.repositories.total}`,
+    `functions ${s.functions.finished}/${s.repositories.listed < s.repositories.total ? '~' : ''}${p.expectedFunctions}${running ? ` (running: ${running})` : ''}`,
+    `accepted ${s.functions.accepted}, rejected ${s.functions.rejected}`,
+    `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
+    `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,
+  ].join(' | ');
 }

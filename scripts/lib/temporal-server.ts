@@ -177,6 +177,9 @@ export async function startDevServer(options: DevServerOptions): Promise<DevServ
     args.push('--db-filename', options.dbFile);
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  // One partition per task queue: the server orders a backlog by priority within a partition, so
+  // with one it is exact (later pipeline stages first); one machine's crawl does not need more.
+  for (const key of ['matching.numTaskqueueReadPartitions', 'matching.numTaskqueueWritePartitions']) args.push('--dynamic-config-value', `${key}=1`);
 
   if (options.logFile) fs.mkdirSync(path.dirname(options.logFile), { recursive: true });
   const out = options.logFile ? fs.openSync(options.logFile, 'a') : 'ignore';

@@ -100,8 +100,15 @@ describe('tsx scripts/start.ts killed mid-crawl, then --attach', () => {
       await new Promise((r) => first.once('exit', r));
       expect(await portInUse(port)).toBe(true);
 
-      const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', 'scripts/start.ts', '--attach', 'cli-attach'], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 });
+      // Meanwhile status.ts follows the run from its store and Temporal until it ends.
+      const watching = run(process.execPath, ['-r', 'tsx/cjs', 'scripts/status.ts', 'cli-attach', '--watch', '--every', '1'], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 });
+      const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', 'scripts/start.ts', '--attach', 'cli-attach', '--progress-every', '1'], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 });
       expect(stdout).toMatch(/found the Temporal dev server a stopped command left running/);
+      // The live view: repositories, functions, accepted and rejected, LLM use, time left.
+      expect(stdout).toMatch(/repos \d\/1 \| functions \d\/~?\d+.* \| accepted \d, rejected \d \| LLM \d+ calls, \d+ tokens, \$\d+\.\d\d \| .* elapsed/);
+      const watched = (await watching).stdout;
+      expect(watched).toMatch(/^run cli-attach \(crawl\): running/m);
+      expect(watched).toMatch(/repos 1\/1 \| functions 4\/4 .*accepted 3, rejected 1/);
       expect(stdout).toMatch(/run cli-attach finished: 4 function\(s\), 3 accepted, 1 rejected \(test_check: 1\)/);
       const dataset = fs.readFileSync(path.join(dataDir, 'runs', 'cli-attach', 'dataset.jsonl'), 'utf8').trim().split('\n');
       expect(dataset).toHaveLength(3);

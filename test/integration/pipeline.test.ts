@@ -3,7 +3,9 @@
  * repository and function workflows on the Temporal dev server, the LLM steps through the real
  * `openai` client against scripted responses over HTTP, and every script run in a real container.
  */
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
+import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { DatasetRecordSchema, RejectionSchema } from '../../activities/dataset/records';
 import { loadLlmScript, type LlmScript } from '../../scripts/lib/scripted-llm-server';
@@ -81,6 +83,18 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(listed.filter((id) => id.startsWith('it-demo/fn/'))).toHaveLength(4);
   });
 
+  it("writes RepoST's own format: every accepted record passes RepoST-style ground-truth runs with its recorded coverage", async () => {
+    const dataset = path.join(factory.dataDir, 'runs', 'it-demo', 'dataset.jsonl');
+    const { stdout } = await promisify(execFile)(process.execPath, ['-r', 'tsx/cjs', 'scripts/sandbox.ts', 'batch', dataset, '--ground-truth', '--json'], {
+      cwd: path.resolve(__dirname, '../..'),
+      env: { ...process.env, REPOST_DATA_DIR: factory.dataDir, REPOST_SANDBOX_IMAGE: requireEnv('REPOST_TEST_SANDBOX_IMAGE') },
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    const { summary, outcomes } = JSON.parse(stdout) as { summary: { records: number; passed: number; coverageMatches: number }; outcomes: { funcName: string; result: { status: string } }[] };
+    expect(summary).toMatchObject({ records: 3, passed: 3, coverageMatches: 3 });
+    expect(outcomes.map((o) => o.funcName).sort()).toEqual(['Interval.merge', 'slugify', 'word_frequencies']);
+  });
+
   it('replays a rejected function: its record is replaced, not duplicated, and cached answers cost nothing', async () => {
     const before = factory.llm.requests.length;
     const { outcomes, summary } = await replayRejected({ config: factory.config, client: factory.client, store: factory.store, runId: 'it-demo', filter: { stages: ['test_check'] } });
@@ -109,10 +123,19 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
   it('the workflow code replays deterministically against the recorded histories', async () => {
     const ids = ['it-demo/crawl', 'it-demo/repo/0'];
     for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo" AND WorkflowType = "functionWorkflow"` })) ids.push(wf.workflowId);
+    const priorities = new Map<string, Set<number>>();
     for (const id of ids) {
       const history = await factory.client.workflow.getHandle(id).fetchHistory();
       await Worker.runReplayHistory({ workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') } }, history, id);
+      for (const e of history.events ?? []) {
+        const a = e.activityTaskScheduledEventAttributes;
+        if (a?.activityType?.name) priorities.set(a.activityType.name, (priorities.get(a.activityType.name) ?? new Set()).add(a.priority?.priorityKey ?? 0));
+      }
     }
+    // Later stages go first on their task queues: a new function's first call last, the checks first.
+    expect([...priorities.get('generateSandboxScript')!]).toEqual([5]);
+    expect([...priorities.get('checkTests')!]).toEqual([1]);
+    expect([...priorities.get('debugScript')!]).toEqual([3]);
     expect(ids.length).toBeGreaterThanOrEqual(6);
   });
 

@@ -25,9 +25,9 @@ function runSummary(model: string, passing: number[]) {
     const samples = Array.from({ length: 4 }, (_, s) => {
       const first = s < passing[i]!;
       const rounds: SampleRound[] = [
-        { round: 0, candidateKey: null, run: { passed: first, kind: first ? null : s % 2 ? 'assertion' : 'exception', exceptionType: first ? null : 'TypeError', summary: '', resultKey: null, durationMs: 1, requirements: [] }, usage: noUsage },
+        { round: 0, candidateKey: null, run: { passed: first, kind: first ? null : s % 2 ? 'assertion' : 'exception', exceptionType: first ? null : 'TypeError', summary: '', resultKey: null, durationMs: 1 }, usage: noUsage },
       ];
-      if (!first) rounds.push({ round: 1, candidateKey: null, run: { passed: s === passing[i], kind: s === passing[i] ? null : 'timeout', exceptionType: null, summary: '', resultKey: null, durationMs: 1, requirements: [] }, usage: noUsage });
+      if (!first) rounds.push({ round: 1, candidateKey: null, run: { passed: s === passing[i], kind: s === passing[i] ? null : 'timeout', exceptionType: null, summary: '', resultKey: null, durationMs: 1 }, usage: noUsage });
       return { sample: s, rounds, error: null };
     });
     const hidden = samples.map((s) => s.rounds[0]!.run.passed);

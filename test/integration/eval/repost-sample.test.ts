@@ -14,6 +14,7 @@ import { parseEvalLines } from '../../../activities/eval/run-files';
 import { runEval } from '../../../scripts/lib/eval-run';
 import { fenced, returnNone, returnsValue, rulesFor } from '../../support/eval-scripts';
 import { startTestFactory, type TestFactory } from '../../support/factory';
+import { SHARED_UV_CACHE } from '../sandbox/sandbox-env';
 import { REPOST_SAMPLE } from '../../support/fixtures';
 
 const records = parseEvalDataset(fs.readFileSync(REPOST_SAMPLE, 'utf8'));
@@ -23,8 +24,12 @@ describe('evaluating RepoST sample records', () => {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-eval-sample-'));
 
   beforeAll(async () => {
-    // First request per function: the ground truth; second: `return None` (scripted answers).
-    factory = await startTestFactory({ rules: rulesFor('solve', records, (r) => [fenced(r.origFunc), fenced(returnNone(r.origFunc))]) }, { workers: { sandboxConcurrency: 2 } });
+    // First request per function: the ground truth; second: `return None` (scripted answers). An
+    // empty package store; wheels come from the uv cache the sandbox tests share on this machine.
+    factory = await startTestFactory(
+      { rules: rulesFor('solve', records, (r) => [fenced(r.origFunc), fenced(returnNone(r.origFunc))]) },
+      { workers: { sandboxConcurrency: 2 }, sandbox: { packages: { uvCacheDir: SHARED_UV_CACHE } } },
+    );
   });
 
   afterAll(async () => {

@@ -182,6 +182,41 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
     await expectUnaffected();
   });
 
+  test('a fake result file and os._exit(0) get the real coverage, not the fake one', async () => {
+    const fake = { notes: [], coverage: { target: 'f', startLine: 1, endLine: 4, hasBranches: true, rate: 1, lines: { total: 3, covered: 3, rate: 1 },
+      branches: { total: 2, taken: 2, rate: 1 }, arcs: { total: 4, taken: 4 }, missingLines: [], missingBranches: [], summary: 'forged' } };
+    const forge = (ending: string) =>
+      [
+        'def f(x):',
+        '    if x > 0:',
+        '        return 1',
+        '    return 0',
+        'import json, os',
+        'f(1)',
+        'here = os.path.dirname(os.path.abspath(__file__))',
+        `open(os.path.join(here, ".repost-result.json"), "w").write(${JSON.stringify(JSON.stringify(fake))})`,
+        ending,
+      ].join('\n');
+    const exited = await executor.run({ script: forge('os._exit(0)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
+    expect(exited.status).toBe('passed');
+    expect(exited.coverage).toMatchObject({ target: 'f', rate: 0.5, branches: { total: 2, taken: 1 }, missingLines: [4] });
+    expect(exited.coverage?.summary).not.toBe('forged');
+    // Killing itself leaves no coverage to send: none is reported, never the forged one.
+    const killed = await executor.run({ script: forge('import signal\nos.kill(os.getpid(), signal.SIGKILL)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
+    expect(killed.status).toBe('error');
+    expect(killed.coverage).toBeNull();
+    await expectUnaffected();
+  });
+
+  test('the time limit is enforced inside the container, before the executor would step in', async () => {
+    const result = await run('import time\nwhile True:\n    time.sleep(0.1)\n', 2);
+    expect(result.status).toBe('timeout');
+    // The executor removes the container only 10 s after the limit; the harness ended it first.
+    expect(result.durationMs).toBeLessThan(6000);
+    expect(result.stderr).toMatch(/exceeded its 2s time limit/);
+    await expectUnaffected();
+  });
+
   test('printing 100 MB keeps a bounded head and tail', async () => {
     const result = await run(
       'import sys\nline = "x" * 1023 + "\\n"\nsys.stdout.write("FIRST\\n")\nfor _ in range(100 * 1024):\n    sys.stdout.write(line)\nsys.stdout.write("LAST\\n")\n',

@@ -22,13 +22,29 @@ export function testConfig(overrides: Partial<SandboxExecutorConfig> = {}): Sand
     outputLimitBytes: 16 * 1024,
     ...overrides,
     pool: { ...defaults.pool, size: 1, recycleAfterRuns: 50, ...overrides.pool },
+    packages: { ...defaults.packages, installTimeoutSec: 300, uvCacheDir: SHARED_UV_CACHE, ...overrides.packages },
     workerId: overrides.workerId ?? `test-${process.pid}`,
   };
 }
 
-export async function makeExecutor(mode: 'pool' | 'cold', overrides: Partial<SandboxExecutorConfig> = {}): Promise<SandboxExecutor> {
+/**
+ * The package store the sandbox tests share across runs on a machine, so wheels (torch's
+ * gigabytes included) are downloaded once per machine, not once per test run.
+ */
+export const SHARED_STORE = process.env.REPOST_TEST_PACKAGES_DIR ?? path.join(os.tmpdir(), 'repost-test-packages');
+export const SHARED_UV_CACHE = path.join(SHARED_STORE, 'uv-cache');
+
+/** An empty store (no environment, no built wheel) that reuses the shared uv cache for downloads. */
+export function freshStore(prefix = 'repost-package-store-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
+
+export async function makeExecutor(
+  mode: 'pool' | 'cold',
+  overrides: Partial<SandboxExecutorConfig> = {},
+  packagesDir: string = SHARED_STORE,
+): Promise<SandboxExecutor> {
   const { tag } = await ensureSandboxImage({ docker });
-  const packagesDir = process.env.REPOST_TEST_PACKAGES_DIR ?? path.join(os.tmpdir(), 'repost-test-packages');
   fs.mkdirSync(packagesDir, { recursive: true });
   return new SandboxExecutor(testConfig({ ...overrides, strict: mode === 'cold' }), { docker, image: tag, packagesDir });
 }

@@ -216,6 +216,11 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     const ofRun: ExchangeIndexEntry[] = [];
     for await (const e of store.listRunExchanges('run-x')) ofRun.push(e);
     expect(ofRun).toEqual([exchange('fa', 'run-x', 1), exchange('fb', 'run-x', 2)]);
+    // The run's usage, aggregated; asked again after more calls it counts those too.
+    expect(await store.runUsage('run-x')).toMatchObject({ calls: 2, promptTokens: 203 });
+    await store.appendExchange(exchange('fc', 'run-x', 5));
+    expect(await store.runUsage('run-x')).toMatchObject({ calls: 3, promptTokens: 308 });
+    expect(await store.runUsage('nobody')).toMatchObject({ calls: 0, promptTokens: 0 });
 
     const cacheKey = 'c'.repeat(64);
     expect(await store.cacheGet(cacheKey)).toBeNull();

@@ -50,7 +50,9 @@ describe('the snippet runner protocol', () => {
   it('builds one run: the harness launcher, the module and the request as files', () => {
     const { request, nonce } = runnerRequest({ mode: 'matrix', script: 'x = 1\n', target: 'f', snippets: ['assert 1', 'assert 0'], snippetTimeoutSec: 5, nonce: 'abc' });
     expect(nonce).toBe('abc');
-    expect(request.script).toContain('import repost_test_runner');
+    // The harness module is loaded from its file, never named in an import the executor would try to install.
+    expect(request.script).toContain('/repost_test_runner.py")');
+    expect(request.script).not.toMatch(/^\s*(import|from) repost_test_runner/m);
     expect(request.files!['candidate_module.py']).toBe('x = 1\n');
     expect(JSON.parse(request.files!['runner_request.json']!)).toEqual({ mode: 'matrix', target: 'f', snippets: ['assert 1', 'assert 0'], timeoutSec: 5, nonce: 'abc' });
     expect(request.timeoutSec).toBe(25);

@@ -14,7 +14,7 @@ import { DEMO_DATASET } from '../../support/fixtures';
 const usage = (promptTokens: number): Usage => ({ calls: 1, cachedCalls: 0, promptTokens, completionTokens: 10, costUsd: 0.001 });
 const pass: SampleOutcome = { passed: true, kind: null, exceptionType: null, summary: 'passed' };
 const fail = (kind: SampleOutcome['kind'], exceptionType: string | null = null): SampleOutcome => ({ passed: false, kind, exceptionType, summary: `${kind}` });
-const round = (r: number, outcome: SampleOutcome, key: string | null = `k${r}`): SampleRound => ({ round: r, candidateKey: key, run: { ...outcome, resultKey: null, durationMs: 3, requirements: [] }, usage: usage(100) });
+const round = (r: number, outcome: SampleOutcome, key: string | null = `k${r}`): SampleRound => ({ round: r, candidateKey: key, run: { ...outcome, resultKey: null, durationMs: 3 }, usage: usage(100) });
 
 const [record] = parseEvalDataset(fs.readFileSync(DEMO_DATASET, 'utf8'));
 const meta = (file: string, functions: number) => ({ file, format: 'ours' as const, functions, splits: { train: functions, eval: 0, none: 0 } });

@@ -9,7 +9,7 @@ import type { FunctionRef } from '../../../activities/contracts';
 import type { ExchangeIndexEntry } from '../../../activities/llm/exchange';
 import { LocalStore } from '../../../activities/store/local';
 import type { StoredRecord } from '../../../activities/store/types';
-import { formatRunStatus, runStatus, RunNotFoundError } from '../../../scripts/lib/status';
+import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
 
 function fnRef(id: string): FunctionRef {
   return { functionId: id, repoId: 'acme/r', commit: 'c'.repeat(40), path: 'a.py', qualname: `f_${id}`, name: `f_${id}`, split: 'train', license: null };
@@ -54,5 +54,36 @@ describe('runStatus', () => {
     expect(text).toContain('functions: 2/5 finished, 1 accepted, 1 rejected');
     expect(text).toContain('in progress by stage: tests: 1, debug: 1, prepare: 1');
     await expect(runStatus(store, 'run-none')).rejects.toBeInstanceOf(RunNotFoundError);
+  });
+});
+
+describe('ProgressTracker', () => {
+  it('estimates the time left from the recent finishing rate, counting repositories not listed yet', async () => {
+    let now = Date.parse('2026-01-01T00:10:00.000Z');
+    const tracker = new ProgressTracker(new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'repost-progress-'))), 'r', null, () => now);
+    const status = (finished: number, listed: number): RunStatus => ({
+      runId: 'r',
+      kind: 'crawl',
+      status: 'running',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      finishedAt: null,
+      store: { kind: 'local', location: '/x' },
+      repositories: { total: 4, listed, done: listed - 1, skipped: 0 },
+      functions: { candidates: listed * 50, finished, accepted: finished - 1, rejected: 1, rejectedByStage: { debug: 1 }, inProgressByStage: { tests: 3, test_check: 1 } },
+      llm: { calls: 1200, cachedCalls: 0, promptTokens: 2_000_000, completionTokens: 500_000, costUsd: 12.5, latencyMs: 0 },
+      temporal: null,
+    });
+    const first = tracker.add(status(20, 2));
+    expect(first.perMinute).toBeNull();
+    expect(first.etaMs).toBeNull();
+    now += 60_000;
+    const second = tracker.add(status(50, 2));
+    // 30 functions in the last minute; 4 repositories expected at 50 candidates each = 200, 150 left.
+    expect(second.perMinute).toBe(30);
+    expect(second.expectedFunctions).toBe(200);
+    expect(second.etaMs).toBe(5 * 60_000);
+    expect(second.elapsedMs).toBe(11 * 60_000);
+    const line = formatProgressLine(second);
+    expect(line).toBe('repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | LLM 1200 calls, 2.5M tokens, $12.50 | 11m00s elapsed, ~5m00s left');
   });
 });

@@ -3,7 +3,7 @@ import { chunk, jsonHarnessCommand, launchCommand } from '../../../activities/sa
 describe('harness commands', () => {
   test('launch fields are name, count, parts; values survive the split', () => {
     const script = 'x = "é😀"\n'.repeat(10_000);
-    const { cmd, stdin } = launchCommand({ runDir: '/scratch/run-1', script, files: { 'a.txt': '' }, coverage: 'f', packageDir: null });
+    const { cmd, stdin } = launchCommand({ runDir: '/scratch/run-1', script, files: { 'a.txt': '' }, coverage: 'f', packageDir: null, timeoutSec: 30 });
     expect(stdin).toBeUndefined();
     expect(cmd.slice(0, 3)).toEqual(['python3', '-I', '/opt/repost/harness/launch.py']);
     const args = cmd.slice(3);
@@ -13,17 +13,18 @@ describe('harness commands', () => {
       fields[args[i]!] = args.slice(i + 2, i + 2 + n).join('');
       i += 2 + n;
     }
-    expect(fields).toEqual({ runDir: '/scratch/run-1', script, 'file:a.txt': '', coverage: 'f' });
+    expect(fields).toEqual({ runDir: '/scratch/run-1', script, 'file:a.txt': '', coverage: 'f', timeoutSec: '30' });
     for (const a of args) expect(Buffer.byteLength(a)).toBeLessThan(128 * 1024);
   });
 
   test('large or NUL-holding requests go through stdin as JSON', () => {
-    const big = launchCommand({ runDir: '/r', script: 'x'.repeat(2 * 1024 * 1024), files: {}, coverage: null, packageDir: '/p' });
+    const big = launchCommand({ runDir: '/r', script: 'x'.repeat(2 * 1024 * 1024), files: {}, coverage: null, packageDir: '/p', timeoutSec: 5 });
     expect(big.cmd.at(-1)).toBe('-');
-    expect(JSON.parse(big.stdin!.toString())).toMatchObject({ runDir: '/r', packageDir: '/p', coverage: null });
-    const nul = launchCommand({ runDir: '/r', script: 'print(1)', files: { d: 'a\0b' }, coverage: 'g', packageDir: null });
+    expect(JSON.parse(big.stdin!.toString())).toMatchObject({ runDir: '/r', packageDir: '/p', coverage: null, timeoutSec: 5 });
+    const nul = launchCommand({ runDir: '/r', script: 'print(1)', files: { d: 'a\0b' }, coverage: 'g', packageDir: null, timeoutSec: 5 });
     expect(JSON.parse(nul.stdin!.toString())).toMatchObject({ files: { d: 'a\0b' }, coverage: { functionName: 'g' } });
-    expect(jsonHarnessCommand('ast_equiv.py', { a: 'x' }).cmd).toEqual(['python3', '-I', '/opt/repost/harness/ast_equiv.py', '{"a":"x"}']);
+    // Harness helpers are killed inside the container at their limit, whatever happens outside.
+    expect(jsonHarnessCommand('ast_equiv.py', { a: 'x' }, 30).cmd).toEqual(['timeout', '-s', 'KILL', '30', 'python3', '-I', '/opt/repost/harness/ast_equiv.py', '{"a":"x"}']);
   });
 
   test('chunks never split a surrogate pair', () => {

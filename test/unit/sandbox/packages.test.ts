@@ -1,5 +1,5 @@
 import { IMPORT_TO_DISTRIBUTION, distributionForImport, normalizeDistributionName } from '../../../activities/sandbox/packages';
-import { canonicalRequirement, requirementSetKey } from '../../../activities/sandbox/package-cache';
+import { canonicalRequirement, requirementSetKey } from '../../../activities/sandbox/package-store';
 import { validateRequirement } from '../../../activities/sandbox/install-commands';
 
 describe('import name -> distribution', () => {

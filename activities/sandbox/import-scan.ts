@@ -1,0 +1,85 @@
+/**
+ * Which packages a script needs, read from its source before it first runs: the harness's
+ * `imports.py` parses the script and its files with Python's `ast` inside the sandbox (the
+ * image's own standard library is left out there), and this file turns the imports into
+ * distributions: the repository's own modules and the script's own files are never packages,
+ * the rest maps through the import-name table.
+ *
+ * The result also says which module names the script's own source imports: only those may be
+ * installed later, when a run fails with ModuleNotFoundError. A name a script merely prints (or
+ * computes) never reaches the index.
+ */
+import { z } from 'zod';
+import { distributionForImport, normalizeDistributionName } from './packages';
+
+export const ScannedImportSchema = z.object({
+  /** Top-level module (`google`). */
+  module: z.string(),
+  /** The dotted name as imported (`google.cloud.storage`). */
+  name: z.string(),
+  file: z.string(),
+  line: z.number().int(),
+  guarded: z.boolean(),
+  typeChecking: z.boolean(),
+  dynamic: z.boolean(),
+});
+export type ScannedImport = z.infer<typeof ScannedImportSchema>;
+
+export const ImportScanSchema = z.object({
+  imports: z.array(ScannedImportSchema),
+  errors: z.array(z.object({ file: z.string(), message: z.string() })),
+});
+export type ImportScan = z.infer<typeof ImportScanSchema>;
+
+export interface ImportPlan {
+  /** Distributions of unguarded imports: installed before the first run. */
+  required: string[];
+  /** Distributions of imports inside `try/except ImportError`: installed too, dropped quietly when not installable. */
+  optional: string[];
+  /**
+   * Every module the script's source imports (static or with a literal name), by dotted name and
+   * by top-level name -> its distribution. Only these may be installed after a ModuleNotFoundError.
+   */
+  importable: Map<string, string>;
+  notes: string[];
+}
+
+/** Top-level module names the run's extra files provide (`helper.py` -> helper, `pkg/x.py` -> pkg). */
+export function ownModules(files: Record<string, string>): string[] {
+  return [...new Set(Object.keys(files).filter((f) => f.endsWith('.py') || f.includes('/')).map((f) => f.split('/')[0]!.replace(/\.py$/, '')))];
+}
+
+/** The distribution for a missing module, if the script's source imports it (longest dotted prefix wins). */
+export function importedDistribution(plan: Pick<ImportPlan, 'importable'>, missingModule: string): string | null {
+  const parts = missingModule.split('.');
+  for (let n = parts.length; n > 0; n--) {
+    const hit = plan.importable.get(parts.slice(0, n).join('.'));
+    if (hit) return hit;
+  }
+  return null;
+}
+
+export function planImports(scan: ImportScan, context: { localModules?: string[]; files?: Record<string, string> }): ImportPlan {
+  const local = new Set([...(context.localModules ?? []), ...ownModules(context.files ?? {})]);
+  const required = new Set<string>();
+  const optional = new Set<string>();
+  const importable = new Map<string, string>();
+  const notes: string[] = [];
+  for (const e of scan.errors) notes.push(`imports of ${e.file} could not be read (${e.message}); nothing is installed for it up front`);
+  for (const imp of scan.imports) {
+    if (local.has(imp.module) || imp.typeChecking) continue;
+    const distribution = distributionForImport(imp.name);
+    if (!distribution) continue;
+    importable.set(imp.name, distribution);
+    if (!importable.has(imp.module)) importable.set(imp.module, distribution);
+    if (imp.dynamic) continue; // a plugin list may name modules nothing loads: install on demand
+    (imp.guarded ? optional : required).add(distribution);
+  }
+  const requiredNames = new Set([...required].map(normalizeDistributionName));
+  return {
+    required: [...required].sort(),
+    optional: [...optional].filter((d) => !requiredNames.has(normalizeDistributionName(d))).sort(),
+    importable,
+    notes,
+  };
+}

@@ -1,0 +1,414 @@
+/**
+ * The package store: one uv cache for the whole machine's worth of packages, and one environment
+ * per requirement set made of hard links into it, so a package is stored once however many sets
+ * hold it and a set whose wheels are cached is ready in milliseconds.
+ *
+ *   <root>/uv-cache/        uv's cache (downloaded wheels, unpacked once)
+ *   <root>/envs/<key>/      one environment per requirement set; mounted read-only into runs
+ *   <root>/wheelhouse/      wheels built from source in the sandbox (a find-links folder for uv)
+ *   <root>/sdists/          source archives downloaded for those builds
+ *   <root>/pyc/             byte code of the sources, compiled once in the sandbox (bytecode.ts)
+ *
+ * An install resolves the set with uv for the image's Python and platform, wheels only
+ * (`pip compile --no-build`; offline from the cache first, then against the index), drops distributions that only serve GPUs and that nothing imports
+ * at load time (triton), then links the pinned wheels into a temporary folder with
+ * `pip install --no-deps --target`, renamed into place when complete. A distribution with no
+ * wheel for the platform is built from its source archive in an offline sandbox container
+ * (source-build.ts) and the set resolved again. Nothing here runs package code.
+ */
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import { z } from 'zod';
+import type { Config } from '../../temporal.config';
+import { PACKAGES_MOUNT, type SandboxLimits } from './container-spec';
+import { isDockerUnavailable } from './docker-errors';
+import { validateRequirement } from './install-commands';
+import {
+  DownloadTracker,
+  classifyUvError,
+  describeFailure,
+  isPermanent,
+  timeoutFailure,
+  type InstallFailure,
+} from './install-failure';
+import { normalizeDistributionName } from './packages';
+import { PYTHON_TARGET } from './python-target';
+import { precompileEnvironment } from './bytecode';
+import { DEFAULT_INDEX, buildRequirements, buildWheelInSandbox, findSourceArchive } from './source-build';
+import { InstalledPackageSchema, type InstalledPackage } from './schema';
+import { resolveUvBinary, runUv, uvEnvironment, type UvOutcome } from './uv';
+
+const MANIFEST = '.repost-packages.json';
+/** Sources built per install at most: a chain of source-only dependencies is bounded too. */
+const MAX_BUILDS_PER_INSTALL = 4;
+/**
+ * Distributions that only drive GPUs and that no CPU import loads: left out of every set.
+ * (PyPI's Linux torch links the CUDA runtime libraries, so those stay; triton is only
+ * imported when compiling kernels for a GPU.)
+ */
+export const GPU_ONLY_DISTRIBUTIONS: ReadonlySet<string> = new Set(['triton', 'pytorch-triton', 'pytorch-triton-rocm', 'pytorch-triton-xpu']);
+
+const ManifestSchema = z.object({
+  pythonTag: z.string(),
+  requirements: z.array(z.string()),
+  pinned: z.array(z.string()),
+  packages: z.array(InstalledPackageSchema),
+  builtFromSource: z.array(z.string()).default([]),
+  leftOut: z.array(z.string()).default([]),
+  bytecode: z.object({ linked: z.number(), compiled: z.number(), skipped: z.string().nullable() }).optional(),
+});
+
+export interface PackageSet {
+  key: string;
+  requirements: string[];
+  packages: InstalledPackage[];
+  /** Where the set lives inside sandbox containers. */
+  containerPath: string;
+  hostPath: string;
+}
+
+export type EnsureResult = { ok: true; set: PackageSet } | { ok: false; failure: InstallFailure; error: string };
+
+export type PackageSettings = Config['sandbox']['packages'];
+
+export interface PackageStoreOptions {
+  docker: Docker;
+  image: string;
+  /** The store's root folder. */
+  root: string;
+  workerId: string;
+  settings: PackageSettings;
+  /** Limits of a source build's container (those of a script run). */
+  limits: SandboxLimits;
+}
+
+export interface EnsureOptions {
+  signal?: AbortSignal;
+  /** Build source-only distributions in the sandbox (off for a build's own requirements). */
+  allowBuilds?: boolean;
+}
+
+/** `Name[extra]>=1` -> `name[extra]>=1`, the spelling hashed and shown. */
+export function canonicalRequirement(requirement: string): string {
+  const valid = validateRequirement(requirement);
+  if (!valid) throw new Error(`not a valid requirement: ${requirement}`);
+  const m = /^([A-Za-z0-9._-]+)(.*)$/.exec(valid)!;
+  return normalizeDistributionName(m[1]!) + m[2]!;
+}
+
+export function canonicalRequirements(requirements: string[]): string[] {
+  return [...new Set(requirements.map(canonicalRequirement))].sort();
+}
+
+export function requirementSetKey(requirements: string[]): string {
+  return createHash('sha256').update(JSON.stringify({ python: PYTHON_TARGET.tag, requirements: canonicalRequirements(requirements) })).digest('hex').slice(0, 20);
+}
+
+/** The distribution a requirement names, normalised. */
+export function requirementName(requirement: string): string {
+  return normalizeDistributionName(/^[A-Za-z0-9._-]+/.exec(requirement)?.[0] ?? requirement);
+}
+
+/** Reads name and version of every distribution installed in a folder. */
+export function installedDistributions(dir: string): InstalledPackage[] {
+  const out: InstalledPackage[] = [];
+  for (const entry of fs.readdirSync(dir)) {
+    if (!entry.endsWith('.dist-info') && !entry.endsWith('.egg-info')) continue;
+    const metadataFile = ['METADATA', 'PKG-INFO'].map((f) => path.join(dir, entry, f)).find((f) => fs.existsSync(f));
+    if (!metadataFile) continue;
+    const head = fs.readFileSync(metadataFile, 'utf8').split(/\r?\n\r?\n/)[0]!;
+    const name = /^Name:\s*(.+)$/m.exec(head)?.[1]?.trim();
+    const version = /^Version:\s*(.+)$/m.exec(head)?.[1]?.trim();
+    if (name && version) out.push({ name, version });
+  }
+  return out.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+interface Flight {
+  promise: Promise<EnsureResult>;
+  controller: AbortController;
+  waiters: number;
+}
+
+function failed(requirements: string[], failure: InstallFailure): EnsureResult {
+  return { ok: false, failure, error: describeFailure(requirements, failure) };
+}
+
+export class PackageStore {
+  readonly envsDir: string;
+  readonly cacheDir: string;
+  readonly wheelhouse: string;
+  private readonly sdistDir: string;
+  private readonly pycStore: string;
+  private readonly home: string;
+  private readonly uv: string;
+  private readonly inFlight = new Map<string, Flight>();
+  /** Permanent failures (no wheel, unknown name, conflict, failed build) until they expire. */
+  private readonly failures = new Map<string, { result: EnsureResult; until: number }>();
+
+  constructor(private readonly options: PackageStoreOptions) {
+    const { root, settings } = options;
+    this.envsDir = path.join(root, 'envs');
+    this.cacheDir = settings.uvCacheDir ?? path.join(root, 'uv-cache');
+    this.wheelhouse = path.join(root, 'wheelhouse');
+    this.sdistDir = path.join(root, 'sdists');
+    this.pycStore = path.join(root, 'pyc');
+    this.home = path.join(root, '.uv-home');
+    for (const dir of [this.envsDir, this.cacheDir, this.wheelhouse, this.home]) fs.mkdirSync(dir, { recursive: true });
+    this.uv = resolveUvBinary(settings.uvPath);
+  }
+
+  get root(): string {
+    return this.options.root;
+  }
+
+  /**
+   * Deletes temporary folders older than two install time limits (left by a crashed worker),
+   * and the per-set copies an earlier layout of the store kept at its top level.
+   */
+  removeAbandonedInstalls(): number {
+    const cutoff = Date.now() - 2 * this.options.settings.installTimeoutSec * 1000;
+    let removed = 0;
+    const sweep = (dir: string, stale: (entry: string, full: string) => boolean) => {
+      for (const entry of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+        const full = path.join(dir, entry);
+        try {
+          if (stale(entry, full)) {
+            fs.rmSync(full, { recursive: true, force: true });
+            removed += 1;
+          }
+        } catch {
+          // Already gone: another worker cleaned it.
+        }
+      }
+    };
+    const old = (full: string) => fs.statSync(full).mtimeMs < cutoff;
+    sweep(this.envsDir, (e, full) => e.startsWith('.tmp-') && old(full));
+    sweep(this.root, (e, full) => (e.startsWith('.tmp-') || e.startsWith('.build-') || e.startsWith('.pyc-')) && old(full));
+    sweep(this.root, (e, full) => /^[0-9a-f]{20}$/.test(e) && fs.existsSync(path.join(full, MANIFEST)));
+    return removed;
+  }
+
+  /** The installed set for these requirements, if it is already in the store. */
+  lookup(requirements: string[]): PackageSet | null {
+    const key = requirementSetKey(requirements);
+    const hostPath = path.join(this.envsDir, key);
+    try {
+      const manifest = ManifestSchema.parse(JSON.parse(fs.readFileSync(path.join(hostPath, MANIFEST), 'utf8')));
+      return { key, requirements: manifest.requirements, packages: manifest.packages, hostPath, containerPath: `${PACKAGES_MOUNT}/${key}` };
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Installs the set unless it is in the store. Concurrent asks for one set share one install,
+   * which stops (its uv process or build container killed) only when every asker has cancelled.
+   */
+  ensure(requirements: string[], options: EnsureOptions = {}): Promise<EnsureResult> {
+    const canonical = canonicalRequirements(requirements);
+    const key = requirementSetKey(canonical);
+    const cached = this.lookup(canonical);
+    if (cached) return Promise.resolve({ ok: true, set: cached });
+    const remembered = this.failures.get(key);
+    if (remembered && remembered.until > Date.now()) return Promise.resolve(remembered.result);
+    this.failures.delete(key);
+
+    let flight = this.inFlight.get(key);
+    if (!flight) {
+      const controller = new AbortController();
+      const promise = this.install(key, canonical, controller.signal, options.allowBuilds ?? true).then((result) => {
+        if (!result.ok && isPermanent(result.failure)) {
+          this.failures.set(key, { result, until: Date.now() + this.options.settings.failureMemorySec * 1000 });
+        }
+        return result;
+      });
+      const created: Flight = { promise, controller, waiters: 0 };
+      flight = created;
+      this.inFlight.set(key, created);
+      void promise.finally(() => this.inFlight.delete(key));
+    }
+    const shared = flight;
+    shared.waiters += 1;
+    return new Promise((resolve) => {
+      let settled = false;
+      const leave = () => {
+        if (settled) return;
+        settled = true;
+        shared.waiters -= 1;
+        if (shared.waiters === 0) shared.controller.abort();
+        resolve(failed(canonical, { kind: 'cancelled', packages: [], message: 'the install was cancelled' }));
+      };
+      if (options.signal?.aborted) return leave();
+      options.signal?.addEventListener('abort', leave, { once: true });
+      void shared.promise.then((result) => {
+        options.signal?.removeEventListener('abort', leave);
+        if (settled) return;
+        settled = true;
+        shared.waiters -= 1;
+        resolve(result);
+      });
+    });
+  }
+
+  private uvArgs(): string[] {
+    const index = this.options.settings.indexUrl ?? process.env.UV_DEFAULT_INDEX ?? process.env.UV_INDEX_URL ?? process.env.PIP_INDEX_URL;
+    return [
+      '--python-version', PYTHON_TARGET.version,
+      '--python-platform', PYTHON_TARGET.platform,
+      '--no-build',
+      '--find-links', this.wheelhouse,
+      ...this.options.settings.findLinks.flatMap((dir) => ['--find-links', dir]),
+      ...(index ? ['--default-index', index] : []),
+    ];
+  }
+
+  private indexUrl(): string {
+    return this.options.settings.indexUrl ?? process.env.UV_DEFAULT_INDEX ?? process.env.UV_INDEX_URL ?? process.env.PIP_INDEX_URL ?? DEFAULT_INDEX;
+  }
+
+  private async uvRun(args: string[], deadline: number, signal: AbortSignal, stdin?: string, onLine?: (l: string) => void): Promise<UvOutcome> {
+    return runUv(this.uv, args, { env: uvEnvironment({ cacheDir: this.cacheDir, home: this.home }), stdin, deadline, signal, onLine });
+  }
+
+  private async install(key: string, requirements: string[], signal: AbortSignal, allowBuilds: boolean): Promise<EnsureResult> {
+    const limitSec = this.options.settings.installTimeoutSec;
+    const deadline = Date.now() + limitSec * 1000;
+    const cancelled = () => failed(requirements, { kind: 'cancelled', packages: [], message: 'the install was cancelled' });
+    const stopped = (o: UvOutcome, step: string, downloads: string[] = []): EnsureResult | null => {
+      if (o.ended === 'cancelled') return cancelled();
+      if (o.ended === 'timeout') return failed(requirements, timeoutFailure(limitSec, step, downloads));
+      if (o.ended === 'spawn-error') return failed(requirements, { kind: 'other', packages: [], message: `uv could not be started (${o.stderr}); run scripts/bootstrap.sh or set sandbox.packages.uvPath` });
+      return null;
+    };
+
+    // 1. Resolve, wheels only; build what has no wheel, then resolve again.
+    const built: string[] = [];
+    let pinned: string[] = [];
+    for (;;) {
+      // From what the cache already knows first (no request at all: a warm set takes milliseconds);
+      // the index is asked only when that is not enough.
+      const compile = (offline: boolean) =>
+        this.uvRun(['pip', 'compile', '-', '--no-header', '--no-annotate', '--quiet', ...(offline ? ['--offline'] : []), ...this.uvArgs()], deadline, signal, requirements.join('\n') + '\n');
+      let compiled = await compile(true);
+      if (compiled.ended === 'exit' && compiled.code !== 0) compiled = await compile(false);
+      const stop = stopped(compiled, 'resolution');
+      if (stop) return stop;
+      if (compiled.code === 0) {
+        pinned = compiled.stdout.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+        break;
+      }
+      const failure = classifyUvError(compiled.stderr);
+      const buildable = failure.kind === 'no-wheel' && allowBuilds && this.options.settings.buildFromSource && failure.packages.every((p) => !built.includes(p));
+      if (!buildable || built.length + failure.packages.length > MAX_BUILDS_PER_INSTALL) return failed(requirements, failure);
+      for (const name of failure.packages) {
+        const outcome = await this.buildFromSource(name, requirements, deadline, limitSec, signal);
+        if (outcome) return failed(requirements, outcome);
+        built.push(name);
+      }
+    }
+    const leftOut = pinned.filter((p) => GPU_ONLY_DISTRIBUTIONS.has(requirementName(p)));
+    pinned = pinned.filter((p) => !leftOut.includes(p));
+
+    // 2. Link the pinned wheels (downloaded into the cache on first use) into a fresh folder.
+    fs.mkdirSync(this.envsDir, { recursive: true });
+    const tmp = fs.mkdtempSync(path.join(this.envsDir, `.tmp-${key}-`));
+    try {
+      const pinnedFile = path.join(tmp, '.repost-pinned.txt');
+      fs.writeFileSync(pinnedFile, pinned.join('\n') + '\n');
+      const downloads = new DownloadTracker();
+      const link = (offline: boolean) =>
+        this.uvRun(
+          ['pip', 'install', '--target', tmp, '--no-deps', '--link-mode', 'hardlink', '-r', pinnedFile, ...(offline ? ['--offline'] : []), ...this.uvArgs()],
+          deadline,
+          signal,
+          undefined,
+          (line) => downloads.line(line),
+        );
+      let installed = await link(true);
+      if (installed.ended === 'exit' && installed.code !== 0) installed = await link(false);
+      const stop = stopped(installed, 'the download', downloads.inFlight);
+      if (stop) return stop;
+      if (installed.code !== 0) return failed(requirements, classifyUvError(installed.stderr));
+      fs.rmSync(pinnedFile, { force: true });
+      // Entry-point scripts point at the host's interpreter; nothing in the sandbox runs them.
+      fs.rmSync(path.join(tmp, 'bin'), { recursive: true, force: true });
+      fs.chmodSync(tmp, 0o755);
+      const bytecode = await precompileEnvironment({
+        docker: this.options.docker,
+        image: this.options.image,
+        limits: this.options.limits,
+        envsDir: this.envsDir,
+        workerId: this.options.workerId,
+        envDir: tmp,
+        pycStore: this.pycStore,
+        deadline,
+        signal,
+      });
+      if (signal.aborted) return cancelled();
+      const packages = installedDistributions(tmp);
+      const manifest = { pythonTag: PYTHON_TARGET.tag, requirements, pinned, packages, builtFromSource: built, leftOut, bytecode };
+      fs.writeFileSync(path.join(tmp, MANIFEST), JSON.stringify(manifest, null, 2));
+      fs.chmodSync(tmp, 0o755);
+      const final = path.join(this.envsDir, key);
+      try {
+        fs.renameSync(tmp, final);
+      } catch (err) {
+        // Another worker finished the same set first: theirs is as good as ours.
+        if (!fs.existsSync(path.join(final, MANIFEST))) throw err;
+      }
+      return { ok: true, set: this.lookup(requirements)! };
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return failed(requirements, { kind: 'disk', packages: [], message: `the disk is full: ${e.message}` });
+      throw err;
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  }
+
+  /** Builds one source-only distribution into the wheelhouse; returns the failure, or null when built. */
+  private async buildFromSource(name: string, requirements: string[], deadline: number, limitSec: number, signal: AbortSignal): Promise<InstallFailure | null> {
+    const own = requirements.find((r) => requirementName(r) === name);
+    const specifier = own ? own.replace(/^[A-Za-z0-9._-]+(\[[^\]]*\])?/, '') : '';
+    let archive;
+    try {
+      archive = await findSourceArchive({ name, specifier, findLinks: this.options.settings.findLinks, indexUrl: this.indexUrl(), downloadDir: this.sdistDir, deadline, signal });
+    } catch (err) {
+      if (signal.aborted) return { kind: 'cancelled', packages: [name], message: 'the install was cancelled' };
+      if (Date.now() >= deadline) return timeoutFailure(limitSec, `the download of ${name}'s source`, [name]);
+      const status = (err as { status?: number }).status;
+      if (status === 404) return { kind: 'not-found', packages: [name], message: `${name} has no wheel for the sandbox and no source archive on the index` };
+      return { kind: 'network', packages: [name], message: `the source archive of ${name} could not be fetched: ${(err as Error).message}` };
+    }
+    if (!archive) return { kind: 'no-wheel', packages: [name], message: `${name} publishes no wheel for CPython ${PYTHON_TARGET.version} on ${PYTHON_TARGET.platform} and no source archive${specifier ? ` matching ${specifier}` : ''}` };
+
+    const { requirements: buildRequires } = buildRequirements(archive.file);
+    const env = await this.ensure(buildRequires, { signal, allowBuilds: false });
+    if (!env.ok) {
+      return { kind: isPermanent(env.failure) ? 'build-failed' : env.failure.kind, packages: [name], message: `the build requirements of ${name} (${buildRequires.join(' ')}) could not be installed: ${env.failure.message}` };
+    }
+    try {
+      const outcome = await buildWheelInSandbox({
+        docker: this.options.docker,
+        image: this.options.image,
+        limits: this.options.limits,
+        envsDir: this.envsDir,
+        workerId: this.options.workerId,
+        archive,
+        buildEnvPath: env.set.containerPath,
+        wheelhouse: this.wheelhouse,
+        scratchDir: this.root,
+        deadline,
+        limitSec,
+        signal,
+      });
+      return outcome.ok ? null : outcome.failure!;
+    } catch (err) {
+      if (isDockerUnavailable(err)) return { kind: 'infrastructure', packages: [name], message: `the Docker engine failed during the build of ${name}: ${(err as Error).message}` };
+      throw err;
+    }
+  }
+}

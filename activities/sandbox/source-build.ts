@@ -1,0 +1,242 @@
+/**
+ * Building a package that publishes no wheel for the sandbox's platform, without ever running its
+ * code with network or on the host:
+ *
+ *   1. its source archive is found (a `findLinks` folder, or the index's JSON API) and downloaded
+ *      by this process (plain HTTP, no code run);
+ *   2. its build requirements are read from `pyproject.toml` as text (default: setuptools and
+ *      wheel) and installed as wheels into an environment of the store, like any other set;
+ *   3. `pip wheel --no-index --no-build-isolation` runs in a sandbox container with no network,
+ *      as the scripts' user, with the archive and the build environment read-only;
+ *   4. the wheel it leaves is moved into the store's wheelhouse, where uv finds it next time.
+ *
+ * The image has no C compiler: a package that needs one fails at step 3 and is reported as not
+ * buildable, with the build's last lines.
+ */
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as https from 'node:https';
+import * as path from 'node:path';
+import type Docker from 'dockerode';
+import { BUILD_OUTPUT_DIR, BUILD_SOURCE_DIR, buildContainerOptions, type SandboxLimits } from './container-spec';
+import { validateRequirement } from './install-commands';
+import type { InstallFailure } from './install-failure';
+import { compareVersions, parseSdistFilename, satisfies, type Version } from './pep440';
+import { normalizeDistributionName } from './packages';
+import { hostCaBundle } from './uv';
+
+export const DEFAULT_INDEX = 'https://pypi.org/simple';
+/** What setuptools-era archives without a `[build-system]` table need (PEP 518's default). */
+const DEFAULT_BUILD_REQUIRES = ['setuptools>=40.8.0', 'wheel'];
+
+export interface SourceArchive {
+  file: string;
+  name: string;
+  version: string;
+}
+
+interface IndexFile {
+  filename: string;
+  url: string;
+  hashes?: { sha256?: string };
+  yanked?: boolean | string;
+}
+
+function get(url: string, deadline: number, signal?: AbortSignal, redirects = 5): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const ca = hostCaBundle();
+    const client = url.startsWith('https:') ? https : http;
+    const req = client.get(
+      url,
+      {
+        headers: { Accept: 'application/vnd.pypi.simple.v1+json', 'User-Agent': 'repost-factory' },
+        ...(url.startsWith('https:') && ca ? { ca: fs.readFileSync(ca) } : {}),
+        timeout: Math.max(1, deadline - Date.now()),
+        signal,
+      },
+      (res) => {
+        if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && res.headers.location && redirects > 0) {
+          res.resume();
+          resolve(get(new URL(res.headers.location, url).toString(), deadline, signal, redirects - 1));
+          return;
+        }
+        if (res.statusCode !== 200) {
+          res.resume();
+          reject(Object.assign(new Error(`GET ${url}: HTTP ${res.statusCode}`), { status: res.statusCode }));
+          return;
+        }
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve(Buffer.concat(chunks)));
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`GET ${url}: time limit reached`)));
+    req.on('error', reject);
+  });
+}
+
+/** The newest archive of `name` that satisfies `specifier`, from the local folders first, then the index. */
+export async function findSourceArchive(args: {
+  name: string;
+  specifier: string;
+  findLinks: string[];
+  indexUrl: string;
+  downloadDir: string;
+  deadline: number;
+  signal?: AbortSignal;
+}): Promise<SourceArchive | null> {
+  const wanted = normalizeDistributionName(args.name);
+  const pick = <T extends { filename: string }>(files: T[]): (T & { version: Version }) | null => {
+    const candidates = files
+      .map((f) => ({ ...f, parsed: parseSdistFilename(f.filename) }))
+      .filter((f) => f.parsed && normalizeDistributionName(f.parsed.name) === wanted && satisfies(f.parsed.version, args.specifier))
+      .map((f) => ({ ...f, version: f.parsed!.version }));
+    candidates.sort((a, b) => compareVersions(b.version, a.version));
+    return candidates[0] ?? null;
+  };
+  for (const dir of args.findLinks) {
+    if (!fs.existsSync(dir)) continue;
+    const best = pick(fs.readdirSync(dir).map((filename) => ({ filename })));
+    if (best) return { file: path.join(dir, best.filename), name: wanted, version: best.version.text };
+  }
+  const listing = JSON.parse((await get(`${args.indexUrl.replace(/\/+$/, '')}/${wanted}/`, args.deadline, args.signal)).toString('utf8')) as { files?: IndexFile[] };
+  const best = pick((listing.files ?? []).filter((f) => !f.yanked));
+  if (!best) return null;
+  const target = path.join(args.downloadDir, path.basename(best.filename));
+  if (!fs.existsSync(target)) {
+    const body = await get(new URL(best.url, `${args.indexUrl}/${wanted}/`).toString(), args.deadline, args.signal);
+    const sha = createHash('sha256').update(body).digest('hex');
+    if (best.hashes?.sha256 && best.hashes.sha256 !== sha) throw new Error(`${best.filename}: sha256 ${sha} does not match the index's ${best.hashes.sha256}`);
+    fs.mkdirSync(args.downloadDir, { recursive: true });
+    const partial = `${target}.${process.pid}.part`;
+    fs.writeFileSync(partial, body);
+    fs.renameSync(partial, target);
+  }
+  return { file: target, name: wanted, version: best.version.text };
+}
+
+/** `[build-system] requires` of the archive's top-level pyproject.toml, read as text (never executed). */
+export function buildRequirements(archive: string): { requirements: string[]; ignored: string[] } {
+  let text = '';
+  if (/\.(tar\.gz|tgz|tar\.bz2)$/i.test(archive)) {
+    const list = spawnSync('tar', ['-tf', archive], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const member = (list.stdout ?? '').split('\n').find((m) => /^[^/]+\/pyproject\.toml$/.test(m));
+    if (member) text = spawnSync('tar', ['-xOf', archive, member], { encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 }).stdout ?? '';
+  }
+  const table = /^\[build-system\]\s*$([\s\S]*?)(?=^\[|$(?![\s\S]))/m.exec(text)?.[1] ?? '';
+  const list = /^\s*requires\s*=\s*\[([\s\S]*?)\]/m.exec(table)?.[1];
+  if (list === undefined) return { requirements: [...DEFAULT_BUILD_REQUIRES], ignored: [] };
+  const requirements: string[] = [];
+  const ignored: string[] = [];
+  for (const m of list.matchAll(/"([^"]*)"|'([^']*)'/g)) {
+    const raw = (m[1] ?? m[2]!).trim();
+    // Markers are for other Pythons (`; python_version < "3.8"`); keep the requirement itself.
+    const requirement = validateRequirement(raw.split(';')[0]!.replace(/\s+/g, ''));
+    if (requirement) requirements.push(requirement);
+    else ignored.push(raw);
+  }
+  if (!requirements.some((r) => /^wheel\b/i.test(r))) requirements.push('wheel');
+  return { requirements, ignored };
+}
+
+export interface BuildOutcome {
+  ok: boolean;
+  wheel?: string;
+  failure?: InstallFailure;
+}
+
+/** Runs `pip wheel` for the archive in an offline sandbox container and moves the wheel into `wheelhouse`. */
+export async function buildWheelInSandbox(args: {
+  docker: Docker;
+  image: string;
+  limits: SandboxLimits;
+  envsDir: string;
+  workerId: string;
+  archive: SourceArchive;
+  /** Where the build requirements are inside the container (an environment of the store). */
+  buildEnvPath: string;
+  wheelhouse: string;
+  scratchDir: string;
+  deadline: number;
+  limitSec: number;
+  signal?: AbortSignal;
+}): Promise<BuildOutcome> {
+  const { docker, archive } = args;
+  const work = fs.mkdtempSync(path.join(args.scratchDir, `.build-${archive.name}-`));
+  fs.chmodSync(work, 0o755);
+  const out = path.join(work, 'out');
+  fs.mkdirSync(out, { mode: 0o777 });
+  fs.chmodSync(out, 0o777); // the scripts' user writes the wheel here
+  // A copy the scripts' user may read, whatever the permissions of the folder it came from.
+  const src = path.join(work, 'src');
+  fs.mkdirSync(src, { mode: 0o755 });
+  const fileName = path.basename(archive.file);
+  fs.copyFileSync(archive.file, path.join(src, fileName));
+  fs.chmodSync(path.join(src, fileName), 0o644);
+  let container: Docker.Container | null = null;
+  const remove = async () => {
+    await container?.remove({ force: true }).catch(() => undefined);
+  };
+  const onAbort = () => void remove();
+  try {
+    container = await docker.createContainer(
+      buildContainerOptions({
+        image: args.image,
+        limits: args.limits,
+        envsDir: args.envsDir,
+        workerId: args.workerId,
+        sourceDir: src,
+        outputDir: out,
+        cmd: ['python3', '-m', 'pip', 'wheel', '--no-deps', '--no-index', '--no-build-isolation', '--no-cache-dir', '--disable-pip-version-check',
+          '--progress-bar', 'off', '--wheel-dir', BUILD_OUTPUT_DIR, `${BUILD_SOURCE_DIR}/${fileName}`],
+        timeoutSec: (args.deadline - Date.now()) / 1000,
+        env: [`PYTHONPATH=${args.buildEnvPath}`, 'HOME=/scratch', 'TMPDIR=/tmp', 'PIP_NO_INPUT=1', 'PYTHONDONTWRITEBYTECODE=1'],
+      }),
+    );
+    args.signal?.addEventListener('abort', onAbort);
+    await container.start();
+    const waited = await Promise.race([
+      container.wait() as Promise<{ StatusCode: number }>,
+      new Promise<null>((r) => setTimeout(() => r(null), Math.max(0, args.deadline - Date.now())).unref()),
+    ]);
+    if (args.signal?.aborted) return { ok: false, failure: { kind: 'cancelled', packages: [archive.name], message: `building ${archive.name} was cancelled` } };
+    if (waited === null) {
+      return { ok: false, failure: { kind: 'timeout', packages: [archive.name], message: `the install time limit of ${args.limitSec}s was reached while building ${archive.name} ${archive.version} from source` } };
+    }
+    const log = demuxedText((await container.logs({ stdout: true, stderr: true, follow: false })) as Buffer);
+    const wheel = fs.readdirSync(out).find((f) => f.endsWith('.whl'));
+    if (waited.StatusCode !== 0 || !wheel) {
+      // pip closes with a box of its own advice; the package's own last words are above it.
+      const lines = log.split('\n').map((l) => l.trim()).filter((l) => l && !/^(?:[×╰│║]|note:|hint:|error: subprocess-exited|See above|\[end of output\]|\^+$)/.test(l));
+      const tail = lines.slice(-4).join(' | ');
+      return {
+        ok: false,
+        failure: { kind: 'build-failed', packages: [archive.name], message: `building ${archive.name} ${archive.version} from source in the sandbox (offline, no compiler) failed: ${tail}` },
+      };
+    }
+    fs.mkdirSync(args.wheelhouse, { recursive: true });
+    const target = path.join(args.wheelhouse, wheel);
+    fs.copyFileSync(path.join(out, wheel), `${target}.${process.pid}.part`);
+    fs.renameSync(`${target}.${process.pid}.part`, target);
+    return { ok: true, wheel: target };
+  } finally {
+    args.signal?.removeEventListener('abort', onAbort);
+    await remove();
+    fs.rmSync(work, { recursive: true, force: true });
+  }
+}
+
+/** Docker's multiplexed log format: 8-byte frame headers before each chunk. */
+function demuxedText(buf: Buffer): string {
+  const parts: Buffer[] = [];
+  let i = 0;
+  while (i + 8 <= buf.length) {
+    const size = buf.readUInt32BE(i + 4);
+    parts.push(buf.subarray(i + 8, i + 8 + size));
+    i += 8 + size;
+  }
+  return Buffer.concat(parts).toString('utf8');
+}

@@ -1,0 +1,42 @@
+import { importedDistribution, ownModules, planImports, type ScannedImport } from '../../../activities/sandbox/import-scan';
+
+const imp = (name: string, over: Partial<ScannedImport> = {}): ScannedImport => ({
+  module: name.split('.')[0]!, name, file: 'eval_script.py', line: 1, guarded: false, typeChecking: false, dynamic: false, ...over,
+});
+
+describe('planning installs from a script’s imports', () => {
+  const plan = planImports(
+    {
+      imports: [
+        imp('yaml'),
+        imp('numpy'),
+        imp('ujson', { guarded: true }),
+        imp('pandas', { typeChecking: true }),
+        imp('six', { dynamic: true }),
+        imp('textkit.clean'),
+        imp('helper'),
+        imp('google.cloud.storage'),
+        imp('urllib2'),
+      ],
+      errors: [],
+    },
+    { localModules: ['textkit'], files: { 'helper.py': '' } },
+  );
+
+  test('unguarded imports are required, guarded ones optional; local, own, TYPE_CHECKING and Python 2 names are left out', () => {
+    expect(plan.required).toEqual(['PyYAML', 'google-cloud-storage', 'numpy']);
+    expect(plan.optional).toEqual(['ujson']);
+  });
+
+  test('only names the source imports may be installed later, by longest dotted prefix', () => {
+    expect(importedDistribution(plan, 'six')).toBe('six');
+    expect(importedDistribution(plan, 'yaml.constructor')).toBe('PyYAML');
+    expect(importedDistribution(plan, 'google.cloud.storage.blob')).toBe('google-cloud-storage');
+    expect(importedDistribution(plan, 'requests')).toBeNull();
+    expect(importedDistribution(plan, 'pandas')).toBeNull();
+  });
+
+  test("the run's files are modules of their own", () => {
+    expect(ownModules({ 'helper.py': '', 'pkg/mod.py': '', 'data/input.txt': '', 'notes.txt': '' }).sort()).toEqual(['data', 'helper', 'pkg']);
+  });
+});
