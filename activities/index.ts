@@ -5,6 +5,7 @@
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
 import { createBenchmarkActivities } from './benchmark-activities';
+import { createEvalIoActivities, createEvalLlmActivities, createEvalSandboxActivities } from './eval-activities';
 import { createIoActivities } from './io-activities';
 import { createLlmActivities } from './llm-activities';
 import { LlmGateway } from './llm';
@@ -35,4 +36,18 @@ export function createSandboxExecutor(config: Config, image: string, workerId?: 
 
 export function createSandbox(config: Config, executor: SandboxExecutor, store: Store) {
   return createSandboxActivities({ config, store, executor });
+}
+
+/** Evaluation runs' activities, on the same three queues as the pipeline's. */
+export function createEvalIo(config: Config, store: Store) {
+  return createEvalIoActivities({ config, store });
+}
+
+/** Pass the pipeline's gateway, so both share the process's rate limits. */
+export function createEvalLlm(config: Config, store: Store, gateway = new LlmGateway(config, store)) {
+  return createEvalLlmActivities({ config, store, gateway });
+}
+
+export function createEvalSandbox(config: Config, executor: SandboxExecutor, store: Store) {
+  return createEvalSandboxActivities({ config, store, executor });
 }

@@ -116,8 +116,9 @@ if [ $FOR_TESTS = 1 ] && ! pg_bins; then
   Install PostgreSQL 13 or newer (on Debian as root: apt-get install postgresql) and put its bin folder on PATH, and run again."
 fi
 
-# 7. For the report and export tests (npm test): a headless Chromium (Debian's) to render report.html, and
-#    Python's `datasets` (pinned, in a project-local folder) to load exports. Only what is missing.
+# 7. For the report, export and training-data tests (npm test): a headless Chromium (Debian's) to
+#    render report.html and eval-report.html, and Python's `datasets` (pinned, in a project-local
+#    folder) to load exports and SFT JSONL. Only what is missing.
 if [ $FOR_TESTS = 1 ] && [ -z "${REPOST_CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
   log "installing Debian's chromium (the report tests render report.html in it)"
   apt_install chromium || fail "could not install chromium: the report tests render report.html in a headless Chromium (install one, or point REPOST_CHROMIUM_PATH at it)"
@@ -125,10 +126,10 @@ fi
 DATASETS_VERSION=5.2.0
 PY_TOOLS=$TOOLS_DIR/python
 if [ $FOR_TESTS = 1 ] && [ ! -f "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION" ]; then
-  log "installing Python's datasets $DATASETS_VERSION into $PY_TOOLS (the export tests load exports with it)"
+  log "installing Python's datasets $DATASETS_VERSION into $PY_TOOLS (the export and training-data tests load files with it)"
   if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$PY_TOOLS" "datasets==$DATASETS_VERSION" >&2; then
     touch "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION"
   else
-    fail "could not install Python's datasets==$DATASETS_VERSION from PyPI: the export tests load exports with it"
+    fail "could not install Python's datasets==$DATASETS_VERSION from PyPI: the export and training-data tests load files with it"
   fi
 fi

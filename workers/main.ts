@@ -8,7 +8,8 @@
 import * as os from 'node:os';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createBenchmark, createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
+import { createBenchmark, createEvalIo, createEvalLlm, createEvalSandbox, createIo, createLlm, createSandbox, createSandboxExecutor, openStore } from '../activities';
+import { LlmGateway } from '../activities/llm';
 import type { Store } from '../activities/store/types';
 import { ensureSandboxImage } from '../sandbox-image/build';
 import { loadConfig, type Config } from '../temporal.config';
@@ -91,17 +92,19 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.io,
-        activities: { ...createIo(config, store!), ...createBenchmark(config, store!) },
+        activities: { ...createIo(config, store!), ...createBenchmark(config, store!), ...createEvalIo(config, store!) },
         maxConcurrentActivityTaskExecutions: config.workers.ioConcurrency,
       }),
     );
   }
   if (roles.has('llm')) {
+    // One gateway per process: the pipeline's and the evaluation's calls share its rate limits.
+    const gateway = new LlmGateway(config, store!);
     workers.push(
       await Worker.create({
         ...base,
         taskQueue: q.llm,
-        activities: createLlm(config, store!),
+        activities: { ...createLlm(config, store!, gateway), ...createEvalLlm(config, store!, gateway) },
         maxConcurrentActivityTaskExecutions: config.workers.llmConcurrency,
         // The whole task queue's LLM rate, enforced by the Temporal server across all workers.
         ...(config.workers.llmActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: config.workers.llmActivitiesPerSecond } : {}),
@@ -119,7 +122,7 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
       await Worker.create({
         ...base,
         taskQueue: q.sandbox,
-        activities: createSandbox(config, executor, store!),
+        activities: { ...createSandbox(config, executor, store!), ...createEvalSandbox(config, executor, store!) },
         maxConcurrentActivityTaskExecutions: config.workers.sandboxConcurrency,
       }),
     );

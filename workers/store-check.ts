@@ -1,8 +1,8 @@
 /**
- * Start checks of a worker's store: the store answers, and no running crawl this worker would
- * serve belongs to another store. A crawl's workflow carries its run's store id in its memo (set by
- * the launcher, kept across continue-as-new), so a worker can list the running crawls of the
- * namespace and refuse to start, naming the run and both stores, instead of failing each of the
+ * Start checks of a worker's store: the store answers, and no running crawl or evaluation run
+ * this worker would serve belongs to another store. A run's top workflow carries its run's store
+ * id in its memo (set by the launcher, kept across continue-as-new), so a worker can list the
+ * running runs of the namespace and refuse to start, naming the run and both stores, instead of failing each of the
  * run's activities (the per-activity `StoreMismatch` failure stays as the backstop).
  */
 import type { Client } from '@temporalio/client';
@@ -21,7 +21,7 @@ export const RunMemoSchema = z.object({
 });
 export type RunMemo = z.infer<typeof RunMemoSchema>;
 
-/** The memo `startCrawl` gives a crawl's workflow. */
+/** The memo `startCrawl` gives a crawl's workflow (and `startEval` an evaluation's). */
 export function runMemo(run: RunRef, queues: TaskQueues): Record<string, RunMemo> {
   return { [RUN_MEMO_KEY]: { runId: run.runId, storeId: run.storeId, queues: { ...queues } } };
 }
@@ -41,14 +41,14 @@ export async function reachStore(store: Store): Promise<string> {
 }
 
 /**
- * Throws `StoreMismatchError` when a running crawl that uses one of `polledQueues` was started
- * against another store than `store`. Crawls on other task queues (another deployment sharing the
- * namespace) are not this worker's business.
+ * Throws `StoreMismatchError` when a running crawl or evaluation run that uses one of
+ * `polledQueues` was started against another store than `store`. Runs on other task queues
+ * (another deployment sharing the namespace) are not this worker's business.
  */
 export async function checkRunningCrawls(client: Client, store: Store, polledQueues: readonly string[]): Promise<void> {
   const mine = await reachStore(store);
   const polled = new Set(polledQueues);
-  for await (const wf of client.workflow.list({ query: `WorkflowType = "crawlWorkflow" AND ExecutionStatus = "Running"` })) {
+  for await (const wf of client.workflow.list({ query: `(WorkflowType = "crawlWorkflow" OR WorkflowType = "evalWorkflow") AND ExecutionStatus = "Running"` })) {
     const memo = RunMemoSchema.safeParse(wf.memo?.[RUN_MEMO_KEY]);
     if (!memo.success) continue;
     const { runId, storeId, queues } = memo.data;

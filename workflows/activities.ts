@@ -15,6 +15,7 @@
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
 import type { PipelineSettings, TaskQueues } from '../activities/contracts';
+import type { EvalIoActivities, EvalLlmActivities, EvalSandboxActivities } from '../activities/eval-activities';
 
 /** Priority of a pipeline step on its task queue (1 runs first, 5 last). */
 export const STEP_PRIORITY = {
@@ -32,47 +33,63 @@ export type StepPriority = (typeof STEP_PRIORITY)[keyof typeof STEP_PRIORITY];
 /** Transient faults: retried with backoff for about three minutes (a daemon or server restart). */
 const TRANSIENT_RETRY = { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 } as const;
 
-export function activityProxies(queues: TaskQueues, settings: PipelineSettings) {
+/** The options of each queue's activities, from the run's settings. */
+function queueOptions(queues: TaskQueues, settings: PipelineSettings) {
   const { timeouts } = settings;
   // A heartbeat older than this means the worker is gone: the activity is retried elsewhere.
   const heartbeatTimeout = timeouts.heartbeatMs;
-  const byPriority = <A extends object>(options: ActivityOptions) => {
-    const proxies = new Map<number, A>();
-    return (priority: StepPriority): A => {
-      let p = proxies.get(priority);
-      if (!p) {
-        p = proxyActivities<A>({ ...options, priority: { priorityKey: priority } }) as A;
-        proxies.set(priority, p);
-      }
-      return p;
-    };
-  };
-  const io = proxyActivities<IoActivities>({
+  const io: ActivityOptions = {
     taskQueue: queues.io,
     startToCloseTimeout: timeouts.ioMs,
     heartbeatTimeout: Math.max(heartbeatTimeout, 60_000),
     retry: TRANSIENT_RETRY,
-  });
-  const llm = byPriority<LlmActivities>({
+  };
+  const llm: ActivityOptions = {
     taskQueue: queues.llm,
     startToCloseTimeout: timeouts.llmMs,
     heartbeatTimeout,
     // Rate-limit answers and 5xx are retried here with backoff; a 429's Retry-After comes back
     // as the failure's next retry delay. Bad requests and auth failures are non-retryable.
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 8 },
-  });
-  const sandbox = byPriority<SandboxActivities>({
+  };
+  const sandbox: ActivityOptions = {
     taskQueue: queues.sandbox,
     startToCloseTimeout: timeouts.sandboxMs,
     heartbeatTimeout,
     retry: TRANSIENT_RETRY,
-  });
+  };
+  return { io, llm, sandbox };
+}
+
+/** Proxies of one activity interface per priority, made once each. */
+function byPriority<A extends object>(options: ActivityOptions): (priority: StepPriority) => A {
+  const proxies = new Map<number, A>();
+  return (priority: StepPriority): A => {
+    let p = proxies.get(priority);
+    if (!p) {
+      p = proxyActivities<A>({ ...options, priority: { priorityKey: priority } }) as A;
+      proxies.set(priority, p);
+    }
+    return p;
+  };
+}
+
+export function activityProxies(queues: TaskQueues, settings: PipelineSettings) {
+  const options = queueOptions(queues, settings);
+  const io = proxyActivities<IoActivities>(options.io);
+  const llm = byPriority<LlmActivities>(options.llm);
+  const sandbox = byPriority<SandboxActivities>(options.sandbox);
   // A firing's GitHub search and a run's report are I/O too, on the same queue and terms.
-  const bench = proxyActivities<BenchmarkActivities>({
-    taskQueue: queues.io,
-    startToCloseTimeout: timeouts.ioMs,
-    heartbeatTimeout: '1 minute',
-    retry: TRANSIENT_RETRY,
-  });
+  const bench = proxyActivities<BenchmarkActivities>({ ...options.io, heartbeatTimeout: '1 minute' });
   return { io, llm, sandbox, bench };
+}
+
+/** The evaluation's activities, on the same three queues with the same timeouts, retries and priorities. */
+export function evalActivityProxies(queues: TaskQueues, settings: PipelineSettings) {
+  const options = queueOptions(queues, settings);
+  return {
+    io: proxyActivities<EvalIoActivities>(options.io),
+    llm: byPriority<EvalLlmActivities>(options.llm),
+    sandbox: byPriority<EvalSandboxActivities>(options.sandbox),
+  };
 }

@@ -34,6 +34,11 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
     check_tests: m.check,
     docstring: m.docstring,
     solve: m.solve,
+    // Self-repair and the candidate tests of dual ranking are the evaluated model's own work.
+    repair: m.solve,
+    candidate_tests: m.solve,
+    // Extra equivalence inputs are part of building the dataset, like its tests.
+    test_inputs: m.tests,
   };
   return byStep[step] ?? config.llm.model;
 }

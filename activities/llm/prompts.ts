@@ -44,6 +44,12 @@ export interface PromptVars {
   docstring: { functionName: string; code: string };
   /** `context`: the module with the target's body removed (signature and description kept). */
   solve: { functionName: string; context: string };
+  /** `candidate`: the failing implementation; `errorMessage`: what the evaluation reported. */
+  repair: { functionName: string; context: string; candidate: string; errorMessage: string };
+  /** Tests for dual ranking, written from the same context as `solve` (never the ground truth). */
+  candidate_tests: { functionName: string; context: string };
+  /** `script`: the evaluation script without its tests; inputs whose outputs the ground truth decides. */
+  test_inputs: { functionName: string; script: string };
 }
 
 export interface RenderedPrompt {
@@ -57,7 +63,7 @@ export interface RenderedPrompt {
 const FrontMatterSchema = z.object({
   id: z.string().min(1),
   version: z.string().regex(/^\d+$/),
-  step: z.enum(['sandbox', 'aggregate', 'tests', 'debug', 'coverage', 'check_functionality', 'check_tests', 'docstring', 'solve']),
+  step: z.enum(LLM_STEPS),
   answer: z.string().min(1),
   variables: z.array(z.string().regex(/^[A-Za-z]\w*$/)),
 });

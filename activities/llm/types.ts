@@ -10,7 +10,10 @@ export type LlmStep =
   | 'check_functionality'
   | 'check_tests'
   | 'docstring'
-  | 'solve';
+  | 'solve'
+  | 'repair'
+  | 'candidate_tests'
+  | 'test_inputs';
 
 export const LLM_STEPS: readonly LlmStep[] = [
   'sandbox',
@@ -22,6 +25,9 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'check_tests',
   'docstring',
   'solve',
+  'repair',
+  'candidate_tests',
+  'test_inputs',
 ];
 
 export interface ChatMessage {

@@ -1,7 +1,9 @@
 /**
  * Charts as inline SVG strings, for self-contained HTML reports (no script, no network, no
- * library): horizontal bar charts (a funnel, counts per reason) and histograms with stacked
- * series (coverage, script length, rounds, pass/fail). Pure functions; any report can use them.
+ * library): horizontal bar charts (a funnel, counts per reason), histograms with stacked
+ * series (coverage, script length, rounds, pass/fail), and grouped bar charts comparing series
+ * across groups (Pass@k per model, per self-repair round, per repository). Pure functions; any
+ * report can use them.
  *
  * Every chart is an `<svg class="chart">` with one `<rect class="bar">` per drawn bar, each
  * carrying `data-value` and a `<title>` tooltip, so a page can be checked for what it draws.
@@ -37,9 +39,10 @@ export interface BarChartOptions {
 
 const FONT = 'font-family="system-ui, sans-serif" font-size="12"';
 
-function svgOpen(title: string, width: number, height: number): string {
+function svgOpen(title: string, width: number, height: number, id?: string): string {
+  const named = id ? `id="${escapeXml(id)}" data-chart="${escapeXml(id)}" ` : '';
   return (
-    `<svg class="chart" xmlns="http://www.w3.org/2000/svg" role="img" aria-label="${escapeXml(title)}" ` +
+    `<svg class="chart" ${named}xmlns="http://www.w3.org/2000/svg" role="img" aria-label="${escapeXml(title)}" ` +
     `viewBox="0 0 ${width} ${height}" width="${width}" height="${height}" style="max-width:100%;height:auto">` +
     `<title>${escapeXml(title)}</title>`
   );
@@ -200,4 +203,106 @@ export function histogram({ title, series, bins, xLabel, width = 640 }: Histogra
     });
   }
   return `${svgOpen(title, width, height)}${parts.join('')}</svg>`;
+}
+
+/** A share (0..1) as a percentage label. */
+export function formatPercent(v: number): string {
+  return `${(v * 100).toFixed(1)}%`;
+}
+
+export interface BarGroup {
+  label: string;
+  /** One value per series (null: no value, no bar). */
+  values: (number | null)[];
+}
+
+export interface GroupedBarChartOptions {
+  /** The chart's id (also `data-chart`), so a page and its tests can find it. */
+  id: string;
+  title: string;
+  /** Series names, one colour each (the palette in order). */
+  series: string[];
+  groups: BarGroup[];
+  /** Top of the value axis; default: the largest value. */
+  max?: number;
+  format?: (value: number) => string;
+  /** Horizontal bars (one row per group), for long group labels. */
+  horizontal?: boolean;
+}
+
+const seriesColor = (i: number) => PALETTE[i % PALETTE.length]!;
+
+/** A bar of a grouped chart: series, group and value are attributes, the tooltip says them. */
+function groupedBar(o: GroupedBarChartOptions, si: number, group: string, v: number, box: { x: number; y: number; width: number; height: number }, format: (v: number) => string): string {
+  const series = o.series[si] ?? '';
+  return (
+    `<rect class="bar" data-series="${escapeXml(series)}" data-group="${escapeXml(group)}" data-value="${v}" ` +
+    `x="${box.x.toFixed(1)}" y="${box.y.toFixed(1)}" width="${box.width.toFixed(1)}" height="${box.height}" fill="${seriesColor(si)}">` +
+    `<title>${escapeXml(`${series} · ${group}: ${format(v)}`)}</title></rect>`
+  );
+}
+
+function seriesLegend(series: string[], x: number, y: number): string {
+  return series
+    .map((s, i) => `<rect x="${x + i * 150}" y="${y - 10}" width="10" height="10" fill="${seriesColor(i)}"/><text x="${x + i * 150 + 14}" y="${y}" ${FONT}>${escapeXml(s.slice(0, 20))}</text>`)
+    .join('');
+}
+
+/** Bars of several series side by side in each group, vertical (or horizontal, one row per group). */
+export function groupedBarChart(o: GroupedBarChartOptions): string {
+  const values = o.groups.flatMap((g) => g.values).filter((v): v is number => v !== null && Number.isFinite(v));
+  const max = o.max ?? Math.max(1e-9, ...values);
+  const format = o.format ?? formatNumber;
+  const scale = (v: number) => Math.max(0, Math.min(1, v / max));
+  const n = o.series.length;
+  const parts: string[] = [];
+  let width: number;
+  let height: number;
+  if (o.horizontal) {
+    const barH = 12;
+    const rowH = n * barH + 10;
+    const left = 220;
+    const top = 40;
+    const plotW = 420;
+    width = left + plotW + 70;
+    height = top + o.groups.length * rowH + 40;
+    for (const t of [0, 0.5, 1]) {
+      const x = left + t * plotW;
+      parts.push(`<line x1="${x}" x2="${x}" y1="${top}" y2="${height - 30}" stroke="#eee"/><text x="${x}" y="${top - 6}" text-anchor="middle" ${FONT}>${escapeXml(format(t * max))}</text>`);
+    }
+    o.groups.forEach((g, gi) => {
+      const gy = top + gi * rowH + 5;
+      parts.push(`<text x="${left - 8}" y="${gy + (n * barH) / 2 + 4}" text-anchor="end" ${FONT}>${escapeXml(g.label.slice(0, 34))}</text>`);
+      g.values.forEach((v, si) => {
+        if (v === null || !Number.isFinite(v)) return;
+        parts.push(groupedBar(o, si, g.label, v, { x: left, y: gy + si * barH, width: scale(v) * plotW, height: barH - 2 }, format));
+      });
+    });
+    parts.push(seriesLegend(o.series, left, height - 8));
+  } else {
+    const barW = 18;
+    const groupW = Math.max(60, n * barW + 24);
+    const left = 48;
+    const top = 32;
+    const plotH = 180;
+    width = Math.max(360, left + o.groups.length * groupW + 20);
+    height = top + plotH + 54;
+    for (const t of [0, 0.25, 0.5, 0.75, 1]) {
+      const y = top + plotH - t * plotH;
+      parts.push(`<line x1="${left}" x2="${width - 10}" y1="${y}" y2="${y}" stroke="#eee"/><text x="${left - 6}" y="${y + 4}" text-anchor="end" ${FONT}>${escapeXml(format(t * max))}</text>`);
+    }
+    o.groups.forEach((g, gi) => {
+      const gx = left + gi * groupW + (groupW - n * barW) / 2;
+      g.values.forEach((v, si) => {
+        if (v === null || !Number.isFinite(v)) return;
+        const h = scale(v) * plotH;
+        parts.push(groupedBar(o, si, g.label, v, { x: gx + si * barW, y: top + plotH - h, width: barW - 3, height: h }, format));
+      });
+      parts.push(`<text x="${left + gi * groupW + groupW / 2}" y="${top + plotH + 16}" text-anchor="middle" ${FONT}>${escapeXml(g.label.slice(0, 18))}</text>`);
+    });
+    parts.push(`<line x1="${left}" x2="${left}" y1="${top}" y2="${top + plotH}" stroke="#888"/>`);
+    parts.push(seriesLegend(o.series, left, height - 12));
+  }
+  // The title is drawn too: a page may show several of these charts side by side.
+  return `${svgOpen(o.title, width, height, o.id)}<text x="8" y="14" font-weight="600" ${FONT}>${escapeXml(o.title)}</text>${parts.join('')}</svg>`;
 }

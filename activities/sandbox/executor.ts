@@ -21,9 +21,11 @@ import { distributionForImport } from './packages';
 import { missingModuleName, parsePythonException } from './python-exception';
 import {
   AstComparisonSchema,
+  AstNormalizationSchema,
   HarnessResultSchema,
   SandboxResultSchema,
   type AstComparison,
+  type AstNormalization,
   type CoverageReport,
   type PythonException,
   type SandboxResult,
@@ -77,7 +79,7 @@ export class SandboxCancelledError extends Error {
 }
 
 const HEARTBEAT_MS = 5000;
-/** In-container limit of the import scan and the AST comparison. */
+/** In-container limit of the import scan, the AST comparison and the AST normalisation. */
 const HARNESS_TIMEOUT_SEC = 30;
 
 interface Attempt {
@@ -320,6 +322,14 @@ export class SandboxExecutor {
   /** AST equivalence of two function sources, computed by the harness inside the sandbox. */
   async astEquivalent(a: string, b: string): Promise<AstComparison> {
     return AstComparisonSchema.parse(await this.harnessJson('ast_equiv.py', { a, b }, HARNESS_TIMEOUT_SEC));
+  }
+
+  /**
+   * Python's `ast` round trip (parse, unparse) of each source, inside the sandbox: model output
+   * is parsed by the interpreter that will run it, never on the host.
+   */
+  async astNormalize(sources: string[]): Promise<AstNormalization[]> {
+    return AstNormalizationSchema.parse(await this.harnessJson('ast_normalize.py', { sources }, HARNESS_TIMEOUT_SEC)).results;
   }
 
   /**

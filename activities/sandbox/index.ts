@@ -6,6 +6,8 @@ export {
   PythonExceptionSchema,
   InstalledPackageSchema,
   AstComparisonSchema,
+  AstNormalizationSchema,
+  type AstNormalization,
   type CoverageReport,
   type SandboxResult,
   type SandboxStatus,

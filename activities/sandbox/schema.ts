@@ -81,3 +81,11 @@ export const HarnessResultSchema = z.object({
 
 export const AstComparisonSchema = z.object({ equivalent: z.boolean(), difference: z.string().nullable() });
 export type AstComparison = z.infer<typeof AstComparisonSchema>;
+
+/** One source's `ast` round trip: its normalised form, or why Python could not parse it. */
+export const AstNormalizationResultSchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), normalized: z.string() }),
+  z.object({ ok: z.literal(false), error: z.string() }),
+]);
+export type AstNormalization = z.infer<typeof AstNormalizationResultSchema>;
+export const AstNormalizationSchema = z.object({ results: z.array(AstNormalizationResultSchema) });

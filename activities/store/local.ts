@@ -9,6 +9,7 @@
  *   store/id                                   this store's id
  *   store/runs/<run id>/run.json               the run manifest
  *   store/runs/<run id>/records/<fid>.json     one record per function (atomic overwrite = upsert)
+ *   store/runs/<run id>/eval/<fid>.json        one evaluation result per function (upsert)
  *   store/runs/<run id>/repos/<index>.json     repository progress
  *   store/runs/<run id>/exchanges.jsonl        exchanges of the run (append-only)
  *
@@ -30,6 +31,8 @@ import {
   RunExistsError,
   RunManifestSchema,
   StoredRecordSchema,
+  type EvalResultEntry,
+  type EvalResultPage,
   type NewRun,
   type RecordCounts,
   type RecordPage,
@@ -40,6 +43,7 @@ import {
 } from './types';
 
 const CacheEntrySchema = z.object({ exchangeKey: z.string(), cachedAt: z.string() });
+const EvalResultEntrySchema = z.object({ functionId: z.string(), result: z.unknown() });
 
 /** Function ids become file names; anything outside a safe alphabet is replaced. */
 function safeName(id: string): string {
@@ -51,6 +55,16 @@ async function readText(file: string): Promise<string | null> {
     return await fsp.readFile(file, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/** The `.json` files of a folder, sorted (none when the folder does not exist). */
+async function jsonNames(dir: string): Promise<string[]> {
+  try {
+    return (await fsp.readdir(dir)).filter((n) => n.endsWith('.json')).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
 }
@@ -248,12 +262,7 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   private async recordNames(runId: string): Promise<string[]> {
-    try {
-      return (await fsp.readdir(this.recordsDir(runId))).filter((n) => n.endsWith('.json')).sort();
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-      throw err;
-    }
+    return jsonNames(this.recordsDir(runId));
   }
 
   async listRecords(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<RecordPage> {
@@ -300,6 +309,31 @@ export class LocalStore extends FileArtifacts implements Store {
       counts.byStage[stage] = (counts.byStage[stage] ?? 0) + 1;
     }
     return counts;
+  }
+
+  // Evaluation results ------------------------------------------------------------------------
+
+  private evalDir(runId: string): string {
+    return path.join(this.runDir(runId), 'eval');
+  }
+
+  async putEvalResult(runId: string, functionId: string, result: unknown): Promise<void> {
+    const entry: EvalResultEntry = { functionId, result };
+    await writeFileAtomic(path.join(this.evalDir(runId), `${safeName(functionId)}.json`), JSON.stringify(entry));
+  }
+
+  async listEvalResults(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<EvalResultPage> {
+    const limit = options.limit ?? 200;
+    const after = options.after ? `${safeName(options.after)}.json` : null;
+    const names = (await jsonNames(this.evalDir(runId))).filter((n) => after === null || n > after);
+    const page = names.slice(0, limit);
+    const results: EvalResultEntry[] = [];
+    for (const name of page) {
+      const text = await readText(path.join(this.evalDir(runId), name));
+      if (text !== null) results.push(EvalResultEntrySchema.parse(JSON.parse(text)));
+    }
+    const last = page[page.length - 1];
+    return { results, next: names.length > limit && last ? last.slice(0, -'.json'.length) : null };
   }
 
   // Repositories ------------------------------------------------------------------------------

@@ -96,6 +96,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'evaluation results',
+    sql: `
+      CREATE TABLE eval_results (
+        run_id text COLLATE "C" NOT NULL,
+        function_id text COLLATE "C" NOT NULL,
+        result json NOT NULL,
+        updated_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (run_id, function_id)
+      );
+    `,
+  },
 ];
 
 /** One lock id for "migrating the store's schema", shared by every process using the database. */

@@ -3,7 +3,8 @@
  * several machines. Everything a run keeps is a row: content-addressed artifacts (insert if
  * absent), repository snapshots as gzipped tar archives in chunks, the LLM exchange index and the
  * answer cache, the runs, one record per run and function (an upsert, so a retried or replayed
- * write never duplicates), and the repositories' progress.
+ * write never duplicates), one result per evaluation run and function (an upsert too), and the
+ * repositories' progress.
  *
  * Snapshots are materialised on demand into this process's data directory, in the local layout
  * (`<dataDir>/snapshots/<owner>/<name>/<commit>/tree`), because the analysis reads files; the
@@ -28,6 +29,7 @@ import {
   RunManifestSchema,
   StoreUnreachableError,
   StoredRecordSchema,
+  type EvalResultPage,
   type NewRun,
   type RecordCounts,
   type RecordPage,
@@ -385,6 +387,29 @@ export class PostgresStore implements Store {
       counts.byStage[row.stage as FunctionStage] = n;
     }
     return counts;
+  }
+
+  // Evaluation results ------------------------------------------------------------------------
+
+  async putEvalResult(runId: string, functionId: string, result: unknown): Promise<void> {
+    await this.pool.query(
+      `INSERT INTO eval_results (run_id, function_id, result) VALUES ($1, $2, $3)
+       ON CONFLICT (run_id, function_id) DO UPDATE SET result = excluded.result, updated_at = now()`,
+      [runId, functionId, JSON.stringify(result)],
+    );
+  }
+
+  async listEvalResults(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<EvalResultPage> {
+    const limit = options.limit ?? 200;
+    const r = await this.pool.query<{ function_id: string; result: unknown }>(
+      `SELECT function_id, result FROM eval_results WHERE run_id = $1 AND ($2::text IS NULL OR function_id > $2::text) ORDER BY function_id LIMIT $3`,
+      [runId, options.after ?? null, limit + 1],
+    );
+    const rows = r.rows.slice(0, limit);
+    return {
+      results: rows.map((row) => ({ functionId: row.function_id, result: row.result })),
+      next: r.rows.length > limit ? rows[rows.length - 1]!.function_id : null,
+    };
   }
 
   // Repositories ------------------------------------------------------------------------------

@@ -65,6 +65,18 @@ export interface RecordPage {
   next: string | null;
 }
 
+/** One function's result in an evaluation run (the eval code owns its shape and validates it). */
+export interface EvalResultEntry {
+  functionId: string;
+  result: unknown;
+}
+
+export interface EvalResultPage {
+  results: EvalResultEntry[];
+  /** Pass back to get the next page; null when there is none. */
+  next: string | null;
+}
+
 /** Per-stage counts of a run's records, for progress views. */
 export interface RecordCounts {
   total: number;
@@ -109,6 +121,12 @@ export interface Store extends Artifacts {
   recordedIds(runId: string, functionIds: string[]): Promise<Set<string>>;
   countRecords(runId: string): Promise<RecordCounts>;
 
+  // Evaluation results: one JSON document per function of an evaluation run (kind 'eval'), written
+  // with an upsert like records (a re-run or replay of a function replaces its own result).
+  putEvalResult(runId: string, functionId: string, result: unknown): Promise<void>;
+  /** Results ordered by function id, a page at a time. */
+  listEvalResults(runId: string, options?: { after?: string | null; limit?: number }): Promise<EvalResultPage>;
+
   // Repositories of a run.
   putRepoProgress(runId: string, progress: RepoProgress): Promise<void>;
   listRepoProgress(runId: string): Promise<RepoProgress[]>;
@@ -123,6 +141,17 @@ export class RunExistsError extends Error {
 /** The store does not answer (a database that is down, a wrong URL, a data directory that cannot be written). */
 export class StoreUnreachableError extends Error {
   override name = 'StoreUnreachableError';
+}
+
+/** Iterates every evaluation result of a run, page by page (bounded memory whatever the run's size). */
+export async function* allEvalResults(store: Store, runId: string, pageSize = 200): AsyncIterable<EvalResultEntry> {
+  let after: string | null = null;
+  for (;;) {
+    const page: EvalResultPage = await store.listEvalResults(runId, { after, limit: pageSize });
+    yield* page.results;
+    if (!page.next) return;
+    after = page.next;
+  }
 }
 
 /** Iterates every record of a run, page by page (bounded memory whatever the run's size). */

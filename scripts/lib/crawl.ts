@@ -55,9 +55,12 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
   };
 }
 
-/** Freezes the configuration's run settings and pipeline settings into the store; returns the artifact key. */
-export async function freezeSettings(store: Store, config: Config): Promise<string> {
-  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config) });
+/**
+ * Freezes the configuration's run settings and pipeline settings into the store; returns the
+ * artifact key. `extra` adds (or replaces) parts of another kind of run (an evaluation's own settings).
+ */
+export async function freezeSettings(store: Store, config: Config, extra: Record<string, unknown> = {}): Promise<string> {
+  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config), ...extra });
 }
 
 export function queuesFrom(config: Config): TaskQueues {

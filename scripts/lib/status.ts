@@ -27,6 +27,10 @@ const STAGE_OF_STEP: Record<LlmStep, FunctionStage> = {
   check_tests: 'test_check',
   docstring: 'sandbox',
   solve: 'sandbox',
+  // The evaluation's steps never occur in a crawl; like `solve`, they count as a first step.
+  repair: 'sandbox',
+  candidate_tests: 'sandbox',
+  test_inputs: 'sandbox',
 };
 
 /** Function ids asked about per `recordedIds` call. */

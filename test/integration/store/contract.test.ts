@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import type { ExchangeIndexEntry } from '../../../activities/llm/exchange';
 import { LocalStore } from '../../../activities/store/local';
 import { PostgresStore } from '../../../activities/store/postgres';
-import { RunExistsError, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';
+import { RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';
 import { createStoreDatabase } from '../../support/store-database';
 
 interface Backend {
@@ -292,6 +292,24 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     const results = await Promise.allSettled(writers.map((w) => w.createRun(newRun('run-race'))));
     expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
     for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(RunExistsError);
+  });
+
+  it('writes one evaluation result per function with an upsert, and lists them in pages', async () => {
+    const run = 'run-eval';
+    for (const id of ['0003', '0001', '0002']) await store.putEvalResult(run, id, { function_id: id, n: 1, samples: [{ passed: false }] });
+    await store.putEvalResult(run, '0002', { function_id: '0002', n: 2, samples: [{ passed: true }, { passed: false }] });
+    await store.putEvalResult('run-other', '0001', { function_id: '0001', n: 9 });
+    const first = await store.listEvalResults(run, { limit: 2 });
+    expect(first.results.map((r) => r.functionId)).toEqual(['0001', '0002']);
+    // The upsert replaced the earlier result, key order kept.
+    expect(JSON.stringify(first.results[1]!.result)).toBe(JSON.stringify({ function_id: '0002', n: 2, samples: [{ passed: true }, { passed: false }] }));
+    const rest = await (await second()).listEvalResults(run, { after: first.next, limit: 2 });
+    expect(rest.results.map((r) => r.functionId)).toEqual(['0003']);
+    expect(rest.next).toBeNull();
+    const all: string[] = [];
+    for await (const r of allEvalResults(store, run, 1)) all.push(r.functionId);
+    expect(all).toEqual(['0001', '0002', '0003']);
+    expect(await store.listEvalResults('run-none')).toEqual({ results: [], next: null });
   });
 
   it('keeps the progress of each repository of a run', async () => {

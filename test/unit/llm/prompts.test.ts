@@ -30,6 +30,9 @@ const varsByKind: { [K in PromptKind]: PromptVars[K] } = {
   check_tests: { functionName: sample.func_name, script: sample.eval_script },
   docstring: { functionName: sample.func_name, code: sample.orig_func },
   solve: { functionName: sample.func_name, context: sample.orig_context },
+  repair: { functionName: sample.func_name, context: sample.orig_context, candidate: sample.orig_func, errorMessage: 'AssertionError' },
+  candidate_tests: { functionName: sample.func_name, context: sample.orig_context },
+  test_inputs: { functionName: sample.func_name, script: sample.eval_script },
 };
 
 describe('prompt templates', () => {

@@ -1,0 +1,384 @@
+/**
+ * Evaluation activities, thin wrappers over `activities/eval/`: LLM calls on the `llm` queue
+ * (prompt, samples, repairs, candidate tests, augmentation inputs), container runs on the
+ * `sandbox` queue (a candidate against the hidden tests, a matrix row, training-target
+ * normalisation, augmentation runs), bookkeeping on the `io` queue (items, ranking, results, the
+ * run's summary). Every activity applies the run's frozen settings (its configuration and its
+ * evaluation settings) over this worker's own, and refuses a run of another store; everything it
+ * keeps goes to the store (no file is written on a worker's disk). Long activities heartbeat and
+ * honour cancellation; an infrastructure fault is thrown as retryable, a candidate's failure is an
+ * outcome.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import type { Config } from '../temporal.config';
+import type { RunRef } from './contracts';
+import { augmentedScript, deterministicCases, parseInputCases, scriptWithoutTests } from './eval/augmentation';
+import { extractCandidate, type Candidate } from './eval/candidate';
+import { candidateScript } from './eval/candidate-script';
+import { mergeCandidateTests, splitCandidateTests } from './eval/candidate-tests';
+import type {
+  AugmentationResult,
+  CandidateRef,
+  CandidateRun,
+  EvalItem,
+  EvalItemIndex,
+  EvalRunSummary,
+  FunctionEvalResult,
+  PreparedPrompt,
+  RankingSummary,
+  TrainingTargets,
+  Usage,
+} from './eval/contracts';
+import type { StoredEvalRecord } from './eval/dataset';
+import { finalizeEvalRun, writeFunctionResult, type StoredCandidate } from './eval/finalize';
+import { outcomeOf } from './eval/outcome';
+import { hasDocstring, promptContext } from './eval/prompt-context';
+import { rankingSummary } from './eval/ranking-summary';
+import { EVAL_LIMITS, effectiveKs, frozenEvalSettings, type EvalSettings } from './eval/settings';
+import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
+import { matrixRow, parseRunnerOutput, runnerRequest, type SnippetResult } from './eval/test-runner';
+import { addUsages, noUsage, usageOf } from './eval/usage';
+import { checkPromptVersion, errorMessageOf } from './llm-activities';
+import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type PromptKind, type RenderedPrompt } from './llm';
+import { toActivityFailure } from './llm/failures';
+import { activityHooks, RunConfigs } from './run-context';
+import { dedentLike } from './sandbox/new-implementation';
+import { withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import type { Store } from './store/types';
+
+export interface EvalLlmActivities {
+  /** `spent`: usage of earlier attempts, carried into the result so a regeneration's tokens are counted. */
+  prepareEvalPrompt(input: { run: RunRef; item: EvalItem; attempt: number; spent: Usage | null }): Promise<{ ok: true; prompt: PreparedPrompt } | { ok: false; reason: string; usage: Usage }>;
+  sampleCandidate(input: { run: RunRef; item: EvalItem; promptKey: string; sample: number }): Promise<CandidateRef>;
+  repairCandidate(input: {
+    run: RunRef;
+    item: EvalItem;
+    contextKey: string;
+    candidateKey: string | null;
+    /** The failed run's result, or the reason the answer held no code. */
+    resultKey: string | null;
+    failure: string;
+    round: number;
+    sample: number;
+  }): Promise<CandidateRef>;
+  generateCandidateTests(input: { run: RunRef; item: EvalItem; contextKey: string; attempt: number }): Promise<{ testsKey: string; count: number; usage: Usage }>;
+  proposeTestInputs(input: { run: RunRef; item: EvalItem; attempt: number }): Promise<{ casesKey: string; count: number; usage: Usage }>;
+}
+
+export interface EvalSandboxActivities {
+  runCandidate(input: { run: RunRef; item: EvalItem; candidateKey: string }): Promise<CandidateRun>;
+  /** One container run: a candidate (or, with `candidateKey: null`, the ground truth) against every candidate test. */
+  runTestMatrix(input: { run: RunRef; item: EvalItem; candidateKey: string | null; testsKey: string }): Promise<{ row: string }>;
+  collectTrainingTargets(input: { run: RunRef; item: EvalItem; promptKey: string; passing: { candidateKey: string; sample: number; round: number }[] }): Promise<TrainingTargets>;
+  /** The ground truth's values on the input cases (one run; called once per determinism run). */
+  runCaseOutputs(input: { run: RunRef; item: EvalItem; casesKey: string; attempt: number }): Promise<{ outputsKey: string }>;
+  /** Keeps the deterministic cases, adds the test, and checks the script still passes with the ground truth. */
+  augmentScript(input: { run: RunRef; item: EvalItem; casesKey: string; outputsKeys: string[] }): Promise<Omit<AugmentationResult, 'usage'>>;
+}
+
+export interface EvalIoActivities {
+  /** One page of the run's items (dataset order). */
+  loadEvalItems(input: { run: RunRef; itemsKey: string; page: number }): Promise<{ items: EvalItem[]; pages: number }>;
+  /** The tests of several answers, deduplicated, with the answers' usage added up. */
+  mergeCandidateTests(input: { run: RunRef; answers: { testsKey: string; usage: Usage }[] }): Promise<{ testsKey: string; count: number; usage: Usage }>;
+  rankCandidates(input: { run: RunRef; rows: string[]; truthRow: string; hidden: boolean[] }): Promise<RankingSummary>;
+  /** The function's result, into the store. */
+  writeEvalFunction(input: { run: RunRef; item: EvalItem; result: FunctionEvalResult }): Promise<void>;
+  /** The run's summary from the stored results, kept in the run's manifest. */
+  finalizeEval(input: { run: RunRef; itemsKey: string }): Promise<EvalRunSummary>;
+}
+
+const recordOf = async (store: Store, item: EvalItem) => (await store.getJson<StoredEvalRecord>(item.recordKey)).record;
+
+/** Per-run settings kept by this process (a run has one settings artifact). */
+const MAX_CACHED_RUNS = 32;
+
+/**
+ * What an evaluation activity works with: this worker's configuration with the run's frozen
+ * settings laid over it (after checking the run lives in this worker's store), and the run's
+ * frozen evaluation settings.
+ */
+export class EvalRunConfigs {
+  private readonly configs: RunConfigs;
+  private readonly settings = new Map<string, Promise<EvalSettings>>();
+
+  constructor(
+    config: Config,
+    private readonly store: Store,
+  ) {
+    this.configs = new RunConfigs(config, store);
+  }
+
+  async forRun(run: RunRef): Promise<{ config: Config; settings: EvalSettings }> {
+    const config = await this.configs.forRun(run);
+    let entry = this.settings.get(run.settingsKey);
+    if (!entry) {
+      entry = this.store.getJson(run.settingsKey).then((raw) => frozenEvalSettings(raw, run.runId));
+      entry.catch(() => this.settings.delete(run.settingsKey));
+      this.settings.set(run.settingsKey, entry);
+      while (this.settings.size > MAX_CACHED_RUNS) this.settings.delete(this.settings.keys().next().value!);
+    }
+    return { config, settings: await entry };
+  }
+}
+
+/** Heartbeats while `work` runs (for waits that do not heartbeat themselves). */
+async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const { heartbeat } = activityHooks();
+  if (!heartbeat) return work();
+  heartbeat();
+  const timer = setInterval(heartbeat, 2000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export interface EvalDependencies {
+  config: Config;
+  store: Store;
+}
+
+export function createEvalLlmActivities({ config, store, gateway }: EvalDependencies & { gateway: LlmGateway }): EvalLlmActivities {
+  const runs = new EvalRunConfigs(config, store);
+
+  /** One call with the run's LLM settings; the prompt's version must be the run's. */
+  async function ask(prompt: RenderedPrompt, ctx: { run: RunRef; item: EvalItem; attempt: number; model?: string; temperature?: number }): Promise<ChatOutcome> {
+    const { config: runConfig } = await runs.forRun(ctx.run);
+    await checkPromptVersion(store, ctx.run, prompt.step as PromptKind, prompt.promptVersion);
+    try {
+      return await gateway.chat(
+        {
+          step: prompt.step,
+          functionId: ctx.item.functionId,
+          runId: ctx.run.runId,
+          repoId: ctx.item.repo,
+          messages: prompt.messages,
+          promptId: prompt.promptId,
+          promptVersion: prompt.promptVersion,
+          attempt: ctx.attempt,
+          ...(ctx.model ? { model: ctx.model } : {}),
+          ...(ctx.temperature !== undefined ? { temperature: ctx.temperature } : {}),
+        },
+        { ...activityHooks(), llm: runConfig.llm },
+      );
+    } catch (err) {
+      throw toActivityFailure(err);
+    }
+  }
+
+  async function candidateRef(answer: ChatOutcome, target: { qualname: string; origFunc: string }): Promise<CandidateRef> {
+    const candidate: Candidate = extractCandidate(answer.text, target);
+    const usage = usageOf(answer);
+    if (!candidate.ok) return { candidateKey: null, noCode: candidate.detail, exchangeKey: answer.exchangeKey, usage };
+    const stored: StoredCandidate = { code: candidate.code, preamble: candidate.preamble, bare: candidate.bare };
+    return { candidateKey: await store.putJson(stored), noCode: null, exchangeKey: answer.exchangeKey, usage };
+  }
+
+  return {
+    async prepareEvalPrompt({ run, item, attempt, spent }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const hasOriginal = hasDocstring(record.origFunc);
+      let generated: string | undefined;
+      let usage = spent ?? noUsage();
+      if (settings.docstring === 'generated') {
+        // Docstrings are written once per function: at temperature 0 the cache answers re-runs.
+        const answer = await ask(renderPrompt('docstring', { functionName: record.qualname, code: record.origFunc }), { run, item, attempt, model: settings.docstringModel, temperature: 0 });
+        usage = addUsages(usage, usageOf(answer));
+        const parsed = parseDocstringAnswer(answer.text, answer.finishReason);
+        if (!parsed.ok) return { ok: false, reason: `docstring ${parsed.failure}: ${parsed.detail}`, usage };
+        generated = parsed.docstring;
+      }
+      let context: string;
+      try {
+        context = promptContext(record, { mode: settings.docstring, generated });
+      } catch (err) {
+        // The record itself is the problem: asking again cannot help.
+        throw ApplicationFailure.nonRetryable(`cannot build the prompt from the record: ${(err as Error).message}`, 'EvalPromptUnbuildable');
+      }
+      const rendered = renderPrompt('solve', { functionName: record.qualname, context });
+      await checkPromptVersion(store, run, 'solve', rendered.promptVersion);
+      return {
+        ok: true,
+        prompt: {
+          promptKey: await store.putJson(rendered),
+          contextKey: await store.put(context),
+          docstring: settings.docstring === 'original' && !hasOriginal ? 'missing' : settings.docstring,
+          hasOriginalDocstring: hasOriginal,
+          usage,
+        },
+      };
+    },
+
+    async sampleCandidate({ run, item, promptKey, sample }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const prompt = await store.getJson<RenderedPrompt>(promptKey);
+      // The sample index is the request's attempt: samples differ, a re-run of one is cached.
+      const answer = await ask(prompt, { run, item, attempt: sample, model: settings.model, temperature: settings.temperature });
+      return candidateRef(answer, record);
+    },
+
+    async repairCandidate({ run, item, contextKey, candidateKey, resultKey, failure, round, sample }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const context = await store.get(contextKey);
+      const candidate = candidateKey ? (await store.getJson<StoredCandidate>(candidateKey)).code : '# (the previous answer held no usable code)';
+      const errorMessage = resultKey ? errorMessageOf(await store.getJson<SandboxResult>(resultKey)) : failure;
+      const answer = await ask(renderPrompt('repair', { functionName: record.qualname, context, candidate, errorMessage }), {
+        run,
+        item,
+        // One attempt number per (sample, round): a repeated prompt in a later round still asks anew.
+        attempt: sample * (EVAL_LIMITS.maxRepairRounds + 1) + round,
+        model: settings.model,
+        temperature: settings.temperature,
+      });
+      return candidateRef(answer, record);
+    },
+
+    async generateCandidateTests({ run, item, contextKey, attempt }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const answer = await ask(renderPrompt('candidate_tests', { functionName: record.qualname, context: await store.get(contextKey) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
+      const tests = splitCandidateTests(answer.text, record.qualname);
+      return { testsKey: await store.putJson(tests), count: tests.length, usage: usageOf(answer) };
+    },
+
+    async proposeTestInputs({ run, item, attempt }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const answer = await ask(renderPrompt('test_inputs', { functionName: record.qualname, script: scriptWithoutTests(record.evalScript) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
+      const cases = parseInputCases(answer.text);
+      return { casesKey: await store.putJson(cases), count: cases.length, usage: usageOf(answer) };
+    },
+  };
+}
+
+/** Not the script's fault: Temporal retries the activity. */
+function throwIfInfrastructure(result: SandboxResult): void {
+  if (result.status === 'infrastructure') {
+    throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${result.notes.join('; ').slice(0, 500)}`, 'SandboxInfrastructure');
+  }
+}
+
+export function createEvalSandboxActivities({ config, store, executor }: EvalDependencies & { executor: SandboxExecutor }): EvalSandboxActivities {
+  const runs = new EvalRunConfigs(config, store);
+
+  /** The script with the candidate in it, or why it cannot be placed there. */
+  async function scriptWith(item: EvalItem, candidateKey: string | null): Promise<{ ok: true; script: string } | { ok: false; reason: string }> {
+    const record = await recordOf(store, item);
+    try {
+      if (candidateKey === null) return { ok: true, script: withNewImplementation(record.evalScript, record.origFunc, record.qualname) };
+      const c = await store.getJson<StoredCandidate>(candidateKey);
+      return { ok: true, script: candidateScript(record.evalScript, { ok: true, ...c }, record.qualname) };
+    } catch (err) {
+      return { ok: false, reason: (err as Error).message };
+    }
+  }
+
+  return {
+    async runCandidate({ run, item, candidateKey }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const placed = await scriptWith(item, candidateKey);
+      if (!placed.ok) {
+        // tree-sitter found no function to rename in what the model wrote: Python would not either.
+        return { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${placed.reason}`.slice(0, 300), resultKey: null, durationMs: 0 };
+      }
+      const result = await executor.run({ script: placed.script, install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec }, activityHooks());
+      throwIfInfrastructure(result);
+      return { ...outcomeOf(result), resultKey: await store.putJson(result), durationMs: result.durationMs };
+    },
+
+    async runTestMatrix({ run, item, candidateKey, testsKey }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const tests = await store.getJson<string[]>(testsKey);
+      const placed = await scriptWith(item, candidateKey);
+      if (!placed.ok || tests.length === 0) return { row: '0'.repeat(tests.length) };
+      const { request, nonce } = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
+      const result = await executor.run(request, activityHooks());
+      throwIfInfrastructure(result);
+      return { row: matrixRow(parseRunnerOutput(result.stdout, nonce, tests.length)) };
+    },
+
+    async collectTrainingTargets({ run, item, promptKey, passing }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const targets: TrainingTarget[] = [{ code: dedentLike(record.origFunc).replace(/\s+$/, ''), source: 'ground_truth', sample: null, round: null }];
+      for (const p of passing) {
+        const c = await store.getJson<StoredCandidate>(p.candidateKey);
+        targets.push({ code: c.preamble ? `${c.preamble}\n\n\n${c.code}` : c.code, source: p.round === 0 ? 'sample' : 'repair', sample: p.sample, round: p.round });
+      }
+      const normalized = await heartbeating(() => executor.astNormalize(targets.map((t) => t.code)));
+      const { kept, duplicates, unparsable } = dedupeTargets(targets, normalized);
+      const prompt = await store.getJson<RenderedPrompt>(promptKey);
+      const examples = sftExamples(kept, { prompt: prompt.messages, functionId: record.functionId, repo: record.repo, qualname: record.qualname, model: settings.model ?? 'default' });
+      return { examplesKey: examples.length ? await store.putJson(examples) : null, examples: examples.length, duplicates, unparsable };
+    },
+
+    async runCaseOutputs({ run, item, casesKey }) {
+      await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const cases = await store.getJson<string[]>(casesKey);
+      if (cases.length === 0) return { outputsKey: await store.putJson([]) };
+      const { request, nonce } = runnerRequest({ mode: 'outputs', script: record.evalScript, target: record.qualname, snippets: cases, snippetTimeoutSec: 10, requirements: record.requirements });
+      const result = await executor.run(request, activityHooks());
+      throwIfInfrastructure(result);
+      return { outputsKey: await store.putJson(parseRunnerOutput(result.stdout, nonce, cases.length)) };
+    },
+
+    async augmentScript({ run, item, casesKey, outputsKeys }) {
+      const { settings } = await runs.forRun(run);
+      const record = await recordOf(store, item);
+      const cases = await store.getJson<string[]>(casesKey);
+      const outputs = await Promise.all(outputsKeys.map((k) => store.getJson<SnippetResult[]>(k)));
+      const kept = cases.length ? deterministicCases(cases, outputs) : [];
+      const proposed = cases.length;
+      if (kept.length === 0) return { scriptKey: null, proposed, kept: 0, note: proposed ? 'no input gave the same value in every run' : 'the model proposed no usable input' };
+      const script = augmentedScript(record.evalScript, record.qualname, kept);
+      const check = await executor.run(
+        { script: withNewImplementation(script, record.origFunc, record.qualname), install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec },
+        activityHooks(),
+      );
+      throwIfInfrastructure(check);
+      if (check.status !== 'passed') return { scriptKey: null, proposed, kept: kept.length, note: `the augmented script fails with the ground truth: ${outcomeOf(check).summary}` };
+      return { scriptKey: await store.put(script), proposed, kept: kept.length, note: `${kept.length} of ${proposed} input(s) kept` };
+    },
+  };
+}
+
+export function createEvalIoActivities({ config, store }: EvalDependencies): EvalIoActivities {
+  const runs = new EvalRunConfigs(config, store);
+  return {
+    async loadEvalItems({ run, itemsKey, page }) {
+      await runs.forRun(run);
+      const index = await store.getJson<EvalItemIndex>(itemsKey);
+      const key = index.pages[page];
+      return { items: key ? await store.getJson<EvalItem[]>(key) : [], pages: index.pages.length };
+    },
+
+    async mergeCandidateTests({ run, answers }) {
+      await runs.forRun(run);
+      const merged = mergeCandidateTests(await Promise.all(answers.map((a) => store.getJson<string[]>(a.testsKey))));
+      return { testsKey: await store.putJson(merged), count: merged.length, usage: addUsages(...answers.map((a) => a.usage)) };
+    },
+
+    async rankCandidates({ run, rows, truthRow, hidden }) {
+      const { settings } = await runs.forRun(run);
+      return rankingSummary({ rows, truthRow, hidden, ks: effectiveKs(settings), genx: { tolerance: settings.genxTolerance, maxIterations: settings.genxMaxIterations } });
+    },
+
+    async writeEvalFunction({ run, item, result }) {
+      const { settings } = await runs.forRun(run);
+      await writeFunctionResult(store, { runId: run.runId, item, settings, result });
+    },
+
+    async finalizeEval({ run, itemsKey }) {
+      const { settings } = await runs.forRun(run);
+      return finalizeEvalRun(store, { runId: run.runId, settings, itemsKey, tick: activityHooks().heartbeat });
+    },
+  };
+}

@@ -1,0 +1,117 @@
+"""Runs many small test snippets against one evaluation script in a single run.
+
+Started from a run's script (see activities/eval/test-runner.ts) with the run directory holding
+`candidate_module.py` (an evaluation script, imported under another name so its `__main__`
+block does not run) and `runner_request.json`:
+
+    {"mode": "matrix" | "outputs", "target": "name" | "Class.method", "snippets": [...],
+     "timeoutSec": 10, "nonce": "..."}
+
+- matrix: `<name>_new_implementation` (the candidate) takes the place of `<name>`, then each
+  snippet (a candidate test) runs in a fresh copy of the module's namespace; a snippet passes
+  when it raises nothing. One line per snippet: `REPOST-RUNNER <nonce> <i> pass|fail <type>`.
+- outputs: nothing is replaced; each snippet's last statement is an expression whose `repr` is
+  reported: `REPOST-RUNNER <nonce> <i> value <json repr>` or `... error <type>`.
+
+Lines go straight to the original stdout as each snippet ends, so what finished is known even if
+a later snippet kills the process; the snippets' own printing is discarded. Each snippet has its
+own time limit (SIGALRM).
+"""
+import ast
+import importlib.util
+import io
+import json
+import os
+import signal
+import sys
+
+MODULE_NAME = "repost_candidate_module"
+MAX_REPR = 4000
+
+
+class SnippetTimeout(BaseException):
+    """Raised by the alarm; a BaseException so `except Exception` in a snippet cannot swallow it."""
+
+
+def _on_alarm(signum, frame):
+    raise SnippetTimeout()
+
+
+def _load(path):
+    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[MODULE_NAME] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _owner_of(module, target):
+    owner = module
+    for part in target.split(".")[:-1]:
+        owner = getattr(owner, part)
+    return owner
+
+
+def _bind_candidate(module, target):
+    """Puts `<name>_new_implementation` where `<name>` was (raw descriptors for class members)."""
+    owner = _owner_of(module, target)
+    name = target.split(".")[-1]
+    new = name + "_new_implementation"
+    value = owner.__dict__[new] if isinstance(owner, type) else getattr(owner, new)
+    setattr(owner, name, value)
+
+
+def _run_snippet(module, source, mode):
+    namespace = dict(vars(module))
+    tree = ast.parse(source, "<snippet>")
+    if mode == "outputs":
+        if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+            raise ValueError("the snippet does not end with an expression")
+        last = tree.body.pop()
+        exec(compile(tree, "<snippet>", "exec"), namespace)
+        return eval(compile(ast.Expression(last.value), "<snippet>", "eval"), namespace)
+    exec(compile(tree, "<snippet>", "exec"), namespace)
+    return None
+
+
+def main(module_file="candidate_module.py", request_file="runner_request.json"):
+    with open(request_file, encoding="utf-8") as fh:
+        request = json.load(fh)
+    mode, nonce = request["mode"], request["nonce"]
+    timeout = max(1, int(request.get("timeoutSec", 10)))
+    real_stdout = os.dup(1)
+
+    def report(*fields):
+        os.write(real_stdout, (" ".join(["REPOST-RUNNER", nonce] + [str(f) for f in fields]) + "\n").encode("utf-8"))
+
+    # The snippets' and the module's own output would only crowd the report out.
+    sys.stdout = io.StringIO()
+    signal.signal(signal.SIGALRM, _on_alarm)
+    try:
+        signal.alarm(timeout * 3)
+        module = _load(module_file)
+        if mode == "matrix":
+            _bind_candidate(module, request["target"])
+        signal.alarm(0)
+    except BaseException as exc:  # noqa: BLE001 - any failure to load fails every snippet
+        signal.alarm(0)
+        report("load", "fail", type(exc).__name__)
+        return
+    for i, source in enumerate(request["snippets"]):
+        sys.stdout = io.StringIO()
+        try:
+            signal.alarm(timeout)
+            value = _run_snippet(module, source, mode)
+            signal.alarm(0)
+        except BaseException as exc:  # noqa: BLE001 - a failing snippet is a result, not an error
+            signal.alarm(0)
+            report(i, "fail" if mode == "matrix" else "error", type(exc).__name__)
+            continue
+        if mode == "matrix":
+            report(i, "pass", "-")
+        else:
+            text = repr(value)
+            if len(text) > MAX_REPR:
+                report(i, "error", "ReprTooLong")
+            else:
+                report(i, "value", json.dumps(text))

@@ -1,0 +1,151 @@
+/**
+ * Evaluate a model on a dataset (ours or RepoST's published format): Pass@k with the unbiased
+ * estimator, self-repair rounds, failure kinds, and optionally ranking without ground truth.
+ *
+ *   tsx scripts/eval.ts --dataset FILE [options]
+ *     --model M              the model to evaluate (default: llm.models.solve, else OPENAI_MODEL)
+ *     --base-url URL         its OpenAI-compatible endpoint (default: OPENAI_BASE_URL)
+ *     --n N                  samples per function (default 1)
+ *     --temperature T        sampling temperature (default 0)
+ *     --k 1,5,10             k values of Pass@k and n@k (those above n are left out)
+ *     --repair-rounds R      self-repair rounds with the error message and traceback (default 0)
+ *     --docstring MODE       original | none | generated (written by --docstring-model from the ground truth)
+ *     --select METHOD        genx | codet | random: rank the samples without ground truth and report
+ *                            n@k and the ranked tests' precision Pr@k (all three methods are scored)
+ *     --test-samples N       test-writing answers per function for ranking (default 2)
+ *     --concurrency N        functions at once (default 8); --sample-window N samples at once per function
+ *     --timeout S            limit of one candidate run in seconds (default 60)
+ *     --augment              instead: GenX-style test augmentation for building datasets (extra
+ *                            equivalence inputs whose expected values come from the ground truth,
+ *                            kept only when deterministic); writes dataset.augmented.jsonl
+ *     --limit N  --out DIR  --run-id ID  --no-workers  --scripted FIXTURE (offline scripted LLM)
+ *
+ *   tsx scripts/eval.ts --report OUT.html RUN_DIR [RUN_DIR ...]
+ *     one report over several runs (e.g. one run per model)
+ *
+ * Writes eval.jsonl, eval-summary.json and eval-report.html to the run folder.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { renderEvalReport } from '../activities/eval/report';
+import { evalPaths } from '../activities/eval/run-files';
+import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
+import type { EvalSummary } from '../activities/eval/summary';
+import { usageOf } from './lib/cli';
+import { reportError, runFromFlags } from './lib/eval-cli';
+
+const intFlag = z.coerce.number().int().positive();
+
+const FlagsSchema = z.object({
+  dataset: z.string().min(1).optional(),
+  model: z.string().min(1).optional(),
+  'base-url': z.string().url().optional(),
+  n: intFlag.optional(),
+  temperature: z.coerce.number().min(0).max(2).optional(),
+  k: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, 'a comma-separated list of positive integers')
+    .transform((s) => s.split(',').map(Number))
+    .optional(),
+  'repair-rounds': z.coerce.number().int().nonnegative().optional(),
+  docstring: z.enum(DOCSTRING_MODES).optional(),
+  'docstring-model': z.string().min(1).optional(),
+  select: z.enum(SELECT_METHODS).optional(),
+  'test-samples': intFlag.optional(),
+  concurrency: intFlag.optional(),
+  'sample-window': intFlag.optional(),
+  timeout: intFlag.optional(),
+  augment: z.boolean().default(false),
+  limit: intFlag.optional(),
+  out: z.string().min(1).optional(),
+  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'no-workers': z.boolean().default(false),
+  scripted: z.string().min(1).optional(),
+  report: z.string().min(1).optional(),
+  help: z.boolean().default(false),
+});
+
+function writeCombinedReport(out: string, runDirs: string[]): number {
+  if (runDirs.length === 0) {
+    console.error('--report needs at least one run folder (holding eval-summary.json)');
+    return 2;
+  }
+  const summaries = runDirs.map((d) => {
+    const file = evalPaths(d).summary;
+    if (!fs.existsSync(file)) throw new Error(`${d} holds no eval-summary.json`);
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as EvalSummary;
+  });
+  fs.writeFileSync(out, renderEvalReport(summaries, { title: `Evaluation report: ${summaries.length} run(s)`, generatedAt: new Date().toISOString() }));
+  console.log(`report over ${summaries.length} run(s) written to ${path.resolve(out)}`);
+  return 0;
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    options: {
+      dataset: { type: 'string' },
+      model: { type: 'string' },
+      'base-url': { type: 'string' },
+      n: { type: 'string' },
+      temperature: { type: 'string' },
+      k: { type: 'string' },
+      'repair-rounds': { type: 'string' },
+      docstring: { type: 'string' },
+      'docstring-model': { type: 'string' },
+      select: { type: 'string' },
+      'test-samples': { type: 'string' },
+      concurrency: { type: 'string' },
+      'sample-window': { type: 'string' },
+      timeout: { type: 'string' },
+      augment: { type: 'boolean' },
+      limit: { type: 'string' },
+      out: { type: 'string' },
+      'run-id': { type: 'string' },
+      'no-workers': { type: 'boolean' },
+      scripted: { type: 'string' },
+      report: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    strict: true,
+    allowPositionals: true,
+  });
+  const flags = FlagsSchema.parse(values);
+  if (flags.help) {
+    console.log(usageOf(__filename));
+    return 0;
+  }
+  if (flags.report) return writeCombinedReport(flags.report, positionals);
+  if (positionals.length) {
+    console.error(`unexpected argument ${positionals[0]} (see --help)`);
+    return 2;
+  }
+  if (!flags.dataset) {
+    console.error('give --dataset FILE (see --help)');
+    return 2;
+  }
+  const settings: Partial<EvalSettings> = {
+    task: flags.augment ? 'augment' : 'eval',
+    ...(flags.model ? { model: flags.model } : {}),
+    ...(flags.n ? { n: flags.n } : {}),
+    ...(flags.temperature !== undefined ? { temperature: flags.temperature } : {}),
+    ...(flags.k ? { ks: flags.k } : {}),
+    ...(flags['repair-rounds'] !== undefined ? { repairRounds: flags['repair-rounds'] } : {}),
+    ...(flags.docstring ? { docstring: flags.docstring } : {}),
+    ...(flags['docstring-model'] ? { docstringModel: flags['docstring-model'] } : {}),
+    ...(flags.select ? { select: flags.select } : {}),
+    ...(flags['test-samples'] ? { testSamples: flags['test-samples'] } : {}),
+    ...(flags.concurrency ? { functionWindow: flags.concurrency } : {}),
+    ...(flags['sample-window'] ? { sampleWindow: flags['sample-window'] } : {}),
+    ...(flags.timeout ? { timeoutSec: flags.timeout } : {}),
+  };
+  return runFromFlags(
+    { dataset: flags.dataset, baseUrl: flags['base-url'], scripted: flags.scripted, limit: flags.limit, out: flags.out, runId: flags['run-id'], noWorkers: flags['no-workers'] },
+    settings,
+  );
+}
+
+main()
+  .then((code) => process.exit(code))
+  .catch((err: unknown) => process.exit(reportError(err)));

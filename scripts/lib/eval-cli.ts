@@ -1,0 +1,116 @@
+/**
+ * What `scripts/eval.ts` and `scripts/rft.ts` share: flags into run settings, the embedded stack
+ * (or an existing Temporal), an optional scripted LLM server for offline runs, starting the run,
+ * and printing what it measured. Exit codes: 0 done, 1 failure, 2 bad flags or a refused dataset.
+ */
+import * as path from 'node:path';
+import { z } from 'zod';
+import { evalPaths } from '../../activities/eval/run-files';
+import type { EvalSettings } from '../../activities/eval/settings';
+import type { EvalSummary } from '../../activities/eval/summary';
+import { ConfigError, loadConfig, type Config } from '../../temporal.config';
+import { RunExistsError } from '../../activities/store/types';
+import { EvalRefusal, checkEval, startEval } from './eval-run';
+import { loadLlmScript, startScriptedLlmServer } from './scripted-llm-server';
+import { startStack } from './stack';
+
+export interface RunFlags {
+  dataset: string;
+  baseUrl?: string;
+  scripted?: string;
+  limit?: number;
+  out?: string;
+  runId?: string;
+  noWorkers: boolean;
+}
+
+const pct = (v: number | null | undefined) => (v === null || v === undefined ? '–' : `${(v * 100).toFixed(1)}%`);
+
+export function describeSummary(summary: EvalSummary, outDir: string): string[] {
+  const paths = evalPaths(outDir);
+  const lines: string[] = [];
+  lines.push(`${summary.evaluated} of ${summary.functions} function(s) evaluated, ${summary.samples} sample(s) of ${summary.model}${summary.errorCount ? `; ${summary.errorCount} could not be evaluated (first: ${summary.errors[0]!.error})` : ''}`);
+  if (summary.stepErrorCount) lines.push(`${summary.stepErrorCount} step(s) failed for good while the rest was kept (first: ${summary.stepErrors[0]!.error})`);
+  if (summary.missing) lines.push(`${summary.missing} function(s) have no result`);
+  lines.push(`Pass@k: ${Object.entries(summary.passAtK).map(([k, v]) => `${k} ${pct(v)}`).join(', ')}`);
+  if (summary.passAtKByRound.length > 1) lines.push(`Pass@1 per self-repair round: ${summary.passAtKByRound.map((r, i) => `${i === 0 ? 'initial' : `round ${i}`} ${pct(r['pass@1'])}`).join(', ')}`);
+  const kinds = Object.entries(summary.failureKinds.initial).filter(([, n]) => n > 0);
+  if (kinds.length) lines.push(`failing first answers: ${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  if (summary.ranking) {
+    for (const [m, r] of Object.entries(summary.ranking.methods)) {
+      lines.push(`ranking ${m}${m === summary.ranking.selected ? ' (selected)' : ''}: ${[...Object.entries(r.hitAtK).map(([k, v]) => `${k} ${pct(v)}`), ...Object.entries(r.precisionAtK).map(([k, v]) => `${k} ${pct(v)}`)].join(', ')}`);
+    }
+  }
+  if (summary.training) {
+    const t = summary.training;
+    lines.push(`training data: ${t.examples} example(s) (${t.groundTruthExamples} ground truth), ${t.duplicates} duplicate(s) dropped; functions with a passing sample: ${t.functionsWithPassing.initial} initially, ${t.functionsWithPassing.afterRepair} after repair`);
+  }
+  if (summary.augmentation) lines.push(`augmentation: ${summary.augmentation.functionsAugmented} script(s) augmented, ${summary.augmentation.inputsKept} of ${summary.augmentation.inputsProposed} input(s) kept`);
+  const u = summary.usage.total;
+  lines.push(`LLM: ${u.calls} call(s), ${u.cachedCalls} from the cache, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, estimated $${u.costUsd.toFixed(4)}`);
+  lines.push(`written to ${outDir}/: eval.jsonl, eval-summary.json, eval-report.html${summary.training ? `, ${path.basename(paths.sft)}` : ''}${summary.augmentation ? `, ${path.basename(paths.augmented)}` : ''}`);
+  return lines;
+}
+
+/** Runs one evaluation-type run from flags and prints its summary; returns the exit code. */
+export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettings>): Promise<number> {
+  let config: Config = loadConfig(flags.baseUrl ? { overrides: { llm: { baseURL: flags.baseUrl } } } : {});
+  const cleanups: (() => Promise<void>)[] = [];
+  if (flags.scripted) {
+    // Offline: answers from a scripted fixture, served over real HTTP to the real client.
+    const server = await startScriptedLlmServer(loadLlmScript(flags.scripted));
+    cleanups.push(() => server.close());
+    config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted' } } });
+    console.log(`scripted LLM server (${flags.scripted}) at ${server.url}`);
+  }
+  try {
+    // A dataset that cannot be used is refused before anything starts.
+    checkEval(config, { datasetFile: flags.dataset, settings, limit: flags.limit });
+    const stack = await startStack({ config, workers: !flags.noWorkers, log: (l) => console.log(l) });
+    cleanups.unshift(() => stack.close());
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(sig, () => {
+        console.log(`\n${sig}: stopping workers and the servers this command started; the run stays in Temporal`);
+        void Promise.all(cleanups.map((c) => c())).finally(() => process.exit(130));
+      });
+    }
+    const started = await startEval({ config, client: stack.client, store: stack.store, datasetFile: flags.dataset, settings, limit: flags.limit, runId: flags.runId, outDir: flags.out });
+    console.log(`run ${started.run.runId}: ${started.settings.task} of ${started.dataset.functions} function(s) from ${started.dataset.file} (${started.dataset.format} format), model ${started.settings.model}`);
+    for (const note of started.notes) console.log(`note: ${note}`);
+    const ui = stack.uiUrl ?? `http://localhost:${config.temporal.uiPort}`;
+    console.log(`watch it in the Temporal UI: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(`RepostRunId="${started.run.runId}"`)}`);
+    const result = await started.result();
+    console.log('');
+    for (const line of describeSummary(result.summary, result.outDir)) console.log(line);
+    return 0;
+  } finally {
+    for (const c of cleanups) await c();
+  }
+}
+
+/** Maps an error to its message and exit code. */
+export function reportError(err: unknown): number {
+  const e = err as Error & { code?: string };
+  if (err instanceof EvalRefusal) {
+    console.error(`refused: ${e.message}`);
+    return 2;
+  }
+  if (err instanceof RunExistsError) {
+    console.error(e.message);
+    return 2;
+  }
+  if (err instanceof ConfigError) {
+    console.error(e.message);
+    return 2;
+  }
+  if (err instanceof z.ZodError) {
+    console.error(`bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')} (see --help)`);
+    return 2;
+  }
+  if (e.code?.startsWith('ERR_PARSE_ARGS') || /^invalid eval settings/.test(e.message)) {
+    console.error(`${e.message} (see --help)`);
+    return 2;
+  }
+  console.error(e.stack ?? e.message);
+  return 1;
+}

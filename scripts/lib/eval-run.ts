@@ -1,0 +1,200 @@
+/**
+ * Starting an evaluation, training-data or augmentation run: the dataset is read and checked
+ * (format, splits), each record goes to the store as an artifact (pages of items, so workers on
+ * any machine read them and no payload grows with the dataset), the run's settings are frozen
+ * with its evaluation settings, the run is registered in the store (kind `eval`), and one
+ * EvalWorkflow is started. `result()` waits for it and exports the run's files from the store
+ * into the output folder, on this machine.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@temporalio/client';
+import type { PipelineSettings, RunRef } from '../../activities/contracts';
+import type { EvalItem, EvalItemIndex, EvalRunSummary } from '../../activities/eval/contracts';
+import { parseEvalDataset, type DatasetMeta, type EvalRecord, type StoredEvalRecord } from '../../activities/eval/dataset';
+import { evalPaths, exportEvalFiles } from '../../activities/eval/run-files';
+import { EVAL_LIMITS, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
+import { splitCounts, splitNote, trainingRefusal } from '../../activities/eval/splits';
+import type { EvalSummary } from '../../activities/eval/summary';
+import { modelForStep } from '../../activities/llm';
+import { RunExistsError, type Store } from '../../activities/store/types';
+import { RunIdKey } from '../../workflows/search-attributes';
+import { runMemo } from '../../workers/store-check';
+import type { Config } from '../../temporal.config';
+import { dataPaths } from '../../temporal.config';
+import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, resultThroughRestarts, sandboxBudgetMs } from './crawl';
+
+/**
+ * Items per stored page, at most: the workflow loads one page at a time and continues as new
+ * only at a page's end, so a page is never larger than the run's `continueAsNewAfter`.
+ */
+export const EVAL_ITEM_PAGE_SIZE = 100;
+
+/** The run would mix evaluation and training data (or read an unusable dataset): nothing was started. */
+export class EvalRefusal extends Error {
+  override name = 'EvalRefusal';
+}
+
+export interface LoadedDataset {
+  records: EvalRecord[];
+  raw: Record<string, unknown>[];
+  meta: DatasetMeta;
+}
+
+export function loadDataset(file: string, limit?: number): LoadedDataset {
+  if (!fs.existsSync(file)) throw new EvalRefusal(`dataset ${file} does not exist`);
+  const text = fs.readFileSync(file, 'utf8');
+  let records: EvalRecord[];
+  try {
+    records = parseEvalDataset(text);
+  } catch (err) {
+    throw new EvalRefusal(`${file}: ${(err as Error).message}`);
+  }
+  const raw = text
+    .split(/\r?\n/)
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  if (limit !== undefined) {
+    records = records.slice(0, limit);
+    raw.splice(limit);
+  }
+  if (records.length === 0) throw new EvalRefusal(`${file} holds no records`);
+  const formats = new Set(records.map((r) => r.format));
+  return {
+    records,
+    raw,
+    meta: { file: path.resolve(file), format: formats.size === 1 ? [...formats][0]! : 'mixed', functions: records.length, splits: splitCounts(records) },
+  };
+}
+
+export interface StartEvalOptions {
+  config: Config;
+  client: Client;
+  store: Store;
+  datasetFile: string;
+  /** Raw settings (flags); validated here. */
+  settings: Partial<EvalSettings>;
+  limit?: number;
+  runId?: string;
+  outDir?: string;
+}
+
+/** What a finished run gives back: its headline, its summary, and where its files were written. */
+export type EvalRunResult = EvalRunSummary & { outDir: string; summary: EvalSummary; files: string[] };
+
+export interface StartedEval {
+  run: RunRef;
+  outDir: string;
+  workflowId: string;
+  settings: EvalSettings;
+  dataset: DatasetMeta;
+  /** What the user should know about the dataset (records of the train split evaluated). */
+  notes: string[];
+  /** Waits for the run and writes its files into `outDir`. */
+  result(): Promise<EvalRunResult>;
+}
+
+/** Everything a run checks before it starts: settings, the dataset, the splits. Throws EvalRefusal. */
+export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datasetFile' | 'settings' | 'limit'>): { settings: EvalSettings; dataset: LoadedDataset; notes: string[] } {
+  const parsed = parseEvalSettings(options.settings);
+  // The model is fixed when the run starts and travels with its settings.
+  const settings: EvalSettings = { ...parsed, model: parsed.model ?? modelForStep(config, 'solve') };
+  const dataset = loadDataset(options.datasetFile, options.limit);
+  if (settings.task === 'rft') {
+    const refusal = trainingRefusal(dataset.records);
+    if (refusal) throw new EvalRefusal(`${dataset.meta.file}: ${refusal}`);
+  }
+  const note = settings.task === 'eval' ? splitNote('eval', dataset.meta.splits) : null;
+  return { settings, dataset, notes: note ? [note] : [] };
+}
+
+/**
+ * The workflows' settings of an evaluation run: the pipeline's, with a sandbox budget that also
+ * covers the run's own limits (a candidate's run, a matrix run of the most tests a function may have).
+ */
+export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
+  const base = pipelineSettingsFrom(config);
+  const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
+  return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
+}
+
+/** Refuses an output folder that holds another run's files. */
+function checkOutDir(outDir: string, runId: string): void {
+  const file = evalPaths(outDir).run;
+  if (!fs.existsSync(file)) return;
+  let other: string | undefined;
+  try {
+    other = (JSON.parse(fs.readFileSync(file, 'utf8')) as { runId?: string }).runId;
+  } catch {
+    other = undefined;
+  }
+  if (other && other !== runId) throw new RunExistsError(`${outDir} holds the files of run ${other}: choose another --out`);
+}
+
+/** Each record as an artifact, the items in pages; returns the index's key. */
+async function storeItems(store: Store, dataset: LoadedDataset, settings: EvalSettings): Promise<string> {
+  const pageSize = Math.min(EVAL_ITEM_PAGE_SIZE, settings.continueAsNewAfter);
+  const pages: string[] = [];
+  for (let start = 0; start < dataset.records.length; start += pageSize) {
+    const items: EvalItem[] = [];
+    for (let i = start; i < Math.min(start + pageSize, dataset.records.length); i++) {
+      const record = dataset.records[i]!;
+      // The line as read goes along, so an augmented dataset keeps every field it had.
+      const stored: StoredEvalRecord = { record, raw: dataset.raw[i]! };
+      items.push({ functionId: record.functionId, recordKey: await store.putJson(stored), repo: record.repo, qualname: record.qualname });
+    }
+    pages.push(await store.putJson(items));
+  }
+  const index: EvalItemIndex = { dataset: dataset.meta, total: dataset.records.length, pages };
+  return store.putJson(index);
+}
+
+export async function startEval(options: StartEvalOptions): Promise<StartedEval> {
+  const { config, client, store } = options;
+  const { settings, dataset, notes } = checkEval(config, options);
+
+  const runId = options.runId ?? newRunId(settings.task);
+  const outDir = path.resolve(options.outDir ?? path.join(dataPaths(config).runs, runId));
+  checkOutDir(outDir, runId);
+  const pipeline = evalPipelineSettings(config, settings);
+  const itemsKey = await storeItems(store, dataset, settings);
+  const manifest = await store.createRun({
+    runId,
+    kind: 'eval',
+    createdAt: new Date().toISOString(),
+    settingsKey: await freezeSettings(store, config, { pipeline, eval: settings }),
+    sourcesKey: itemsKey,
+    sources: dataset.records.length,
+    outDir,
+  });
+  fs.mkdirSync(outDir, { recursive: true });
+  const run: RunRef = { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId };
+  const queues = queuesFrom(config);
+
+  const workflowId = `${runId}/${settings.task}`;
+  const handle = await client.workflow.start('evalWorkflow', {
+    workflowId,
+    taskQueue: config.temporal.taskQueues.workflows,
+    args: [{ run, itemsKey, settings, pipeline, queues }],
+    typedSearchAttributes: [{ key: RunIdKey, value: runId }],
+    // Workers read the run's store from here at start (workers/store-check.ts).
+    memo: runMemo(run, queues),
+  });
+  return {
+    run,
+    outDir,
+    workflowId,
+    settings,
+    dataset: dataset.meta,
+    notes,
+    result: async () => {
+      const done = (await resultThroughRestarts(handle)) as EvalRunSummary;
+      const exported = await exportEvalFiles(store, runId, outDir);
+      return { ...done, outDir, summary: exported.summary, files: exported.files };
+    },
+  };
+}
+
+export async function runEval(options: StartEvalOptions): Promise<EvalRunResult> {
+  return (await startEval(options)).result();
+}
