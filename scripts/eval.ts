@@ -34,7 +34,7 @@ import { evalPaths } from '../activities/eval/run-files';
 import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
 import type { EvalSummary } from '../activities/eval/summary';
 import { usageOf } from './lib/cli';
-import { reportError, runFromFlags } from './lib/eval-cli';
+import { reportError, runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
 
@@ -85,28 +85,14 @@ function writeCombinedReport(out: string, runDirs: string[]): number {
 async function main(): Promise<number> {
   const { values, positionals } = parseArgs({
     options: {
-      dataset: { type: 'string' },
-      model: { type: 'string' },
-      'base-url': { type: 'string' },
-      n: { type: 'string' },
-      temperature: { type: 'string' },
+      ...RUN_FLAG_OPTIONS,
       k: { type: 'string' },
-      'repair-rounds': { type: 'string' },
       docstring: { type: 'string' },
       'docstring-model': { type: 'string' },
       select: { type: 'string' },
       'test-samples': { type: 'string' },
-      concurrency: { type: 'string' },
-      'sample-window': { type: 'string' },
-      timeout: { type: 'string' },
       augment: { type: 'boolean' },
-      limit: { type: 'string' },
-      out: { type: 'string' },
-      'run-id': { type: 'string' },
-      'no-workers': { type: 'boolean' },
-      scripted: { type: 'string' },
       report: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
     allowPositionals: true,

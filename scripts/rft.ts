@@ -21,7 +21,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { usageOf } from './lib/cli';
-import { reportError, runFromFlags } from './lib/eval-cli';
+import { reportError, runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
 
@@ -46,21 +46,7 @@ const FlagsSchema = z.object({
 async function main(): Promise<number> {
   const { values } = parseArgs({
     options: {
-      dataset: { type: 'string' },
-      model: { type: 'string' },
-      'base-url': { type: 'string' },
-      n: { type: 'string' },
-      temperature: { type: 'string' },
-      'repair-rounds': { type: 'string' },
-      concurrency: { type: 'string' },
-      'sample-window': { type: 'string' },
-      timeout: { type: 'string' },
-      limit: { type: 'string' },
-      out: { type: 'string' },
-      'run-id': { type: 'string' },
-      'no-workers': { type: 'boolean' },
-      scripted: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
+      ...RUN_FLAG_OPTIONS,
     },
     strict: true,
   });

@@ -128,19 +128,19 @@ export async function prepareSources(store: Store, sources: RepoSource[], log: (
   return out;
 }
 
-/** Refuses an output folder that holds another run's files. */
-function checkOutDir(outDir: string, runId: string): void {
-  const file = runPaths(outDir).run;
-  if (!fs.existsSync(file)) return;
+/**
+ * Refuses an output folder that holds another run's files (`runFile` names the run it holds);
+ * `hint` says what the user may do instead.
+ */
+export function refuseOtherRunsFolder(outDir: string, runFile: string, runId: string, hint: string): void {
+  if (!fs.existsSync(runFile)) return;
   let other: string | undefined;
   try {
-    other = (JSON.parse(fs.readFileSync(file, 'utf8')) as { runId?: string }).runId;
+    other = (JSON.parse(fs.readFileSync(runFile, 'utf8')) as { runId?: string }).runId;
   } catch {
     other = undefined;
   }
-  if (other && other !== runId) {
-    throw new RunExistsError(`${outDir} holds the files of run ${other}: choose another --out, or continue that run with --run-id ${other} --resume`);
-  }
+  if (other && other !== runId) throw new RunExistsError(`${outDir} holds the files of run ${other}: ${hint.replace('{run}', other)}`);
 }
 
 export async function startCrawl(options: StartCrawlOptions): Promise<StartedCrawl> {
@@ -148,7 +148,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
   const log = options.log ?? (() => undefined);
   const runId = options.runId ?? newRunId();
   const outDir = path.resolve(options.outDir ?? path.join(dataPaths(config).runs, runId));
-  checkOutDir(outDir, runId);
+  refuseOtherRunsFolder(outDir, runPaths(outDir).run, runId, 'choose another --out, or continue that run with --run-id {run} --resume');
 
   const existing = await store.getRun(runId);
   let manifest: RunManifest;

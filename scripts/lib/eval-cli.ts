@@ -114,3 +114,22 @@ export function reportError(err: unknown): number {
   console.error(e.stack ?? e.message);
   return 1;
 }
+
+/** The command-line options `eval.ts` and `rft.ts` share (as `parseArgs` declares them). */
+export const RUN_FLAG_OPTIONS = {
+  dataset: { type: 'string' },
+  model: { type: 'string' },
+  'base-url': { type: 'string' },
+  n: { type: 'string' },
+  temperature: { type: 'string' },
+  'repair-rounds': { type: 'string' },
+  concurrency: { type: 'string' },
+  'sample-window': { type: 'string' },
+  timeout: { type: 'string' },
+  limit: { type: 'string' },
+  out: { type: 'string' },
+  'run-id': { type: 'string' },
+  'no-workers': { type: 'boolean' },
+  scripted: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;

@@ -17,12 +17,12 @@ import { EVAL_LIMITS, parseEvalSettings, type EvalSettings } from '../../activit
 import { splitCounts, splitNote, trainingRefusal } from '../../activities/eval/splits';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { modelForStep } from '../../activities/llm';
-import { RunExistsError, type Store } from '../../activities/store/types';
+import type { Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
 import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
-import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, resultThroughRestarts, sandboxBudgetMs } from './crawl';
+import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, refuseOtherRunsFolder, resultThroughRestarts, sandboxBudgetMs } from './crawl';
 
 /**
  * Items per stored page, at most: the workflow loads one page at a time and continues as new
@@ -118,18 +118,6 @@ export function evalPipelineSettings(config: Config, settings: EvalSettings): Pi
   return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
 }
 
-/** Refuses an output folder that holds another run's files. */
-function checkOutDir(outDir: string, runId: string): void {
-  const file = evalPaths(outDir).run;
-  if (!fs.existsSync(file)) return;
-  let other: string | undefined;
-  try {
-    other = (JSON.parse(fs.readFileSync(file, 'utf8')) as { runId?: string }).runId;
-  } catch {
-    other = undefined;
-  }
-  if (other && other !== runId) throw new RunExistsError(`${outDir} holds the files of run ${other}: choose another --out`);
-}
 
 /** Each record as an artifact, the items in pages; returns the index's key. */
 async function storeItems(store: Store, dataset: LoadedDataset, settings: EvalSettings): Promise<string> {
@@ -155,7 +143,7 @@ export async function startEval(options: StartEvalOptions): Promise<StartedEval>
 
   const runId = options.runId ?? newRunId(settings.task);
   const outDir = path.resolve(options.outDir ?? path.join(dataPaths(config).runs, runId));
-  checkOutDir(outDir, runId);
+  refuseOtherRunsFolder(outDir, evalPaths(outDir).run, runId, 'choose another --out');
   const pipeline = evalPipelineSettings(config, settings);
   const itemsKey = await storeItems(store, dataset, settings);
   const manifest = await store.createRun({
