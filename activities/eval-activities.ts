@@ -43,7 +43,7 @@ import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, 
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, RunConfigs } from './run-context';
 import { dedentLike } from './sandbox/new-implementation';
-import { withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
 
 export interface EvalLlmActivities {
@@ -280,26 +280,26 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
 
   return {
     async runCandidate({ run, item, candidateKey }) {
-      const { settings } = await runs.forRun(run);
+      const { config: runConfig, settings } = await runs.forRun(run);
       const record = await recordOf(store, item);
       const placed = await scriptWith(item, candidateKey);
       if (!placed.ok) {
         // tree-sitter found no function to rename in what the model wrote: Python would not either.
         return { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${placed.reason}`.slice(0, 300), resultKey: null, durationMs: 0 };
       }
-      const result = await executor.run({ script: placed.script, install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec }, activityHooks());
+      const result = await executor.run({ script: placed.script, install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
       return { ...outcomeOf(result), resultKey: await store.putJson(result), durationMs: result.durationMs };
     },
 
     async runTestMatrix({ run, item, candidateKey, testsKey }) {
-      const { settings } = await runs.forRun(run);
+      const { config: runConfig, settings } = await runs.forRun(run);
       const record = await recordOf(store, item);
       const tests = await store.getJson<string[]>(testsKey);
       const placed = await scriptWith(item, candidateKey);
       if (!placed.ok || tests.length === 0) return { row: '0'.repeat(tests.length) };
       const { request, nonce } = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
-      const result = await executor.run(request, activityHooks());
+      const result = await executor.run({ ...request, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
       return { row: matrixRow(parseRunnerOutput(result.stdout, nonce, tests.length)) };
     },
@@ -320,18 +320,18 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
     },
 
     async runCaseOutputs({ run, item, casesKey }) {
-      await runs.forRun(run);
+      const { config: runConfig } = await runs.forRun(run);
       const record = await recordOf(store, item);
       const cases = await store.getJson<string[]>(casesKey);
       if (cases.length === 0) return { outputsKey: await store.putJson([]) };
       const { request, nonce } = runnerRequest({ mode: 'outputs', script: record.evalScript, target: record.qualname, snippets: cases, snippetTimeoutSec: 10, requirements: record.requirements });
-      const result = await executor.run(request, activityHooks());
+      const result = await executor.run({ ...request, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
       return { outputsKey: await store.putJson(parseRunnerOutput(result.stdout, nonce, cases.length)) };
     },
 
     async augmentScript({ run, item, casesKey, outputsKeys }) {
-      const { settings } = await runs.forRun(run);
+      const { config: runConfig, settings } = await runs.forRun(run);
       const record = await recordOf(store, item);
       const cases = await store.getJson<string[]>(casesKey);
       const outputs = await Promise.all(outputsKeys.map((k) => store.getJson<SnippetResult[]>(k)));
@@ -340,7 +340,7 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
       if (kept.length === 0) return { scriptKey: null, proposed, kept: 0, note: proposed ? 'no input gave the same value in every run' : 'the model proposed no usable input' };
       const script = augmentedScript(record.evalScript, record.qualname, kept);
       const check = await executor.run(
-        { script: withNewImplementation(script, record.origFunc, record.qualname), install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec },
+        { script: withNewImplementation(script, record.origFunc, record.qualname), install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) },
         activityHooks(),
       );
       throwIfInfrastructure(check);

@@ -8,7 +8,7 @@ import type { Config } from '../temporal.config';
 import type { ExecutionSummary } from './contracts';
 import { definitionSource } from './dataset/script-parts';
 import { activityHooks, RunConfigs } from './run-context';
-import { newImplementationName, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { newImplementationName, runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
 import type { SandboxActivities } from './types';
 
@@ -53,6 +53,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
                 requirements: installs,
                 localModules: prepared.localModules,
                 timeoutSec: runConfig.sandbox.timeoutSec,
+                limits: runLimitsOf(runConfig.sandbox),
                 coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined,
               },
               activityHooks(),

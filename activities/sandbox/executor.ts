@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import Docker from 'dockerode';
 import type { Config } from '../../temporal.config';
-import { LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole } from './container-spec';
+import { LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole, type SandboxLimits } from './container-spec';
 import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
 import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_RESULT_FILE, HARNESS_TIMEOUT_EXIT, jsonHarnessCommand, launchCommand } from './harness-command';
@@ -41,6 +41,11 @@ export interface RunRequest {
   /** Measure this function's span: `foo_new_implementation`, `foo` or `Class.method`. */
   coverage?: { functionName: string };
   /**
+   * Memory, CPU and process limits of this run (a run's frozen settings); default the executor's.
+   * A warm container is updated to them before the run when they differ from its own.
+   */
+  limits?: RunLimits;
+  /**
    * Install the packages the script's source imports before the first run (read with Python's
    * `ast`), and after a ModuleNotFoundError for a module the source imports, run again.
    */
@@ -53,6 +58,13 @@ export interface RunRequest {
    * a same-named PyPI project would only hide the mistake.
    */
   localModules?: string[];
+}
+
+export type RunLimits = Pick<SandboxLimits, 'memoryMb' | 'cpus' | 'pidsLimit'>;
+
+/** A run's limits from a (run's) sandbox configuration. */
+export function runLimitsOf(sandbox: Pick<Config['sandbox'], 'memoryMb' | 'cpus' | 'pidsLimit'>): RunLimits {
+  return { memoryMb: sandbox.memoryMb, cpus: sandbox.cpus, pidsLimit: sandbox.pidsLimit };
 }
 
 export interface RunHooks {
@@ -371,10 +383,14 @@ export class SandboxExecutor {
     await this.pool?.close();
   }
 
-  private async createContainer(role: ContainerRole): Promise<Docker.Container> {
+  /** The limits each live container has now (set at creation, changed by `applyLimits`). */
+  private readonly containerLimits = new WeakMap<Docker.Container, RunLimits>();
+
+  private async createContainer(role: ContainerRole, limits: RunLimits = this.config): Promise<Docker.Container> {
     const container = await this.docker.createContainer(
-      runContainerOptions({ image: this.options.image, limits: this.config, envsDir: this.packages.envsDir, workerId: this.workerId, role }),
+      runContainerOptions({ image: this.options.image, limits: { ...this.config, ...limits }, envsDir: this.packages.envsDir, workerId: this.workerId, role }),
     );
+    this.containerLimits.set(container, { memoryMb: limits.memoryMb, cpus: limits.cpus, pidsLimit: limits.pidsLimit });
     try {
       await container.start();
     } catch (err) {
@@ -384,7 +400,16 @@ export class SandboxExecutor {
     return container;
   }
 
-  private async borrow(signal?: AbortSignal): Promise<Borrowed> {
+  /** Gives a warm container the run's limits when its own differ (`docker update`, no restart). */
+  private async applyLimits(container: Docker.Container, limits: RunLimits): Promise<void> {
+    const now = this.containerLimits.get(container);
+    if (now && now.memoryMb === limits.memoryMb && now.cpus === limits.cpus && now.pidsLimit === limits.pidsLimit) return;
+    const MiB = 1024 * 1024;
+    await container.update({ Memory: limits.memoryMb * MiB, MemorySwap: limits.memoryMb * MiB, NanoCpus: Math.round(limits.cpus * 1e9), PidsLimit: limits.pidsLimit });
+    this.containerLimits.set(container, { ...limits });
+  }
+
+  private async borrow(signal?: AbortSignal, limits: RunLimits = this.config): Promise<Borrowed> {
     if (this.pool) {
       const pool = this.pool;
       const lease: Lease = await pool.acquire(signal);
@@ -405,7 +430,7 @@ export class SandboxExecutor {
         },
       };
     }
-    const container = await this.createContainer('cold');
+    const container = await this.createContainer('cold', limits);
     let removal: Promise<void> | null = null;
     const remove = () => (removal ??= removeContainer(container));
     // Strict mode pays for the removal inside the run: nothing of it outlives the run.
@@ -433,9 +458,14 @@ export class SandboxExecutor {
     });
     if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled before it started');
 
+    const limits: RunLimits = { memoryMb: req.limits?.memoryMb ?? this.config.memoryMb, cpus: req.limits?.cpus ?? this.config.cpus, pidsLimit: req.limits?.pidsLimit ?? this.config.pidsLimit };
     let borrowed: Borrowed;
     try {
-      borrowed = await this.borrow(hooks.signal);
+      borrowed = await this.borrow(hooks.signal, limits);
+      await this.applyLimits(borrowed.container, limits).catch(async (err: Error) => {
+        await borrowed.release(false);
+        throw err;
+      });
     } catch (err) {
       if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled while waiting for a container');
       return infrastructure(`could not get a sandbox container: ${(err as Error).message}`);
@@ -505,7 +535,7 @@ export class SandboxExecutor {
       if (exception?.type === 'MemoryError') oom = true;
       const status = classify({ timedOut, exitCode, oom, exception, stderr });
       if (status === 'timeout') notes.push(`the run exceeded its ${timeoutSec}s time limit and was killed`);
-      if (status === 'oom') notes.push(`the run exceeded its ${this.config.memoryMb} MB memory limit`);
+      if (status === 'oom') notes.push(`the run exceeded its ${limits.memoryMb} MB memory limit`);
       reusable = status !== 'timeout' && status !== 'oom' && status !== 'infrastructure';
       return {
         result: SandboxResultSchema.parse({

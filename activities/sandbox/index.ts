@@ -18,6 +18,8 @@ export {
 export {
   SandboxExecutor,
   SandboxCancelledError,
+  runLimitsOf,
+  type RunLimits,
   type RunRequest,
   type RunHooks,
   type SandboxExecutorConfig,

@@ -224,6 +224,17 @@ describe('SandboxExecutor', () => {
     expect(result.stdout.trim()).toBe(result.packages.find((p) => p.name === 'PyYAML')!.version);
   });
 
+  test("a run's own limits apply to a warm container, then the next run's", async () => {
+    // A run frozen with 96 MB cannot hold 200 MB; the same script under the executor's 2 GB can.
+    const grab = 'x = bytearray(200 * 1024 * 1024)\nprint(len(x))\n';
+    const tight = await executor.run({ script: grab, limits: { memoryMb: 96, cpus: 1, pidsLimit: 64 } });
+    expect(tight.status).toBe('oom');
+    expect(tight.notes.join('\n')).toContain('96 MB');
+    const roomy = await executor.run({ script: grab });
+    expect(roomy.status).toBe('passed');
+    expect(roomy.stdout.trim()).toBe(String(200 * 1024 * 1024));
+  });
+
   test('runs in parallel share nothing', async () => {
     const script = 'import os, time\np = os.path.join(os.environ["CACHE_DIR"], "mine")\nassert not os.path.exists(p)\nopen(p, "w").write("1")\ntime.sleep(0.5)\nprint(sorted(os.listdir("/scratch")).__len__())\n';
     const results = await Promise.all(Array.from({ length: 4 }, () => executor.run({ script })));
