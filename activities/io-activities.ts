@@ -184,25 +184,25 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async prepareFunction({ run, fn }) {
       const runConfig = await runs.forRun(run);
       return whileBeating(async () => {
-      try {
-        const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit);
-        const a = analyzer.analyze(fn.path, fn.qualname, fn.occurrence ?? 0);
-        const crossFile = a.dependencies.some((d) => d.path !== fn.path);
-        return {
-          ok: true as const,
-          prepared: {
-            sourceKey: await store.put(a.source),
-            contextKey: await store.put(a.context),
-            crossFile,
-            standalone: a.standalone,
-            dependencyCount: a.dependencies.length,
-            localModules: topLevelModules(analyzer.repo.modules.keys()),
-          },
-        };
-      } catch (err) {
-        if (err instanceof SourceError) throw err;
-        return { ok: false as const, reason: `analysis failed: ${(err as Error).message}` };
-      }
+        try {
+          const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit);
+          const a = analyzer.analyze(fn.path, fn.qualname, fn.occurrence ?? 0);
+          const crossFile = a.dependencies.some((d) => d.path !== fn.path);
+          return {
+            ok: true as const,
+            prepared: {
+              sourceKey: await store.put(a.source),
+              contextKey: await store.put(a.context),
+              crossFile,
+              standalone: a.standalone,
+              dependencyCount: a.dependencies.length,
+              localModules: topLevelModules(analyzer.repo.modules.keys()),
+            },
+          };
+        } catch (err) {
+          if (err instanceof SourceError) throw err;
+          return { ok: false as const, reason: `analysis failed: ${(err as Error).message}` };
+        }
       });
     },
 
