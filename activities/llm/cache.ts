@@ -4,8 +4,9 @@
  * hit points at the recorded exchange that answered it. Re-running or replaying unchanged
  * work therefore costs no tokens (DESIGN invariant 6).
  *
- * Entries live in the store (`cacheGet`/`cachePut`). The endpoint URL is deliberately not part of the key: the same model behind another address
- * (a proxy, a restarted local server on a new port) gives the same answers.
+ * Entries live in the store (`cacheGet`/`cachePut`). The endpoint URL is deliberately not part
+ * of the key: the same model behind another address (a proxy, a restarted local server on a new
+ * port) gives the same answers.
  */
 import { createHash } from 'node:crypto';
 import type { ChatMessage } from './types';
