@@ -11,8 +11,7 @@ import { dataPaths } from '../temporal.config';
 import { openBenchmarkRun } from './benchmark/open-run';
 import { exportRunFiles } from './dataset/run-files';
 import { StoreRunReader } from './dataset/run-reader';
-import { whileBeating } from './io-activities';
-import { RunConfigs } from './run-context';
+import { RunConfigs, whileHeartbeating } from './run-context';
 import { writeRunReport } from './report/write-report';
 import { gitHubSourceFromConfig } from './sources';
 import type { Store } from './store/types';
@@ -34,13 +33,13 @@ export function createBenchmarkActivities({ config, store }: BenchmarkDependenci
         outDirOf: (runId: string) => path.join(dataPaths(config).runs, runId),
         github: () => gitHubSourceFromConfig(config, (m) => log.info(m)),
       };
-      return whileBeating(() => openBenchmarkRun(deps, input));
+      return whileHeartbeating(() => openBenchmarkRun(deps, input));
     },
 
     async writeRunOutputs({ run, outDir }) {
       await runs.forRun(run);
       const { runId } = run;
-      return whileBeating(async () => {
+      return whileHeartbeating(async () => {
         await exportRunFiles(store, runId, outDir);
         const written = await writeRunReport(await StoreRunReader.open(store, runId), outDir);
         return { report: written.file, records: written.records, rejections: written.rejections };

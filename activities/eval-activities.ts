@@ -41,7 +41,7 @@ import { addUsages, noUsage, usageOf } from './eval/usage';
 import { checkPromptVersion, errorMessageOf } from './llm-activities';
 import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type PromptKind, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
-import { activityHooks, RunConfigs } from './run-context';
+import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { dedentLike } from './sandbox/new-implementation';
 import { runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
@@ -119,19 +119,6 @@ export class EvalRunConfigs {
       while (this.settings.size > MAX_CACHED_RUNS) this.settings.delete(this.settings.keys().next().value!);
     }
     return { config, settings: await entry };
-  }
-}
-
-/** Heartbeats while `work` runs (for waits that do not heartbeat themselves). */
-async function heartbeating<T>(work: () => Promise<T>): Promise<T> {
-  const { heartbeat } = activityHooks();
-  if (!heartbeat) return work();
-  heartbeat();
-  const timer = setInterval(heartbeat, 2000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
   }
 }
 
@@ -312,7 +299,7 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
         const c = await store.getJson<StoredCandidate>(p.candidateKey);
         targets.push({ code: c.preamble ? `${c.preamble}\n\n\n${c.code}` : c.code, source: p.round === 0 ? 'sample' : 'repair', sample: p.sample, round: p.round });
       }
-      const normalized = await heartbeating(() => executor.astNormalize(targets.map((t) => t.code)));
+      const normalized = await whileHeartbeating(() => executor.astNormalize(targets.map((t) => t.code)));
       const { kept, duplicates, unparsable } = dedupeTargets(targets, normalized);
       const prompt = await store.getJson<RenderedPrompt>(promptKey);
       const examples = sftExamples(kept, { prompt: prompt.messages, functionId: record.functionId, repo: record.repo, qualname: record.qualname, model: settings.model ?? 'default' });

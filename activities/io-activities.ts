@@ -11,7 +11,7 @@ import { RepositoryAnalyzer, selectCandidates } from './analysis';
 import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, RepoSource, Split } from './contracts';
 import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
-import { activityHooks, RunConfigs } from './run-context';
+import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { hashTree, snapshotGitHubRepository, splitOf } from './sources';
 import type { Store } from './store/types';
 import type { IoActivities } from './types';
@@ -83,19 +83,6 @@ export interface IoDependencies {
   store: Store;
 }
 
-/** Calls `beat` every few seconds while `work` runs (long snapshots, analyses, summaries). */
-export async function whileBeating<T>(work: () => Promise<T>): Promise<T> {
-  const { heartbeat } = activityHooks();
-  if (!heartbeat) return work();
-  heartbeat();
-  const timer = setInterval(heartbeat, 1000);
-  try {
-    return await work();
-  } finally {
-    clearInterval(timer);
-  }
-}
-
 export function createIoActivities({ config, store }: IoDependencies): IoActivities {
   const runs = new RunConfigs(config, store);
 
@@ -115,7 +102,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
 
     async snapshotRepository({ run, source }) {
       const runConfig = await runs.forRun(run);
-      return whileBeating(async () => {
+      return whileHeartbeating(async () => {
         try {
           if (source.kind === 'local') {
             const { repoId, commit } = await snapshotLocalFolder(store, source);
@@ -139,7 +126,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
 
     async listCandidates({ run, snapshot, index, source }) {
       const runConfig = await runs.forRun(run);
-      return whileBeating(async () => {
+      return whileHeartbeating(async () => {
         const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit);
         const all = analyzer.functions();
         const chosen = selectCandidates(all, runConfig.crawl.maxFunctionsPerRepo, runConfig.crawl.seed);
@@ -183,7 +170,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
 
     async prepareFunction({ run, fn }) {
       const runConfig = await runs.forRun(run);
-      return whileBeating(async () => {
+      return whileHeartbeating(async () => {
         try {
           const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit);
           const a = analyzer.analyze(fn.path, fn.qualname, fn.occurrence ?? 0);

@@ -43,6 +43,22 @@ export class RunConfigs {
   }
 }
 
+/**
+ * Heartbeats every second while `work` runs, for waits that do not heartbeat themselves (long
+ * snapshots, analyses, summaries, harness calls); outside an activity it just runs `work`.
+ */
+export async function whileHeartbeating<T>(work: () => Promise<T>): Promise<T> {
+  const { heartbeat } = activityHooks();
+  if (!heartbeat) return work();
+  heartbeat();
+  const timer = setInterval(heartbeat, 1000);
+  try {
+    return await work();
+  } finally {
+    clearInterval(timer);
+  }
+}
+
 /** The running activity's heartbeat and cancellation signal (none outside an activity, e.g. in unit tests). */
 export function activityHooks(): { heartbeat?: () => void; signal?: AbortSignal } {
   let ctx: Context;
