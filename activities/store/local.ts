@@ -69,6 +69,23 @@ async function jsonNames(dir: string): Promise<string[]> {
   }
 }
 
+/**
+ * One page of a folder of `<id>.json` files in name order, after the file of `after`: the parsed
+ * files, and the id to ask after for the next page (null when there is none).
+ */
+async function jsonFilePage<T>(dir: string, schema: z.ZodType<T>, after: string | null | undefined, limit: number): Promise<{ items: T[]; next: string | null }> {
+  const from = after ? `${safeName(after)}.json` : null;
+  const names = (await jsonNames(dir)).filter((n) => from === null || n > from);
+  const page = names.slice(0, limit);
+  const items: T[] = [];
+  for (const name of page) {
+    const text = await readText(path.join(dir, name));
+    if (text !== null) items.push(schema.parse(JSON.parse(text)));
+  }
+  const last = page[page.length - 1];
+  return { items, next: names.length > limit && last ? last.slice(0, -'.json'.length) : null };
+}
+
 /** Lines of an append-only JSON lines file that parse; a torn last line (a crash) is skipped. */
 function jsonLines<T>(text: string | null, schema: z.ZodType<T>): T[] {
   const out: T[] = [];
@@ -266,17 +283,8 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async listRecords(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<RecordPage> {
-    const limit = options.limit ?? 500;
-    const after = options.after ? `${safeName(options.after)}.json` : null;
-    const names = (await this.recordNames(runId)).filter((n) => after === null || n > after);
-    const page = names.slice(0, limit);
-    const records: StoredRecord[] = [];
-    for (const name of page) {
-      const text = await readText(path.join(this.recordsDir(runId), name));
-      if (text !== null) records.push(StoredRecordSchema.parse(JSON.parse(text)));
-    }
-    const last = page[page.length - 1];
-    return { records, next: names.length > limit && last ? last.slice(0, -'.json'.length) : null };
+    const { items, next } = await jsonFilePage(this.recordsDir(runId), StoredRecordSchema, options.after, options.limit ?? 500);
+    return { records: items, next };
   }
 
   async recordedIds(runId: string, functionIds: string[]): Promise<Set<string>> {
@@ -323,17 +331,8 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async listEvalResults(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<EvalResultPage> {
-    const limit = options.limit ?? 200;
-    const after = options.after ? `${safeName(options.after)}.json` : null;
-    const names = (await jsonNames(this.evalDir(runId))).filter((n) => after === null || n > after);
-    const page = names.slice(0, limit);
-    const results: EvalResultEntry[] = [];
-    for (const name of page) {
-      const text = await readText(path.join(this.evalDir(runId), name));
-      if (text !== null) results.push(EvalResultEntrySchema.parse(JSON.parse(text)));
-    }
-    const last = page[page.length - 1];
-    return { results, next: names.length > limit && last ? last.slice(0, -'.json'.length) : null };
+    const { items, next } = await jsonFilePage(this.evalDir(runId), EvalResultEntrySchema, options.after, options.limit ?? 200);
+    return { results: items, next };
   }
 
   // Repositories ------------------------------------------------------------------------------

@@ -358,17 +358,28 @@ export class PostgresStore implements Store {
   }
 
   async listRecords(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<RecordPage> {
-    const limit = options.limit ?? 500;
-    // One more than asked tells whether another page follows.
-    const r = await this.pool.query<{ function_id: string; record: unknown }>(
-      `SELECT function_id, record FROM records WHERE run_id = $1 AND ($2::text IS NULL OR function_id > $2::text) ORDER BY function_id LIMIT $3`,
-      [runId, options.after ?? null, limit + 1],
+    const { rows, next } = await this.pageByFunctionId('records', 'record', runId, options.after, options.limit ?? 500);
+    return { records: rows.map((row) => StoredRecordSchema.parse(row.value)), next };
+  }
+
+  /**
+   * One page of a run's rows of `table` in function id order, after `after`: the rows (`value`
+   * is `column`) and the id to ask after for the next page. One row more than asked tells whether
+   * another page follows.
+   */
+  private async pageByFunctionId(
+    table: 'records' | 'eval_results',
+    column: 'record' | 'result',
+    runId: string,
+    after: string | null | undefined,
+    limit: number,
+  ): Promise<{ rows: { function_id: string; value: unknown }[]; next: string | null }> {
+    const r = await this.pool.query<{ function_id: string; value: unknown }>(
+      `SELECT function_id, ${column} AS value FROM ${table} WHERE run_id = $1 AND ($2::text IS NULL OR function_id > $2::text) ORDER BY function_id LIMIT $3`,
+      [runId, after ?? null, limit + 1],
     );
     const rows = r.rows.slice(0, limit);
-    return {
-      records: rows.map((row) => StoredRecordSchema.parse(row.record)),
-      next: r.rows.length > limit ? rows[rows.length - 1]!.function_id : null,
-    };
+    return { rows, next: r.rows.length > limit ? rows[rows.length - 1]!.function_id : null };
   }
 
   async recordedIds(runId: string, functionIds: string[]): Promise<Set<string>> {
@@ -400,16 +411,8 @@ export class PostgresStore implements Store {
   }
 
   async listEvalResults(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<EvalResultPage> {
-    const limit = options.limit ?? 200;
-    const r = await this.pool.query<{ function_id: string; result: unknown }>(
-      `SELECT function_id, result FROM eval_results WHERE run_id = $1 AND ($2::text IS NULL OR function_id > $2::text) ORDER BY function_id LIMIT $3`,
-      [runId, options.after ?? null, limit + 1],
-    );
-    const rows = r.rows.slice(0, limit);
-    return {
-      results: rows.map((row) => ({ functionId: row.function_id, result: row.result })),
-      next: r.rows.length > limit ? rows[rows.length - 1]!.function_id : null,
-    };
+    const { rows, next } = await this.pageByFunctionId('eval_results', 'result', runId, options.after, options.limit ?? 200);
+    return { results: rows.map((row) => ({ functionId: row.function_id, result: row.value })), next };
   }
 
   // Repositories ------------------------------------------------------------------------------
