@@ -7,18 +7,13 @@
  * never enters the dataset.
  */
 import * as path from 'node:path';
-import type { FunctionRef, FunctionStage } from '../contracts';
+import type { FunctionRef, FunctionStage, RunSummary } from '../contracts';
 import { allRecords, type Store } from '../store/types';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 
-export interface RunSummaryFile {
-  runId: string;
-  repositories: number;
-  functions: number;
-  accepted: number;
-  rejected: number;
-  funnel: Record<string, number>;
+/** `summary.json`: the small summary a crawl workflow returns, and the rest of the run's figures. */
+export interface RunSummaryFile extends RunSummary {
   rejectedAt: Record<string, number>;
   bySplit: Record<string, { accepted: number; rejected: number }>;
   /** Candidates without a record (only when the run did not finish). */
