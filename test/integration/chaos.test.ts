@@ -8,13 +8,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { RunSummaryFile } from '../../activities/dataset/run-files';
 import type { DatasetRecord } from '../../activities/dataset/records';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { LocalStore } from '../../activities/store/local';
 import { allRecords, type Store } from '../../activities/store/types';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { loadLlmScript, startScriptedLlmServer, type LlmScript } from '../../scripts/lib/scripted-llm-server';
+import { acceptedQualnames } from '../support/fixtures';
 import { requireEnv, startTestFactory, testConfig, workerEnv, type TestFactory } from '../support/factory';
 import { spawnWorker, waitFor } from '../support/processes';
 import Docker from 'dockerode';
@@ -37,15 +37,6 @@ async function records(store: Store, runId: string) {
 function comparable(r: DatasetRecord) {
   const { run_id: _r, ...rest } = r;
   return rest;
-}
-
-function acceptedNames(summary: RunSummaryFile & { datasetFile: string }): string[] {
-  return fs
-    .readFileSync(summary.datasetFile, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => (JSON.parse(l) as DatasetRecord).qualname)
-    .sort();
 }
 
 /** The demo script with one response of one step replaced. */
@@ -90,8 +81,8 @@ describe('a worker process killed with SIGKILL mid-crawl', () => {
       const disturbed = await crawl(true);
       console.log(`crawl of the demo: ${calm.seconds.toFixed(1)} s undisturbed, ${disturbed.seconds.toFixed(1)} s with a worker killed mid-crawl`);
 
-      expect(acceptedNames(calm.summary)).toEqual(EXPECTED_ACCEPTED);
-      expect(acceptedNames(disturbed.summary)).toEqual(acceptedNames(calm.summary));
+      expect(acceptedQualnames(calm.summary.datasetFile)).toEqual(EXPECTED_ACCEPTED);
+      expect(acceptedQualnames(disturbed.summary.datasetFile)).toEqual(acceptedQualnames(calm.summary.datasetFile));
       const a = await records(calm.store, calm.runId);
       const b = await records(disturbed.store, disturbed.runId);
       // Every candidate has exactly one record.
@@ -141,7 +132,7 @@ describe('failures inside a crawl become recorded outcomes', () => {
     await factory.client.workflow.getHandle(victim).terminate('chaos test: the function workflow fails');
     const summary = await started.result();
     expect(summary.functions).toBe(4);
-    expect(acceptedNames(summary)).toEqual(['Interval.merge', 'word_frequencies']);
+    expect(acceptedQualnames(summary.datasetFile)).toEqual(['Interval.merge', 'word_frequencies']);
     const rec = (await records(factory.store, runId)).all.find((r) => r.fn.qualname === 'slugify')!;
     expect(rec.accepted).toBe(false);
     if (!rec.accepted) {
@@ -163,7 +154,7 @@ describe('failures inside a crawl become recorded outcomes', () => {
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: demoSource, runId });
       expect(summary.functions).toBe(4);
-      expect(acceptedNames(summary)).toEqual(['Interval.merge', 'slugify']);
+      expect(acceptedQualnames(summary.datasetFile)).toEqual(['Interval.merge', 'slugify']);
       const rec = (await records(factory.store, runId)).all.find((r) => r.fn.qualname === 'word_frequencies')!;
       expect(rec.accepted).toBe(false);
       if (!rec.accepted) {
@@ -183,7 +174,7 @@ describe('a flaky endpoint: one LLM call in ten fails with 429, 500 or a timeout
     });
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: demoSource, runId: `chaos-flaky-${Date.now().toString(36)}` });
-      expect(acceptedNames(summary)).toEqual(EXPECTED_ACCEPTED);
+      expect(acceptedQualnames(summary.datasetFile)).toEqual(EXPECTED_ACCEPTED);
       const injected = factory.llm.requests.filter((r) => r.reply.startsWith('injected-'));
       expect(injected.length).toBeGreaterThanOrEqual(1);
     } finally {
@@ -199,7 +190,7 @@ describe('slow answers and unfenced code', () => {
     const factory = await startTestFactory(script, { llm: { timeoutMs: 20_000 }, temporal: { heartbeatTimeoutSec: 4 } });
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: demoSource, runId: `chaos-slow-${Date.now().toString(36)}` });
-      expect(acceptedNames(summary)).toEqual(EXPECTED_ACCEPTED);
+      expect(acceptedQualnames(summary.datasetFile)).toEqual(EXPECTED_ACCEPTED);
       const asked = factory.llm.requests.filter((r) => r.kind === 'tests' && r.functionName === 'slugify');
       expect(asked).toHaveLength(1);
     } finally {
@@ -212,7 +203,7 @@ describe('slow answers and unfenced code', () => {
     const factory = await startTestFactory(script);
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: demoSource, runId: `chaos-fence-${Date.now().toString(36)}` });
-      expect(acceptedNames(summary)).toEqual(EXPECTED_ACCEPTED);
+      expect(acceptedQualnames(summary.datasetFile)).toEqual(EXPECTED_ACCEPTED);
       // Used as it came: no regeneration was asked for.
       expect(factory.llm.requests.filter((r) => r.kind === 'tests' && r.functionName === 'Interval.merge')).toHaveLength(1);
     } finally {

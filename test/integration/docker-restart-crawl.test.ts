@@ -5,13 +5,12 @@
  * infrastructure, Temporal retries them, and once the daemon is back the crawl ends as an
  * undisturbed one does.
  */
-import * as fs from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import * as path from 'node:path';
-import type { DatasetRecord } from '../../activities/dataset/records';
 import { LocalStore } from '../../activities/store/local';
 import { startCrawl } from '../../scripts/lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { acceptedQualnames } from '../support/fixtures';
 import { requireEnv, testConfig, workerEnv } from '../support/factory';
 import { PrivateDockerDaemon } from '../support/private-docker';
 import { spawnWorker, waitFor } from '../support/processes';
@@ -39,13 +38,7 @@ describe('a Docker daemon restart mid-crawl', () => {
       await new Promise((r) => setTimeout(r, 8000));
       await daemon.start();
       const summary = await started.result();
-      const accepted = fs
-        .readFileSync(summary.datasetFile, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => (JSON.parse(l) as DatasetRecord).qualname)
-        .sort();
-      expect(accepted).toEqual(['Interval.merge', 'slugify', 'word_frequencies']);
+      expect(acceptedQualnames(summary.datasetFile)).toEqual(['Interval.merge', 'slugify', 'word_frequencies']);
       expect(summary.rejectedAt).toMatchObject({ execute: 0, debug: 0, internal: 0, test_check: 1 });
       // The restart did hit container work: some sandbox activity needed more than one attempt.
       let retried = 0;

@@ -9,12 +9,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import type { DatasetRecord } from '../../activities/dataset/records';
 import { LocalStore } from '../../activities/store/local';
 import { startCrawl } from '../../scripts/lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import { freePort, resolveTemporalCli, startDevServer, type DevServer } from '../../scripts/lib/temporal-server';
 import { installQuietRuntime, startWorkers } from '../../workers/main';
+import { acceptedQualnames } from '../support/fixtures';
 import { requireEnv, testConfig } from '../support/factory';
 import { waitFor } from '../support/processes';
 
@@ -43,13 +43,7 @@ describe('a Temporal server restart mid-crawl', () => {
       await new Promise((r) => setTimeout(r, 3000));
       server = await startDevServer(serverOptions);
       const summary = await started.result();
-      const accepted = fs
-        .readFileSync(summary.datasetFile, 'utf8')
-        .split('\n')
-        .filter(Boolean)
-        .map((l) => (JSON.parse(l) as DatasetRecord).qualname)
-        .sort();
-      expect(accepted).toEqual(['Interval.merge', 'slugify', 'word_frequencies']);
+      expect(acceptedQualnames(summary.datasetFile)).toEqual(['Interval.merge', 'slugify', 'word_frequencies']);
       expect(summary.rejectedAt.internal).toBe(0);
       expect(summary.rejected).toBe(1);
     } finally {

@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 
 /** 40 records of RepoST's published evaluation set (MIT license beside the file). */
@@ -9,3 +10,13 @@ export const REPOST_SAMPLE = path.join(__dirname, '..', 'fixtures', 'repost-exec
  * record format changes.
  */
 export const DEMO_DATASET = path.join(__dirname, '..', 'fixtures', 'demo-dataset.jsonl');
+
+/** The qualified names of the accepted records in a `dataset.jsonl`, sorted. */
+export function acceptedQualnames(datasetFile: string): string[] {
+  return fs
+    .readFileSync(datasetFile, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => (JSON.parse(l) as { qualname: string }).qualname)
+    .sort();
+}
