@@ -11,6 +11,7 @@ import { LocalStore } from '../../../activities/store/local';
 import { PostgresStore } from '../../../activities/store/postgres';
 import { RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';
 import { createStoreDatabase } from '../../support/store-database';
+import { datasetRecordOf } from '../../support/records';
 
 interface Backend {
   /** A store on a fresh, empty backing (folder or database). */
@@ -51,34 +52,12 @@ function accepted(functionId: string, runId: string, tokens = 10): StoredRecord 
     accepted: true,
     fn,
     settingsKey: 'sha256-' + '0'.repeat(64),
-    record: {
-      func_name: fn.qualname,
-      idx: functionId,
-      repo_name: fn.repoId,
-      func_path: fn.path,
-      orig_func: 'def f():\n    return 1\n',
-      orig_context: '',
-      eval_script: 'def f():\n    return 1\n\ndef test_f():\n    assert f() == f_new_implementation()\n',
-      coverage_rate: 1,
-      coverage_report: '',
-      sandbox_ast_check: true,
-      sandbox_functionality_check: null,
-      test_correctness_check: 'yes',
-      commit_id: fn.commit,
-      qualname: fn.qualname,
-      function_id: functionId,
-      run_id: runId,
-      split: 'train',
-      coverage_threshold: 0.8,
-      ast_check_required: false,
-      license: 'mit',
-      standalone: true,
+    record: datasetRecordOf(fn, runId, {
       packages: [{ name: 'numpy', version: '2.0.0' }],
       prompt_versions: { sandbox: 'sandbox@1', tests: 'tests@1' },
-      debug_rounds: 0,
       coverage_rounds: 1,
       llm_tokens: tokens,
-    },
+    }),
   };
 }
 

@@ -10,6 +10,7 @@ import type { ExchangeIndexEntry } from '../../../activities/llm/exchange';
 import { LocalStore } from '../../../activities/store/local';
 import type { StoredRecord } from '../../../activities/store/types';
 import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
+import { datasetRecordOf } from '../../support/records';
 
 function fnRef(id: string): FunctionRef {
   return { functionId: id, repoId: 'acme/r', commit: 'c'.repeat(40), path: 'a.py', qualname: `f_${id}`, name: `f_${id}`, split: 'train', license: null };
@@ -35,7 +36,7 @@ describe('runStatus', () => {
     // f1 rejected at execute; f2 accepted; f3 asked for tests last; f4 is in a debug round; f5 has not reached the LLM.
     await store.putRecord('run-s', rejected('f1', 'execute'));
     const accepted = rejected('f2', 'x');
-    await store.putRecord('run-s', { accepted: true, fn: accepted.fn, record: { func_name: 'f_f2', idx: 'f2', repo_name: 'acme/r', func_path: 'a.py', orig_func: '', orig_context: '', eval_script: '', coverage_rate: 1, coverage_report: '', sandbox_ast_check: true, sandbox_functionality_check: null, test_correctness_check: 'yes', commit_id: 'c', qualname: 'f_f2', function_id: 'f2', run_id: 'run-s', split: 'train', coverage_threshold: 0.8, ast_check_required: false, license: null, standalone: true, packages: [], prompt_versions: {}, debug_rounds: 0, coverage_rounds: 0, llm_tokens: 3 } });
+    await store.putRecord('run-s', { accepted: true, fn: accepted.fn, record: datasetRecordOf(accepted.fn, 'run-s', { orig_func: '', eval_script: '', commit_id: 'c', llm_tokens: 3 }) });
     for (const e of [exchange('f1', 'sandbox', 10), exchange('f3', 'aggregate', 20), exchange('f3', 'tests', 30), exchange('f4', 'tests', 40), exchange('f4', 'debug', 50), exchange('f4', 'debug', 60, true)]) await store.appendExchange(e);
 
     const s = await runStatus(store, 'run-s');

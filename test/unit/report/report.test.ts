@@ -6,6 +6,7 @@ import type { StoredRecord } from '../../../activities/dataset/records';
 import { reasonKindOf } from '../../../activities/report/report-data';
 import { writeRunReport } from '../../../activities/report/write-report';
 import { LocalStore } from '../../../activities/store/local';
+import { datasetRecordOf } from '../../support/records';
 
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
@@ -24,34 +25,14 @@ async function storeRun(dataDir: string): Promise<{ store: LocalStore; outDir: s
   const accepted: StoredRecord = {
     accepted: true,
     fn: fnOf('fn1', HOSTILE),
-    record: {
+    record: datasetRecordOf(fnOf('fn1', HOSTILE), 'r1', {
       func_name: 'f',
-      idx: 'fn1',
-      repo_name: 'o/r',
-      func_path: 'm.py',
-      orig_func: 'def f():\n    return 1\n',
-      orig_context: '',
       eval_script: 'def f():\n    return "</script><script>alert(2)</script>"\n\ndef test_f():\n    assert f() == f_new_implementation()\n',
       coverage_rate: 0.5,
-      coverage_report: '',
-      sandbox_ast_check: true,
-      sandbox_functionality_check: null,
-      test_correctness_check: 'yes',
-      commit_id: 'c',
-      qualname: HOSTILE,
-      function_id: 'fn1',
-      run_id: 'r1',
-      split: 'train',
-      coverage_threshold: 0.8,
-      ast_check_required: false,
-      license: 'mit',
-      standalone: true,
       packages: [{ name: 'numpy', version: '2.0.0' }],
-      prompt_versions: {},
-      debug_rounds: 0,
       coverage_rounds: 1,
       llm_tokens: 10,
-    },
+    }),
   };
   const rejected: StoredRecord = {
     accepted: false,
