@@ -38,8 +38,8 @@ import { EVAL_LIMITS, effectiveKs, frozenEvalSettings, type EvalSettings } from 
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
 import { matrixRow, parseRunnerOutput, runnerRequest, type SnippetResult } from './eval/test-runner';
 import { addUsages, noUsage, usageOf } from './eval/usage';
-import { checkPromptVersion, errorMessageOf } from './llm-activities';
-import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type PromptKind, type RenderedPrompt } from './llm';
+import { errorMessageOf } from './llm-activities';
+import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { dedentLike } from './sandbox/new-implementation';
@@ -90,35 +90,25 @@ export interface EvalIoActivities {
 
 const recordOf = async (store: Store, item: EvalItem) => (await store.getJson<StoredEvalRecord>(item.recordKey)).record;
 
-/** Per-run settings kept by this process (a run has one settings artifact). */
-const MAX_CACHED_RUNS = 32;
-
 /**
  * What an evaluation activity works with: this worker's configuration with the run's frozen
  * settings laid over it (after checking the run lives in this worker's store), and the run's
  * frozen evaluation settings.
  */
-export class EvalRunConfigs {
-  private readonly configs: RunConfigs;
-  private readonly settings = new Map<string, Promise<EvalSettings>>();
+export class EvalRunConfigs extends RunConfigs {
+  /** Parsed once per stored settings artifact, which the base class keeps while the run is in use. */
+  private readonly parsed = new WeakMap<object, EvalSettings>();
 
-  constructor(
-    config: Config,
-    private readonly store: Store,
-  ) {
-    this.configs = new RunConfigs(config, store);
-  }
-
-  async forRun(run: RunRef): Promise<{ config: Config; settings: EvalSettings }> {
-    const config = await this.configs.forRun(run);
-    let entry = this.settings.get(run.settingsKey);
-    if (!entry) {
-      entry = this.store.getJson(run.settingsKey).then((raw) => frozenEvalSettings(raw, run.runId));
-      entry.catch(() => this.settings.delete(run.settingsKey));
-      this.settings.set(run.settingsKey, entry);
-      while (this.settings.size > MAX_CACHED_RUNS) this.settings.delete(this.settings.keys().next().value!);
+  /** The evaluation's own part of the run's frozen settings, with this worker's configuration under the run's. */
+  async forEvalRun(run: RunRef): Promise<{ config: Config; settings: EvalSettings }> {
+    const config = await this.forRun(run);
+    const stored = (await this.storedSettings(run)) as object;
+    let settings = this.parsed.get(stored);
+    if (!settings) {
+      settings = frozenEvalSettings(stored, run.runId);
+      this.parsed.set(stored, settings);
     }
-    return { config, settings: await entry };
+    return { config, settings };
   }
 }
 
@@ -132,8 +122,8 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
 
   /** One call with the run's LLM settings; the prompt's version must be the run's. */
   async function ask(prompt: RenderedPrompt, ctx: { run: RunRef; item: EvalItem; attempt: number; model?: string; temperature?: number }): Promise<ChatOutcome> {
-    const { config: runConfig } = await runs.forRun(ctx.run);
-    await checkPromptVersion(store, ctx.run, prompt.step as PromptKind, prompt.promptVersion);
+    const { config: runConfig } = await runs.forEvalRun(ctx.run);
+    await runs.checkPromptVersion(ctx.run, prompt.step, prompt.promptVersion);
     try {
       return await gateway.chat(
         {
@@ -165,7 +155,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
 
   return {
     async prepareEvalPrompt({ run, item, attempt, spent }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const hasOriginal = hasDocstring(record.origFunc);
       let generated: string | undefined;
@@ -186,7 +176,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
         throw ApplicationFailure.nonRetryable(`cannot build the prompt from the record: ${(err as Error).message}`, 'EvalPromptUnbuildable');
       }
       const rendered = renderPrompt('solve', { functionName: record.qualname, context });
-      await checkPromptVersion(store, run, 'solve', rendered.promptVersion);
+      await runs.checkPromptVersion(run, 'solve', rendered.promptVersion);
       return {
         ok: true,
         prompt: {
@@ -200,7 +190,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
     },
 
     async sampleCandidate({ run, item, promptKey, sample }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const prompt = await store.getJson<RenderedPrompt>(promptKey);
       // The sample index is the request's attempt: samples differ, a re-run of one is cached.
@@ -209,7 +199,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
     },
 
     async repairCandidate({ run, item, contextKey, candidateKey, resultKey, failure, round, sample }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const context = await store.get(contextKey);
       const candidate = candidateKey ? (await store.getJson<StoredCandidate>(candidateKey)).code : '# (the previous answer held no usable code)';
@@ -226,7 +216,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
     },
 
     async generateCandidateTests({ run, item, contextKey, attempt }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const answer = await ask(renderPrompt('candidate_tests', { functionName: record.qualname, context: await store.get(contextKey) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
       const tests = splitCandidateTests(answer.text, record.qualname);
@@ -234,7 +224,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
     },
 
     async proposeTestInputs({ run, item, attempt }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const answer = await ask(renderPrompt('test_inputs', { functionName: record.qualname, script: scriptWithoutTests(record.evalScript) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
       const cases = parseInputCases(answer.text);
@@ -267,7 +257,7 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
 
   return {
     async runCandidate({ run, item, candidateKey }) {
-      const { config: runConfig, settings } = await runs.forRun(run);
+      const { config: runConfig, settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const placed = await scriptWith(item, candidateKey);
       if (!placed.ok) {
@@ -280,7 +270,7 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
     },
 
     async runTestMatrix({ run, item, candidateKey, testsKey }) {
-      const { config: runConfig, settings } = await runs.forRun(run);
+      const { config: runConfig, settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const tests = await store.getJson<string[]>(testsKey);
       const placed = await scriptWith(item, candidateKey);
@@ -292,7 +282,7 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
     },
 
     async collectTrainingTargets({ run, item, promptKey, passing }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const targets: TrainingTarget[] = [{ code: dedentLike(record.origFunc).replace(/\s+$/, ''), source: 'ground_truth', sample: null, round: null }];
       for (const p of passing) {
@@ -307,7 +297,7 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
     },
 
     async runCaseOutputs({ run, item, casesKey }) {
-      const { config: runConfig } = await runs.forRun(run);
+      const { config: runConfig } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const cases = await store.getJson<string[]>(casesKey);
       if (cases.length === 0) return { outputsKey: await store.putJson([]) };
@@ -318,7 +308,7 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
     },
 
     async augmentScript({ run, item, casesKey, outputsKeys }) {
-      const { config: runConfig, settings } = await runs.forRun(run);
+      const { config: runConfig, settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const cases = await store.getJson<string[]>(casesKey);
       const outputs = await Promise.all(outputsKeys.map((k) => store.getJson<SnippetResult[]>(k)));
@@ -341,30 +331,30 @@ export function createEvalIoActivities({ config, store }: EvalDependencies): Eva
   const runs = new EvalRunConfigs(config, store);
   return {
     async loadEvalItems({ run, itemsKey, page }) {
-      await runs.forRun(run);
+      await runs.forEvalRun(run);
       const index = await store.getJson<EvalItemIndex>(itemsKey);
       const key = index.pages[page];
       return { items: key ? await store.getJson<EvalItem[]>(key) : [], pages: index.pages.length };
     },
 
     async mergeCandidateTests({ run, answers }) {
-      await runs.forRun(run);
+      await runs.forEvalRun(run);
       const merged = mergeCandidateTests(await Promise.all(answers.map((a) => store.getJson<string[]>(a.testsKey))));
       return { testsKey: await store.putJson(merged), count: merged.length, usage: addUsages(...answers.map((a) => a.usage)) };
     },
 
     async rankCandidates({ run, rows, truthRow, hidden }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       return rankingSummary({ rows, truthRow, hidden, ks: effectiveKs(settings), genx: { tolerance: settings.genxTolerance, maxIterations: settings.genxMaxIterations } });
     },
 
     async writeEvalFunction({ run, item, result }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       await writeFunctionResult(store, { runId: run.runId, item, settings, result });
     },
 
     async finalizeEval({ run, itemsKey }) {
-      const { settings } = await runs.forRun(run);
+      const { settings } = await runs.forEvalRun(run);
       return finalizeEvalRun(store, { runId: run.runId, settings, itemsKey, tick: activityHooks().heartbeat });
     },
   };

@@ -3,7 +3,6 @@
  * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
  * counts and regenerates; transport faults become retryable or non-retryable activity failures.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { FunctionRef, LlmStepResult, PreparedFunction, PreviousAnswer, RunRef, VerdictResult } from './contracts';
 import { definitionSource } from './dataset/script-parts';
@@ -55,19 +54,6 @@ export function errorMessageOf(result: SandboxResult): string {
   return `${head}\n${body.replace(/\/scratch\/run-[0-9a-f]+\//g, '')}`;
 }
 
-/**
- * Refuses, with a retryable failure, to ask a prompt of another version than the run froze:
- * another worker with the run's prompt versions can do the work; this one must not mix versions
- * into the run.
- */
-export async function checkPromptVersion(store: Store, run: RunRef, kind: PromptKind, version: string): Promise<void> {
-  const settings = await store.getJson<{ promptVersions?: Record<string, string> }>(run.settingsKey);
-  const wanted = settings.promptVersions?.[kind];
-  if (wanted && wanted !== version) {
-    throw ApplicationFailure.retryable(`run ${run.runId} uses prompt ${kind} v${wanted}, this worker has v${version}`, 'PromptVersionMismatch');
-  }
-}
-
 export function createLlmActivities({ config, store, gateway }: LlmDependencies): LlmActivities {
   const runs = new RunConfigs(config, store);
 
@@ -85,7 +71,7 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
   ): Promise<{ answer: ChatOutcome; promptVersion: string }> {
     const runConfig = await runs.forRun(ctx.run);
     const prompt = renderPrompt(kind, vars);
-    await checkPromptVersion(store, ctx.run, kind, prompt.promptVersion);
+    await runs.checkPromptVersion(ctx.run, kind, prompt.promptVersion);
     const before = await previousText(ctx.previous);
     const messages = before !== null && ctx.previous ? followUpMessages(prompt, before, ctx.previous.failure, ctx.previous.detail) : prompt.messages;
     const version = `${prompt.promptId}@${prompt.promptVersion}${before !== null ? `+follow-up@${FOLLOW_UP_VERSION}` : ''}`;

@@ -6,14 +6,21 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { RunRef } from './contracts';
-import { applyRunSettings, RunSettingsSchema } from './run-settings';
+import { applyRunSettings, RunSettingsSchema, type RunSettings } from './run-settings';
 import type { Store } from './store/types';
 
 /** Kept per process: a crawl has one settings artifact, a replay perhaps a second. */
 const MAX_CACHED_SETTINGS = 32;
 
+interface FrozenRun {
+  raw: unknown;
+  settings: RunSettings;
+  config: Config;
+}
+
 export class RunConfigs {
-  private readonly cache = new Map<string, Promise<Config>>();
+  /** Per settings artifact: the run's settings and this worker's configuration with them laid over. */
+  private readonly cache = new Map<string, Promise<FrozenRun>>();
 
   constructor(
     private readonly config: Config,
@@ -25,6 +32,26 @@ export class RunConfigs {
    * retryable failure, so a worker pointed at the right store picks the task up instead.
    */
   async forRun(run: RunRef): Promise<Config> {
+    return (await this.frozen(run)).config;
+  }
+
+  /**
+   * Refuses, with a retryable failure, a prompt whose template version is not the one the run
+   * froze: another worker with the run's templates can do the call; this one must not mix versions.
+   */
+  async checkPromptVersion(run: RunRef, kind: string, version: string): Promise<void> {
+    const wanted = (await this.frozen(run)).settings.promptVersions[kind];
+    if (wanted && wanted !== version) {
+      throw ApplicationFailure.retryable(`run ${run.runId} uses prompt ${kind} v${wanted}, this worker has v${version}`, 'PromptVersionMismatch');
+    }
+  }
+
+  /** The run's settings artifact as stored (it may hold more than `RunSettings`, e.g. an evaluation's settings). */
+  protected async storedSettings(run: RunRef): Promise<unknown> {
+    return (await this.frozen(run)).raw;
+  }
+
+  private async frozen(run: RunRef): Promise<FrozenRun> {
     const mine = await this.store.storeId();
     if (run.storeId !== mine) {
       throw ApplicationFailure.retryable(
@@ -34,7 +61,10 @@ export class RunConfigs {
     }
     let entry = this.cache.get(run.settingsKey);
     if (!entry) {
-      entry = this.store.getJson(run.settingsKey).then((raw) => applyRunSettings(this.config, RunSettingsSchema.parse(raw)));
+      entry = this.store.getJson(run.settingsKey).then((raw) => {
+        const settings = RunSettingsSchema.parse(raw);
+        return { raw, settings, config: applyRunSettings(this.config, settings) };
+      });
       entry.catch(() => this.cache.delete(run.settingsKey));
       this.cache.set(run.settingsKey, entry);
       while (this.cache.size > MAX_CACHED_SETTINGS) this.cache.delete(this.cache.keys().next().value!);

@@ -1,0 +1,35 @@
+/** A run's frozen settings as a worker applies them: its own process settings kept, the run's laid over. */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { RunConfigs } from '../../../activities/run-context';
+import { runSettingsFrom } from '../../../activities/run-settings';
+import { LocalStore } from '../../../activities/store/local';
+import { loadConfig } from '../../../temporal.config';
+
+describe('RunConfigs', () => {
+  it("applies the run's settings over the worker's own, and refuses another store or another prompt version", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-run-settings-'));
+    const store = new LocalStore(dataDir);
+    const launcher = loadConfig({ env: {}, overrides: { dataDir, llm: { model: 'run-model', baseURL: 'http://launcher:1/v1' }, loops: { debugRounds: 5 } } });
+    const settings = runSettingsFrom(launcher);
+    const run = { runId: 'r', settingsKey: await store.putJson(settings), storeId: await store.storeId() };
+    const worker = loadConfig({ env: {}, overrides: { dataDir, llm: { model: 'worker-model', baseURL: 'http://worker:2/v1' } } });
+    const runs = new RunConfigs(worker, store);
+
+    const applied = await runs.forRun(run);
+    expect(applied.llm.model).toBe('run-model');
+    expect(applied.loops.debugRounds).toBe(5);
+    // Endpoints belong to the worker's process.
+    expect(applied.llm.baseURL).toBe('http://worker:2/v1');
+
+    await expect(runs.checkPromptVersion(run, 'tests', settings.promptVersions.tests!)).resolves.toBeUndefined();
+    const mismatch = await runs.checkPromptVersion(run, 'tests', '999').catch((e: unknown) => e);
+    expect(mismatch).toBeInstanceOf(ApplicationFailure);
+    expect(mismatch).toMatchObject({ type: 'PromptVersionMismatch', nonRetryable: false });
+
+    const elsewhere = await runs.forRun({ ...run, storeId: 'local:another' }).catch((e: unknown) => e);
+    expect(elsewhere).toMatchObject({ type: 'StoreMismatch', nonRetryable: false });
+  });
+});
