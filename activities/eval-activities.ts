@@ -125,20 +125,23 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
     const { config: runConfig } = await runs.forEvalRun(ctx.run);
     await runs.checkPromptVersion(ctx.run, prompt.step, prompt.promptVersion);
     try {
-      return await gateway.chat(
-        {
-          step: prompt.step,
-          functionId: ctx.item.functionId,
-          runId: ctx.run.runId,
-          repoId: ctx.item.repo,
-          messages: prompt.messages,
-          promptId: prompt.promptId,
-          promptVersion: prompt.promptVersion,
-          attempt: ctx.attempt,
-          ...(ctx.model ? { model: ctx.model } : {}),
-          ...(ctx.temperature !== undefined ? { temperature: ctx.temperature } : {}),
-        },
-        { ...activityHooks(), llm: runConfig.llm },
+      // The call may wait long on the model: the activity heartbeats meanwhile.
+      return await whileHeartbeating(() =>
+        gateway.chat(
+          {
+            step: prompt.step,
+            functionId: ctx.item.functionId,
+            runId: ctx.run.runId,
+            repoId: ctx.item.repo,
+            messages: prompt.messages,
+            promptId: prompt.promptId,
+            promptVersion: prompt.promptVersion,
+            attempt: ctx.attempt,
+            ...(ctx.model ? { model: ctx.model } : {}),
+            ...(ctx.temperature !== undefined ? { temperature: ctx.temperature } : {}),
+          },
+          { signal: activityHooks().signal, llm: runConfig.llm },
+        ),
       );
     } catch (err) {
       throw toActivityFailure(err);

@@ -21,7 +21,7 @@ import {
 } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
-import { activityHooks, RunConfigs } from './run-context';
+import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
 import { checkSandboxScript, checkTestScript } from './llm/sanity';
 import { parseInstallCommands } from './sandbox/install-commands';
@@ -76,18 +76,21 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     const messages = before !== null && ctx.previous ? followUpMessages(prompt, before, ctx.previous.failure, ctx.previous.detail) : prompt.messages;
     const version = `${prompt.promptId}@${prompt.promptVersion}${before !== null ? `+follow-up@${FOLLOW_UP_VERSION}` : ''}`;
     try {
-      const answer = await gateway.chat(
-        {
-          step: kind as LlmStep,
-          functionId: ctx.fn.functionId,
-          runId: ctx.run.runId,
-          repoId: ctx.fn.repoId,
-          messages,
-          promptId: prompt.promptId,
-          promptVersion: prompt.promptVersion,
-          attempt: ctx.attempt ?? 0,
-        },
-        { ...activityHooks(), llm: runConfig.llm },
+      // The call may wait long on the model: the activity heartbeats meanwhile.
+      const answer = await whileHeartbeating(() =>
+        gateway.chat(
+          {
+            step: kind as LlmStep,
+            functionId: ctx.fn.functionId,
+            runId: ctx.run.runId,
+            repoId: ctx.fn.repoId,
+            messages,
+            promptId: prompt.promptId,
+            promptVersion: prompt.promptVersion,
+            attempt: ctx.attempt ?? 0,
+          },
+          { signal: activityHooks().signal, llm: runConfig.llm },
+        ),
       );
       return { answer, promptVersion: version };
     } catch (err) {

@@ -91,13 +91,10 @@ export type LlmSettings = Config['llm'];
 export interface ChatOptions {
   /** Aborts the HTTP call (pass the activity's cancellation signal). */
   signal?: AbortSignal;
-  /** Called every few seconds while the call waits (queue or model), to heartbeat the activity. */
-  heartbeat?: () => void;
   /** The run's settings (model per step, sampling, timeout, cache policy, prices); default: the process's. */
   llm?: LlmSettings;
 }
 
-const HEARTBEAT_EVERY_MS = 1000;
 
 /** The part of an exchange record known before the call. */
 type ExchangeBase = Pick<ExchangeRecord, 'schema' | 'step' | 'functionId' | 'runId' | 'repoId' | 'promptId' | 'promptVersion' | 'attempt' | 'baseURL' | 'request' | 'cacheKey'>;
@@ -139,22 +136,10 @@ export class LlmGateway {
 
   /**
    * One chat completion. `options.signal` aborts the HTTP call (pass the activity's
-   * cancellation signal so a cancelled activity stops waiting on the model); `options.heartbeat`
-   * is called while the call waits; `options.llm` are the run's settings.
+   * cancellation signal so a cancelled activity stops waiting on the model); `options.llm` are
+   * the run's settings.
    */
   async chat(input: ChatRequest, options: ChatOptions = {}): Promise<ChatOutcome> {
-    const beat = options.heartbeat;
-    if (!beat) return this.chatOnce(input, options);
-    beat();
-    const timer = setInterval(beat, HEARTBEAT_EVERY_MS);
-    try {
-      return await this.chatOnce(input, options);
-    } finally {
-      clearInterval(timer);
-    }
-  }
-
-  private async chatOnce(input: ChatRequest, options: ChatOptions): Promise<ChatOutcome> {
     const llm = options.llm ?? this.config.llm;
     const checked = ChatRequestSchema.safeParse(input);
     if (!checked.success) {
