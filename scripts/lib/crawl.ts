@@ -26,11 +26,6 @@ import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 
-/** Worst-case time of one sandbox activity: its resolution rounds and its runs, as configured. */
-export function sandboxBudgetMs(sandbox: Config['sandbox']): number {
-  return sandboxActivityBudgetMs(sandbox);
-}
-
 /** What the workflows need of the configuration, fixed at the run's start. */
 export function pipelineSettingsFrom(config: Config): PipelineSettings {
   return {
@@ -48,7 +43,7 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     timeouts: {
       // The HTTP call's own timeout, plus time to wait for a rate-limit slot; heartbeats catch a lost worker sooner.
       llmMs: config.llm.timeoutMs + 5 * 60_000,
-      sandboxMs: sandboxBudgetMs(config.sandbox),
+      sandboxMs: sandboxActivityBudgetMs(config.sandbox),
       ioMs: 30 * 60_000,
       heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
     },

@@ -22,7 +22,8 @@ import { RunIdKey } from '../../workflows/search-attributes';
 import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
-import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, refuseOtherRunsFolder, resultThroughRestarts, sandboxBudgetMs } from './crawl';
+import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, refuseOtherRunsFolder, resultThroughRestarts } from './crawl';
+import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
 
 /**
  * Items per stored page, at most: the workflow loads one page at a time and continues as new
@@ -115,7 +116,7 @@ export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datas
 export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
   const base = pipelineSettingsFrom(config);
   const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
-  return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
+  return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
 }
 
 
