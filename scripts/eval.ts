@@ -29,6 +29,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { RunIdSchema } from '../activities/store/types';
 import { renderEvalReport } from '../activities/eval/report';
 import { evalPaths } from '../activities/eval/run-files';
 import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
@@ -60,7 +61,7 @@ const FlagsSchema = z.object({
   augment: z.boolean().default(false),
   limit: intFlag.optional(),
   out: z.string().min(1).optional(),
-  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'run-id': RunIdSchema.optional(),
   'no-workers': z.boolean().default(false),
   scripted: z.string().min(1).optional(),
   report: z.string().min(1).optional(),
