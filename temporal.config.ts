@@ -48,6 +48,14 @@ export const ConfigSchema = z.object({
        * long is retried elsewhere: how soon work lost with a worker resumes.
        */
       heartbeatTimeoutSec: positiveInt.default(30),
+      /**
+       * Longest a child workflow may run (a repository, a function, an evaluation's function)
+       * before Temporal ends it and its parent records it as failed; unset = derived from the
+       * activity budgets (`activities/workflow-budgets.ts`).
+       */
+      childTimeoutSec: z
+        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional() })
+        .prefault({}),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
       taskQueues: z
@@ -214,6 +222,9 @@ const OPTIONAL_PATHS = [
   'store.url',
   'temporal.address',
   'temporal.cliPath',
+  'temporal.childTimeoutSec.repo',
+  'temporal.childTimeoutSec.function',
+  'temporal.childTimeoutSec.evalFunction',
   'workers.llmActivitiesPerSecond',
   'llm.models.sandbox',
   'llm.models.tests',

@@ -11,6 +11,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { RunIdSchema } from '../activities/store/types';
 import { openStore } from '../activities/store';
 import { parseSettingOverrides } from '../activities/run-settings';
 import { loadConfig } from '../temporal.config';
@@ -18,7 +19,7 @@ import { rejectedToReplay, replayRejected } from './lib/replay';
 import { startStack } from './lib/stack';
 
 const FlagsSchema = z.object({
-  run: z.string().min(1),
+  run: RunIdSchema,
   stage: z.array(z.string()).default([]),
   function: z.array(z.string()).default([]),
   set: z.array(z.string()).default([]),

@@ -20,6 +20,7 @@
  */
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { RunIdSchema } from '../activities/store/types';
 import { usageOf } from './lib/cli';
 import { reportError, runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
@@ -37,7 +38,7 @@ const FlagsSchema = z.object({
   timeout: intFlag.optional(),
   limit: intFlag.optional(),
   out: z.string().min(1).optional(),
-  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'run-id': RunIdSchema.optional(),
   'no-workers': z.boolean().default(false),
   scripted: z.string().min(1).optional(),
   help: z.boolean().default(false),

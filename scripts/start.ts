@@ -28,7 +28,7 @@ import type { RepoSource } from '../activities/contracts';
 import { RepoSourceSchema } from '../activities/io-activities';
 import { RepoLineSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
 import { ConfigError, loadConfig, type Config } from '../temporal.config';
-import { RunExistsError } from '../activities/store/types';
+import { RunExistsError, RunIdSchema } from '../activities/store/types';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
 import { startLiveView } from './lib/live-view';
@@ -46,10 +46,10 @@ const FlagsSchema = z.object({
   github: z.enum(['train', 'eval']).optional(),
   limit: z.coerce.number().int().positive().default(100),
   out: z.string().min(1).optional(),
-  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'run-id': RunIdSchema.optional(),
   split: z.enum(['train', 'eval']).optional(),
   resume: z.boolean().default(false),
-  attach: z.string().regex(/^[\w.-]+$/, 'a run id').optional(),
+  attach: RunIdSchema.optional(),
   'progress-every': z.coerce.number().positive().optional(),
   'no-workers': z.boolean().default(false),
   help: z.boolean().default(false),

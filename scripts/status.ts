@@ -11,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { openStore } from '../activities/store';
+import { runIdProblem } from '../activities/store/types';
 import { ConfigError, loadConfig } from '../temporal.config';
 import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError } from './lib/status';
 
@@ -27,6 +28,11 @@ async function main(): Promise<number> {
   if (values.help || positionals.length !== 1 || !(every > 0)) {
     console.error('usage: tsx scripts/status.ts RUN_ID [--json] [--watch [--every SECONDS]]');
     return values.help ? 0 : 2;
+  }
+  const problem = runIdProblem(positionals[0]!);
+  if (problem) {
+    console.error(problem);
+    return 2;
   }
   const runId = positionals[0]!;
   const config = loadConfig();

@@ -23,6 +23,7 @@ import type { PipelineSettings, RunRef, TaskQueues } from '../activities/contrac
 import type { CandidateRef, CandidateRun, EvalItem, EvalRunSummary, FunctionEvalResult, FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace, Usage } from '../activities/eval/contracts';
 import type { EvalSettings } from '../activities/eval/settings';
 import { evalActivityProxies, STEP_PRIORITY } from './activities';
+import { boundedKeyword, boundedSummary, evalFunctionWorkflowId } from './ids';
 import { failureText } from './repo';
 import { FunctionKey, RepoKey, RunIdKey } from './search-attributes';
 import { slidingWindow, streamingWindow } from './window';
@@ -63,7 +64,7 @@ const PRIORITY = {
 export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSummary> {
   const { run, settings, pipeline, queues } = input;
   const { io } = evalActivityProxies(queues, pipeline);
-  upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
+  upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
 
   let page = input.page ?? 0;
   let pages = Infinity;
@@ -87,12 +88,14 @@ export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSum
   const runChild = async (item: EvalItem): Promise<void> => {
     const args: [EvalFunctionInput] = [{ run, item, settings, pipeline, queues }];
     const options = {
-      workflowId: `${run.runId}/${settings.task}/${item.functionId}`,
+      // Readable in the UI (repository and qualified name), bounded, and the same on every re-run.
+      workflowId: evalFunctionWorkflowId(run.runId, settings.task, item),
       taskQueue: queues.workflows,
       args,
-      // Cancelling the run cancels its functions; nothing else ends them early.
+      // Cancelling the run cancels its functions; its time limit ends one that is stuck.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      staticSummary: `${item.repo} ${item.qualname}`,
+      workflowExecutionTimeout: pipeline.timeouts.functionWorkflowMs,
+      staticSummary: boundedSummary(`${item.repo} ${item.qualname}`),
     };
     try {
       if (settings.task === 'augment') await executeChild(augmentFunctionWorkflow, options);
@@ -116,9 +119,9 @@ export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSum
 
 function tagFunction(run: RunRef, item: EvalItem): void {
   upsertSearchAttributes([
-    { key: RunIdKey, value: run.runId },
-    { key: RepoKey, value: item.repo },
-    { key: FunctionKey, value: item.qualname },
+    { key: RunIdKey, value: boundedKeyword(run.runId) },
+    { key: RepoKey, value: boundedKeyword(item.repo) },
+    { key: FunctionKey, value: boundedKeyword(item.qualname) },
   ]);
 }
 

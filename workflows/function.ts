@@ -20,6 +20,7 @@ import type {
   TaskQueues,
 } from '../activities/contracts';
 import { activityProxies, STEP_PRIORITY } from './activities';
+import { boundedDetails, boundedKeyword } from './ids';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
 
 export interface FunctionWorkflowInput {
@@ -48,9 +49,9 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
   const evalSplit = fn.split === 'eval';
   const coverageThreshold = evalSplit ? settings.evalCoverageThreshold : settings.coverageThreshold;
   upsertSearchAttributes([
-    { key: RunIdKey, value: run.runId },
-    { key: RepoKey, value: fn.repoId },
-    { key: FunctionKey, value: `${fn.path}::${fn.qualname}` },
+    { key: RunIdKey, value: boundedKeyword(run.runId) },
+    { key: RepoKey, value: boundedKeyword(fn.repoId) },
+    { key: FunctionKey, value: boundedKeyword(`${fn.path}::${fn.qualname}`) },
     { key: SplitKey, value: fn.split },
   ]);
 
@@ -74,7 +75,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
    */
   let shownStage: FunctionStage | null = null;
   const progress = (stage: FunctionStage, detail: string) => {
-    setCurrentDetails(`**${stage}** ${detail}\n\n${fn.repoId} \`${fn.path}::${fn.qualname}\` (${fn.split})`);
+    setCurrentDetails(boundedDetails(`**${stage}** ${detail}\n\n${fn.repoId} \`${fn.path}::${fn.qualname}\` (${fn.split})`));
     if (stage !== shownStage) {
       shownStage = stage;
       upsertSearchAttributes([{ key: StageKey, value: stage }]);

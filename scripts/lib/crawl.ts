@@ -20,6 +20,7 @@ import { writeRunReport } from '../../activities/report/write-report';
 import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/io-activities';
 import { runSettingsFrom } from '../../activities/run-settings';
 import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
+import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from '../../activities/workflow-budgets';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
 import { runMemo } from '../../workers/store-check';
@@ -28,6 +29,15 @@ import { dataPaths } from '../../temporal.config';
 
 /** What the workflows need of the configuration, fixed at the run's start. */
 export function pipelineSettingsFrom(config: Config): PipelineSettings {
+  const timeouts = {
+    // The HTTP call's own timeout, plus time to wait for a rate-limit slot; heartbeats catch a lost worker sooner.
+    llmMs: config.llm.timeoutMs + 5 * 60_000,
+    sandboxMs: sandboxActivityBudgetMs(config.sandbox),
+    ioMs: 30 * 60_000,
+    heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+  };
+  const loops = config.loops;
+  const child = config.temporal.childTimeoutSec;
   return {
     debugRounds: config.loops.debugRounds,
     coverageRounds: config.loops.coverageRounds,
@@ -41,11 +51,9 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     repoWindow: config.crawl.repoWindow,
     continueAsNewAfter: config.crawl.continueAsNewAfter,
     timeouts: {
-      // The HTTP call's own timeout, plus time to wait for a rate-limit slot; heartbeats catch a lost worker sooner.
-      llmMs: config.llm.timeoutMs + 5 * 60_000,
-      sandboxMs: sandboxActivityBudgetMs(config.sandbox),
-      ioMs: 30 * 60_000,
-      heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+      ...timeouts,
+      repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(timeouts, loops, config.crawl),
+      functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(timeouts, loops),
     },
   };
 }

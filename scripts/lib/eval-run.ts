@@ -24,6 +24,7 @@ import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, refuseOtherRunsFolder, resultThroughRestarts } from './crawl';
 import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
+import { evalFunctionBudgetMs } from '../../activities/workflow-budgets';
 
 /**
  * Items per stored page, at most: the workflow loads one page at a time and continues as new
@@ -116,7 +117,10 @@ export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datas
 export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
   const base = pipelineSettingsFrom(config);
   const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
-  return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
+  const timeouts = { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) };
+  const child = config.temporal.childTimeoutSec.evalFunction;
+  // The run's function workflows are evaluation functions: their own limit, from their own steps.
+  return { ...base, timeouts: { ...timeouts, functionWorkflowMs: child !== undefined ? child * 1000 : evalFunctionBudgetMs(timeouts, settings) } };
 }
 
 

@@ -11,6 +11,7 @@ import type { FunctionOutcome, PipelineSettings, RunRef } from '../../activities
 import { candidateIds, exportRunFiles, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
 import { applyRunSettings, overrideRunSettings, RunSettingsSchema } from '../../activities/run-settings';
 import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
+import { functionWorkflowId } from '../../workflows/ids';
 import { RunIdKey } from '../../workflows/search-attributes';
 import type { Config } from '../../temporal.config';
 import { pipelineSettingsFrom, queuesFrom } from './crawl';
@@ -67,8 +68,9 @@ export async function replayRejected(options: {
     chosen.map(
       (r) =>
         client.workflow.execute('functionWorkflow', {
-          workflowId: `${runId}/fn/${r.fn.functionId}/replay-${stamp}`,
+          workflowId: `${functionWorkflowId(runId, r.fn)}/replay-${stamp}`,
           taskQueue: config.temporal.taskQueues.workflows,
+          workflowExecutionTimeout: pipeline.timeouts.functionWorkflowMs,
           args: [{ run, fn: r.fn, settings: pipeline, queues: queuesFrom(config) }],
           typedSearchAttributes: [{ key: RunIdKey, value: runId }],
         }) as Promise<FunctionOutcome>,
