@@ -37,6 +37,7 @@ import { normalizeDistributionName } from './packages';
 import { PYTHON_TARGET } from './python-target';
 import { precompileEnvironment } from './bytecode';
 import { DEFAULT_INDEX, buildRequirements, buildWheelInSandbox, findSourceArchive } from './source-build';
+import { SDIST_READ_LIMITS, readSdist } from './sdist-archive';
 import { InstalledPackageSchema, type InstalledPackage } from './schema';
 import { resolveUvBinary, runUv, uvEnvironment, type UvOutcome } from './uv';
 
@@ -385,7 +386,16 @@ export class PackageStore {
     }
     if (!archive) return { kind: 'no-wheel', packages: [name], message: `${name} publishes no wheel for CPython ${PYTHON_TARGET.version} on ${PYTHON_TARGET.platform} and no source archive${specifier ? ` matching ${specifier}` : ''}` };
 
-    const { requirements: buildRequires } = buildRequirements(archive.file);
+    // The archive is read in-process and bounded; what it holds never reaches a host command.
+    const contents = await readSdist(archive.file, { name: archive.name, version: archive.version }, SDIST_READ_LIMITS, signal).catch((err: Error) => {
+      if (signal.aborted) return null;
+      throw err;
+    });
+    if (!contents) return { kind: 'cancelled', packages: [name], message: 'the install was cancelled' };
+    if (!contents.ok) {
+      return { kind: 'build-failed', packages: [name], message: `the source archive of ${name} ${archive.version} (${path.basename(archive.file)}) is refused: ${contents.reason}` };
+    }
+    const { requirements: buildRequires } = buildRequirements(contents.pyproject);
     const env = await this.ensure(buildRequires, { signal, allowBuilds: false });
     if (!env.ok) {
       return { kind: isPermanent(env.failure) ? 'build-failed' : env.failure.kind, packages: [name], message: `the build requirements of ${name} (${buildRequires.join(' ')}) could not be installed: ${env.failure.message}` };

@@ -13,7 +13,6 @@
  * The image has no C compiler: a package that needs one fails at step 3 and is reported as not
  * buildable, with the build's last lines.
  */
-import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -30,6 +29,8 @@ import { hostCaBundle } from './uv';
 export const DEFAULT_INDEX = 'https://pypi.org/simple';
 /** What setuptools-era archives without a `[build-system]` table need (PEP 518's default). */
 const DEFAULT_BUILD_REQUIRES = ['setuptools>=40.8.0', 'wheel'];
+/** The most one answer of the index (a listing, a source archive) may hold; a larger one is refused. */
+const MAX_DOWNLOAD_BYTES = 256 * 1024 * 1024;
 
 export interface SourceArchive {
   file: string;
@@ -45,7 +46,17 @@ interface IndexFile {
 }
 
 function get(url: string, deadline: number, signal?: AbortSignal, redirects = 5): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
+  return new Promise((resolveGet, rejectGet) => {
+    // The whole answer must arrive by the deadline (a server trickling bytes gets no longer).
+    const timer = setTimeout(() => req.destroy(new Error(`GET ${url}: time limit reached`)), Math.max(0, deadline - Date.now()));
+    const resolve = (value: Buffer | Promise<Buffer>) => {
+      clearTimeout(timer);
+      resolveGet(value);
+    };
+    const reject = (err: Error) => {
+      clearTimeout(timer);
+      rejectGet(err);
+    };
     const ca = hostCaBundle();
     const client = url.startsWith('https:') ? https : http;
     const req = client.get(
@@ -68,7 +79,12 @@ function get(url: string, deadline: number, signal?: AbortSignal, redirects = 5)
           return;
         }
         const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_DOWNLOAD_BYTES) req.destroy(new Error(`GET ${url}: more than ${MAX_DOWNLOAD_BYTES} bytes`));
+          else chunks.push(c);
+        });
         res.on('end', () => resolve(Buffer.concat(chunks)));
         res.on('error', reject);
       },
@@ -118,14 +134,9 @@ export async function findSourceArchive(args: {
   return { file: target, name: wanted, version: best.version.text };
 }
 
-/** `[build-system] requires` of the archive's top-level pyproject.toml, read as text (never executed). */
-export function buildRequirements(archive: string): { requirements: string[]; ignored: string[] } {
-  let text = '';
-  if (/\.(tar\.gz|tgz|tar\.bz2)$/i.test(archive)) {
-    const list = spawnSync('tar', ['-tf', archive], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
-    const member = (list.stdout ?? '').split('\n').find((m) => /^[^/]+\/pyproject\.toml$/.test(m));
-    if (member) text = spawnSync('tar', ['-xOf', archive, member], { encoding: 'utf8', maxBuffer: 4 * 1024 * 1024 }).stdout ?? '';
-  }
+/** `[build-system] requires` of an sdist's top-level pyproject.toml (its text; null: none), never executed. */
+export function buildRequirements(pyproject: string | null): { requirements: string[]; ignored: string[] } {
+  const text = pyproject ?? '';
   const table = /^\[build-system\]\s*$([\s\S]*?)(?=^\[|$(?![\s\S]))/m.exec(text)?.[1] ?? '';
   const list = /^\s*requires\s*=\s*\[([\s\S]*?)\]/m.exec(table)?.[1];
   if (list === undefined) return { requirements: [...DEFAULT_BUILD_REQUIRES], ignored: [] };

@@ -11,7 +11,7 @@ import { PackageStore, type PackageSettings } from '../../../activities/sandbox/
 import { ensureSandboxImage } from '../../../sandbox-image/build';
 import { BUNDLED_UV } from '../../../activities/sandbox/uv';
 import { containersOf, docker, freshStore, makeExecutor, testConfig, waitFor } from './sandbox-env';
-import { makeSdist } from './local-sdist';
+import { makeSdist, writeTarball } from './local-sdist';
 
 let image: string;
 const roots: string[] = [];
@@ -158,6 +158,26 @@ describe('source-only packages', () => {
     } finally {
       await executor.close();
     }
+  });
+
+  test('a member named like a tar option is data: the archive is refused with the reason, nothing runs on the host', async () => {
+    // Host `tar -xOf ARCHIVE MEMBER` would take this name for an option and run the shell command
+    // (in the worker's folder, with its environment). Read in-process, it is only a name.
+    const marker = `repost-owned-${process.pid}`;
+    const evil = `--use-compress-program=sh -c 'echo owned > ${marker}' a/pyproject.toml`;
+    const setupPy = 'from setuptools import setup\nsetup(name="repost-tarname", version="1.0")\n';
+    writeTarball(links, 'repost-tarname-1.0.tar.gz', [
+      { name: evil, body: '[build-system]\nrequires = ["setuptools"]\n' },
+      { name: 'repost-tarname-1.0/setup.py', body: setupPy },
+      { name: 'repost-tarname-1.0/PKG-INFO', body: 'Metadata-Version: 1.0\nName: repost-tarname\nVersion: 1.0\n' },
+    ]);
+    const s = store({ findLinks: [links] });
+    const r = await s.ensure(['repost-tarname']);
+    expect(r).toMatchObject({ ok: false, failure: { kind: 'build-failed', packages: ['repost-tarname'] } });
+    if (!r.ok) {
+      expect(r.failure.message).toMatch(/source archive of repost-tarname 1\.0 \(repost-tarname-1\.0\.tar\.gz\) is refused: its top folder "--use-compress-program=sh -c 'echo owned > repost-owned-\d+' a" is not repost-tarname-1\.0\//);
+    }
+    for (const where of [process.cwd(), os.tmpdir(), s.root, links]) expect(fs.existsSync(path.join(where, marker))).toBe(false);
   });
 
   test('a build that fails is reported as such, with the package and the build output', async () => {
