@@ -93,9 +93,40 @@ export const BUILD_SOURCE_DIR = '/opt/repost/build-source';
 export const BUILD_OUTPUT_DIR = '/opt/repost/build-output';
 
 /**
- * A one-shot container that builds a wheel from a source archive, offline: the archive and the
- * build requirements (an environment of the store) are read-only, only the output folder is
- * writable, and the build runs as the scripts' user with the same limits as a script.
+ * The container a source build runs in, offline: idle under the reaper (which ends the container
+ * after `lifetimeSec`, even if the worker that started it is gone), the archive and the build
+ * requirements (an environment of the store) read-only. The build runs through `exec` as the
+ * scripts' user, and its only writable places are tmpfs mounts: the wheel goes to a tmpfs of
+ * `scratchMb` at BUILD_OUTPUT_DIR, read back through `exec` (see source-build.ts), so nothing the
+ * build makes is ever a file on the host.
+ */
+export function sourceBuildContainerOptions(args: {
+  image: string;
+  limits: SandboxLimits;
+  envsDir: string;
+  workerId: string;
+  sourceDir: string;
+  lifetimeSec: number;
+}): Docker.ContainerCreateOptions {
+  const host = isolatedHostConfig(args.limits, [`${args.envsDir}:${PACKAGES_MOUNT}:ro`, `${args.sourceDir}:${BUILD_SOURCE_DIR}:ro`]);
+  return {
+    Image: args.image,
+    Cmd: ['python3', `${HARNESS_DIR}/init.py`, String(Math.max(1, Math.ceil(args.lifetimeSec)))],
+    User: INIT_USER,
+    WorkingDir: SCRATCH_DIR,
+    Labels: sandboxLabels(args.workerId, 'build'),
+    NetworkDisabled: true,
+    HostConfig: {
+      ...host,
+      Tmpfs: { ...host.Tmpfs, [BUILD_OUTPUT_DIR]: `rw,nosuid,nodev,noexec,size=${args.limits.scratchMb}m,uid=10001,gid=10001,mode=0700` },
+    },
+  };
+}
+
+/**
+ * A one-shot container that runs the harness's own code (byte-compiling package sources, no
+ * package code) offline: the inputs and the environments are read-only, only the output folder is
+ * writable, and it runs as the scripts' user with the same limits as a script.
  */
 export function buildContainerOptions(args: {
   image: string;

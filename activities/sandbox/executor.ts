@@ -206,6 +206,7 @@ export class SandboxExecutor {
         const ensured = await this.install(requirements, hooks);
         if (ensured.ok) {
           set = ensured.set;
+          notes.push(...ensured.set.notes);
           return null;
         }
         const { failure } = ensured;
