@@ -11,6 +11,15 @@ export type SandboxLimits = Pick<Config['sandbox'], 'memoryMb' | 'cpus' | 'pidsL
 /** The uid scripts run as (the image's `sandbox` user) and the uid of PID 1 (the reaper). */
 export const SCRIPT_USER = '10001:10001';
 export const INIT_USER = '10002:10002';
+/**
+ * The harness's supervisor (launch.py) in a run container: root inside it, with no capability but
+ * SUPERVISOR_CAPABILITIES, so a script (another uid) can neither signal nor trace it; it forks the
+ * script as SCRIPT_USER with an empty bounding set.
+ */
+export const SUPERVISOR_USER = '0:0';
+export const SUPERVISOR_CAPABILITIES = ['KILL', 'SETUID', 'SETGID', 'SETPCAP'];
+/** The supervisor's own tmpfs (mode 0700, root): its results, out of the script's reach. */
+export const RESULT_DIR = '/run/repost';
 export const HARNESS_DIR = '/opt/repost/harness';
 /** The package store's environments (one folder per requirement set), mounted read-only. */
 export const PACKAGES_MOUNT = '/opt/repost/package-cache';
@@ -68,7 +77,11 @@ function isolatedHostConfig(limits: SandboxLimits, binds: string[]): Docker.Host
   };
 }
 
-/** A container that idles under a reaper as PID 1; runs happen through `exec` as the script user. */
+/**
+ * A container that idles under a reaper as PID 1 (started as root, it drops to INIT_USER at once);
+ * runs happen through `exec` of the supervisor as SUPERVISOR_USER, which runs the script as
+ * SCRIPT_USER. Only these containers get the supervisor's capabilities.
+ */
 export function runContainerOptions(args: {
   image: string;
   limits: SandboxLimits;
@@ -77,14 +90,19 @@ export function runContainerOptions(args: {
   workerId: string;
   role: ContainerRole;
 }): Docker.ContainerCreateOptions {
+  const host = isolatedHostConfig(args.limits, [`${args.envsDir}:${PACKAGES_MOUNT}:ro`]);
   return {
     Image: args.image,
     Cmd: ['python3', `${HARNESS_DIR}/init.py`],
-    User: INIT_USER,
+    User: SUPERVISOR_USER,
     WorkingDir: SCRATCH_DIR,
     Labels: sandboxLabels(args.workerId, args.role),
     NetworkDisabled: true,
-    HostConfig: isolatedHostConfig(args.limits, [`${args.envsDir}:${PACKAGES_MOUNT}:ro`]),
+    HostConfig: {
+      ...host,
+      CapAdd: [...SUPERVISOR_CAPABILITIES],
+      Tmpfs: { ...host.Tmpfs, [RESULT_DIR]: `rw,nosuid,nodev,noexec,size=${args.limits.scratchMb}m,mode=0700` },
+    },
   };
 }
 
