@@ -11,7 +11,7 @@ import type { Config } from '../../temporal.config';
 import { LABELS, PROCESS_TOKEN, SCRIPT_USER, SUPERVISOR_USER, runContainerOptions, type ContainerRole, type SandboxLimits } from './container-spec';
 import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
-import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, harnessResultPath, helperCommand, launchCommand, type HarnessHelper } from './harness-command';
+import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, harnessResultPath, helperCommand, launchCommand, type HarnessHelper, type RunnerSpec } from './harness-command';
 import { ImportScanSchema, importedDistribution, planImports, type ImportPlan } from './import-scan';
 import { validateRequirement } from './install-commands';
 import { isPermanent } from './install-failure';
@@ -28,6 +28,7 @@ import {
   type AstNormalization,
   type CoverageReport,
   type PythonException,
+  type RunnerReport,
   type SandboxResult,
   type SandboxStatus,
 } from './schema';
@@ -52,6 +53,11 @@ export interface RunRequest {
   install?: boolean;
   /** Requirements known up front (e.g. accepted LLM install lines); installed before the first run. */
   requirements?: string[];
+  /**
+   * Run the harness's test runner: the script is loaded as a module and each snippet runs against
+   * it; the results come back in `SandboxResult.runner` (never read from the script's output).
+   */
+  runner?: RunnerSpec;
   /**
    * Top-level module names of the repository the script came from. A missing one is the
    * script's fault (the code should have been carried into it), never a package to install:
@@ -501,7 +507,7 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec }),
+        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec, runner: req.runner }),
         user: SUPERVISOR_USER,
         workingDir: '/scratch',
         outputLimitBytes: this.config.outputLimitBytes,
@@ -536,15 +542,18 @@ export class SandboxExecutor {
       const notes: string[] = [];
       let coverage: CoverageReport | null = null;
       let missingModule: string | null = null;
+      let runner: RunnerReport | null = null;
       let oom = false;
       let timedOut = ended === 'timeout';
       /** Whether the supervisor's result was read: null when none was needed (it exited 0, no coverage asked). */
       let resultRead: boolean | null = null;
       if (ended === null && exitCode !== null) {
         // The result is written by the supervisor after every other process in the container is gone.
-        const needResult = req.coverage !== undefined || exitCode !== 0;
+        const needResult = req.coverage !== undefined || req.runner !== undefined || exitCode !== 0;
         const harness = needResult ? await this.readHarnessResult(borrowed.container, runDir) : null;
         if (needResult) resultRead = harness !== null;
+        if (harness?.verdict) notes.push(harness.verdict);
+        runner = harness?.runner ?? null;
         if (req.coverage) {
           coverage = harness?.coverage ?? null;
           notes.push(...(harness?.notes ?? ['the harness left no result (the script ended the harness)']));
@@ -571,6 +580,7 @@ export class SandboxExecutor {
           coverage,
           packages,
           notes,
+          runner,
         }),
         missingModule,
       };

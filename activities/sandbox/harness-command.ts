@@ -8,6 +8,8 @@ import { HARNESS_DIR, RESULT_DIR } from './container-spec';
 export const DIRTY_EXIT = 199;
 /** launch.py's exit status when its own time limit ended the script (confirmed by `timedOut` in its result). */
 export const HARNESS_TIMEOUT_EXIT = 124;
+/** launch.py's exit status when the process ended 0 but the supervisor cannot confirm a pass (its result's `verdict` says why). */
+export const HARNESS_UNCONFIRMED_EXIT = 125;
 /**
  * Where launch.py leaves a run's result, written after every other process in the container is
  * gone: in the supervisor's own folder, which the script can neither read nor write.
@@ -43,6 +45,18 @@ export interface LaunchRequest {
   packageDir: string | null;
   /** The supervisor in the container ends the script after this long, even if no one is watching. */
   timeoutSec: number;
+  /** Run the harness's test runner on the script instead of running it as `__main__`. */
+  runner?: RunnerSpec | null;
+}
+
+/** A test-runner run: snippets against the script loaded as a module (see repost_test_runner.py). */
+export interface RunnerSpec {
+  mode: 'matrix' | 'outputs';
+  /** `name` or `Class.method`. */
+  target: string;
+  snippets: readonly string[];
+  /** Each snippet's own limit. */
+  timeoutSec: number;
 }
 
 /** The harness's JSON helpers, run by launch.py after the same cleaning as a script. */
@@ -69,6 +83,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
   ];
   if (request.coverage) fields.push(['coverage', request.coverage]);
   if (request.packageDir) fields.push(['packageDir', request.packageDir]);
+  if (request.runner) fields.push(['runner', JSON.stringify(request.runner)]);
   fields.push(['timeoutSec', String(request.timeoutSec)]);
   return encodeLaunch(fields, () => ({
     runDir: request.runDir,
@@ -76,6 +91,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
     files: request.files,
     coverage: request.coverage ? { functionName: request.coverage } : null,
     packageDir: request.packageDir,
+    runner: request.runner ?? null,
     timeoutSec: request.timeoutSec,
   }));
 }

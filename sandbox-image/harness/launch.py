@@ -176,42 +176,77 @@ def _run_as_main(script_path):
 
 
 TIMEOUT_EXIT = 124
+# The process ended with status 0 but the supervisor cannot confirm a pass (see _verdict).
+UNCONFIRMED_EXIT = 125
 
 
 class _Reporter:
-    """The child's side of the pipe: sends the measured arcs (and a missing module) once."""
+    """The child's side of the pipe to the supervisor: the harness's own messages, one line each.
+
+    `snippet` lines (the test runner's results, in order), then exactly one `end`: the status
+    the harness saw the script end with, whether its main module finished (False when it called
+    os._exit), the module a ModuleNotFoundError named, and the measured arcs. The functions it
+    needs are taken before the script runs, so replacing `os.write` or `json.dumps` later does
+    not change what it sends.
+    """
 
     def __init__(self, fd, cov, script_path):
+        import json
+
         self.fd, self.cov, self.script_path = fd, cov, script_path
         self.pid = os.getpid()
         self.sent = False
+        self._write, self._getpid, self._dumps = os.write, os.getpid, json.dumps
 
-    def send(self, missing_module=None):
-        if self.sent or os.getpid() != self.pid:
+    def _send(self, message):
+        data = (self._dumps(message) + "\n").encode()
+        try:
+            while data:
+                data = data[self._write(self.fd, data):]
+        except OSError:
+            pass
+
+    def _mine(self):
+        return not self.sent and self._getpid() == self.pid
+
+    def snippet(self, index, status, detail):
+        if self._mine():
+            self._send({"kind": "snippet", "index": index, "status": status, "detail": detail})
+
+    def load_failed(self, detail):
+        if self._mine():
+            self._send({"kind": "load", "detail": detail})
+
+    def end(self, status, completed, missing_module=None, exited_in=None):
+        if not self._mine():
             return
         self.sent = True
-        message = {"missingModule": missing_module}
+        message = {"kind": "end", "status": status, "completed": completed, "missingModule": missing_module, "exitedIn": exited_in}
         if self.cov is not None:
             try:
                 self.cov.stop()
                 message["arcs"] = self.cov.get_data().arcs(self.script_path) or []
             except Exception as exc:  # noqa: BLE001 - the script may have broken coverage itself
                 message["note"] = f"coverage could not be collected: {type(exc).__name__}: {exc}"
-        import json
-
-        data = (json.dumps(message) + "\n").encode()
-        try:
-            while data:
-                data = data[os.write(self.fd, data):]
-        except OSError:
-            pass
+        self._send(message)
 
     def exit_hook(self, real_exit):
         def _exit(code):
-            self.send()
+            self.end(code & 0xFF if isinstance(code, int) else 1, completed=False)
             real_exit(code)
 
         return _exit
+
+
+def _new_implementation_in(tb):
+    """The `*_new_implementation` function a SystemExit came through uncaught, if any: the code
+    under test ended the script, so the tests after that call never ran."""
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_name
+        if name.endswith("_new_implementation"):
+            return name
+        tb = tb.tb_next
+    return None
 
 
 def _prepare_run_dir(run_dir, files, script_path, source):
@@ -258,6 +293,12 @@ def _child(request, run_dir, script_path, target, fd):
 
             cov = coverage.Coverage(branch=True, data_file=None, include=[script_path], config_file=False)
         reporter = _Reporter(fd, cov, script_path)
+        runner = None
+        if request.get("runner") is not None:
+            sys.path.insert(0, HARNESS_DIR)
+            import repost_test_runner as runner  # noqa: F811
+
+            sys.path.remove(HARNESS_DIR)
         # A script that ends its process without the interpreter's shutdown still reports first.
         import posix
 
@@ -269,19 +310,26 @@ def _child(request, run_dir, script_path, target, fd):
         sys.stderr.flush()
         os._exit(1)
 
-    status, missing = 0, None
+    real_exit = sys.exit
+    status, missing, exited_in = 0, None, None
     try:
-        _run_as_main(script_path)
+        if runner is not None:
+            runner.run(script_path, request["runner"], reporter)
+        else:
+            _run_as_main(script_path)
     except SystemExit as exc:
         status = _exit_code_of(exc)
+        exited_in = _new_implementation_in(exc.__traceback__)
     except BaseException as exc:  # noqa: BLE001 - everything uncaught is the script's failure
         status = 1
         if isinstance(exc, ModuleNotFoundError) and isinstance(exc.name, str):
             missing = exc.name
         _print_uncaught(exc, script_path)
-    reporter.send(missing)
-    # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run.
-    sys.exit(status)
+    reporter.end(status, completed=True, missing_module=missing, exited_in=exited_in)
+    # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run. The
+    # supervisor holds the run to the status sent above, whatever the process ends with.
+    real_exit(status)
+    os._exit(status)
 
 
 def _supervise(pid, fd, timeout):
@@ -294,6 +342,7 @@ def _supervise(pid, fd, timeout):
     except (AttributeError, OSError):
         pidfd = None  # old kernels: poll the child instead
     chunks, reading, timed_out, status = [], True, False, None
+    size = 0
     deadline = time.monotonic() + timeout if timeout > 0 else None
     while status is None:
         remaining = None if deadline is None else deadline - time.monotonic()
@@ -308,7 +357,9 @@ def _supervise(pid, fd, timeout):
         if fd in ready:
             chunk = os.read(fd, 65536)
             if chunk:
-                chunks.append(chunk)
+                size += len(chunk)
+                if size <= MAX_REPORT_BYTES:
+                    chunks.append(chunk)
             else:
                 reading = False
         if pidfd is None or pidfd in ready:
@@ -321,36 +372,90 @@ def _supervise(pid, fd, timeout):
         chunk = os.read(fd, 65536)
         if not chunk:
             break
-        chunks.append(chunk)
+        size += len(chunk)
+        if size <= MAX_REPORT_BYTES:
+            chunks.append(chunk)
+    if size > MAX_REPORT_BYTES:
+        chunks.append(b"\n[more than MAX_REPORT_BYTES]\n")  # not JSON: the report is refused
     return status, timed_out, b"".join(chunks)
 
 
-def _last_message(data):
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+SNIPPET_STATUSES = ("pass", "fail", "value", "error")
+
+
+def _read_report(data, snippets_expected):
+    """The child's messages, held to the protocol: (end message or None, runner report or None, what was wrong or None).
+
+    Anything else in the pipe (a line that is not the harness's, snippets out of order, a
+    second `end`, anything after it) means someone other than the harness wrote there: the whole
+    report is refused.
+    """
     import json
 
-    for line in reversed(data.decode("utf-8", "replace").splitlines()):
+    end, load, snippets = None, None, []
+    # Every message ends with a newline; an unterminated tail was cut by the process's death.
+    for line in data.decode("utf-8", "replace").split("\n")[:-1]:
+        if line == "":
+            continue
         try:
             message = json.loads(line)
         except ValueError:
-            continue
-        if isinstance(message, dict):
-            return message
-    return None
+            return None, None, "a line that is not the harness's"
+        kind = message.get("kind") if isinstance(message, dict) else None
+        if end is not None:
+            return None, None, "a message after the harness's final one"
+        if kind == "end" and isinstance(message.get("status"), int) and isinstance(message.get("completed"), bool):
+            end = message
+        elif kind == "snippet" and snippets_expected is not None and load is None:
+            if message.get("index") != len(snippets) or message.get("status") not in SNIPPET_STATUSES or not isinstance(message.get("detail"), str):
+                return None, None, "a test result out of the harness's order"
+            if len(snippets) >= snippets_expected:
+                return None, None, "more test results than tests"
+            snippets.append({"status": message["status"], "detail": message["detail"]})
+        elif kind == "load" and snippets_expected is not None and load is None and not snippets and isinstance(message.get("detail"), str):
+            load = message["detail"]
+        else:
+            return None, None, "a message the harness does not send"
+    runner = {"loadFailure": load, "snippets": snippets} if snippets_expected is not None else None
+    return end, runner, None
+
+
+def _verdict(code, end, problem):
+    """The run's exit status from what the supervisor observed (the child's own status `code`) and
+    the harness's report: a zero status passes only with one clean report of a finished main
+    module that ended with status 0. Returns (exit status, a note or None)."""
+    if code != 0:
+        return code, (f"the harness's report channel held {problem}: the report is refused" if problem else None)
+    if problem:
+        return UNCONFIRMED_EXIT, f"the harness's report channel held {problem}: the report is refused and the run cannot pass"
+    if end is None:
+        return UNCONFIRMED_EXIT, "the script's process ended with status 0 without the harness's report (it ended itself past the harness): the run cannot pass"
+    if not end["completed"]:
+        return UNCONFIRMED_EXIT, "the script ended its process with os._exit(0) before its main module finished: the run cannot pass"
+    if end["status"] == 0 and isinstance(end.get("exitedIn"), str):
+        return UNCONFIRMED_EXIT, f"{end['exitedIn']} ended the script with SystemExit(0), so the tests after that call never ran: the run cannot pass"
+    if end["status"] != 0:
+        return end["status"], f"the script's process ended with status 0 but its main module ended with status {end['status']} (sys.exit or the process's end was tampered with): status {end['status']} is kept"
+    return 0, None
 
 
 def _result_path(run_dir):
     return os.path.join(RESULT_DIR, os.path.basename(run_dir) + ".json")
 
 
-def _write_result(run_dir, source, target, message, timed_out):
-    """Coverage of the target span from the child's arcs and the source this process kept."""
+def _write_result(run_dir, source, target, message, timed_out, verdict=None, runner=None, problem=None):
+    """The run's result: the verdict's note, the test runner's results, and coverage of the target
+    span from the child's arcs and the source this process kept (none when the report was refused)."""
     import json
 
-    result = {"notes": [], "coverage": None, "timedOut": timed_out, "missingModule": None}
+    result = {"notes": [], "coverage": None, "timedOut": timed_out, "missingModule": None, "verdict": verdict, "runner": runner}
     if message is not None and isinstance(message.get("missingModule"), str):
         result["missingModule"] = message["missingModule"]
     if target:
-        if message is None or not isinstance(message.get("arcs"), list):
+        if problem:
+            result["notes"].append(f"no coverage: the harness's report channel held {problem}")
+        elif message is None or not isinstance(message.get("arcs"), list):
             result["notes"].append(
                 (message or {}).get("note") or "the script ended its process before its coverage could be sent (killed by a signal or by its own doing)"
             )
@@ -448,6 +553,10 @@ def main():
     run_dir = request["runDir"]
     source = request["script"]
     target = (request.get("coverage") or {}).get("functionName")
+    if isinstance(request.get("runner"), str):
+        import json
+
+        request["runner"] = json.loads(request["runner"])
     # Paths are checked here; the child (as the scripts' uid) writes them.
     try:
         request["_files"] = [(_safe_join(run_dir, name), text) for name, text in (request.get("files") or {}).items()]
@@ -467,13 +576,23 @@ def main():
         _child(request, run_dir, script_path, target, write_fd)
     os.close(write_fd)
     status, timed_out, data = _supervise(pid, read_fd, timeout)
-    _write_result(run_dir, source, target, _last_message(data), timed_out)
+    runner_request = request.get("runner")
+    expected = len(runner_request["snippets"]) if isinstance(runner_request, dict) else None
+    end, runner, problem = _read_report(data, expected)
     if timed_out:
+        _write_result(run_dir, source, target, end, True, None, runner, problem)
         print(f"[repost-sandbox] the run exceeded its {timeout:g}s time limit and was killed", file=sys.stderr)
         sys.stderr.flush()
         os._exit(TIMEOUT_EXIT)
-    code = os.waitstatus_to_exitcode(status)
-    os._exit(code if code >= 0 else 128 - code)
+    observed = os.waitstatus_to_exitcode(status)
+    observed = observed if observed >= 0 else 128 - observed
+    code, note = _verdict(observed, end, problem)
+    _write_result(run_dir, source, target, end, False, note, runner, problem)
+    if code == UNCONFIRMED_EXIT and observed == 0:
+        # The process said 0 and nothing on stderr says otherwise: the reason it is not a pass goes there.
+        print(f"[repost-sandbox] {note}", file=sys.stderr)
+        sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

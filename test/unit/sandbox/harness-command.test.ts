@@ -28,6 +28,12 @@ describe('harness commands', () => {
     const large = helperCommand('imports.py', { sources: { 'a.py': 'x'.repeat(2 * 1024 * 1024) } }, 30);
     expect(large.cmd.at(-1)).toBe('-');
     expect(JSON.parse(JSON.parse(large.stdin!.toString()).input).sources['a.py']).toHaveLength(2 * 1024 * 1024);
+    // A test-runner request travels as one more field (JSON), in both encodings.
+    const runner = { mode: 'matrix' as const, target: 'f', snippets: ['assert f(1)'], timeoutSec: 5 };
+    const small = launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5, runner });
+    expect(small.cmd.slice(small.cmd.indexOf('runner'), small.cmd.indexOf('runner') + 3)).toEqual(['runner', '1', JSON.stringify(runner)]);
+    const viaStdin = launchCommand({ runDir: '/r', script: 'x'.repeat(2 * 1024 * 1024), files: {}, coverage: null, packageDir: null, timeoutSec: 5, runner });
+    expect(JSON.parse(viaStdin.stdin!.toString()).runner).toEqual(runner);
     // The result lives in the supervisor's own folder, named after the run directory.
     expect(harnessResultPath('/scratch/run-abc')).toBe('/run/repost/run-abc.json');
   });
