@@ -552,11 +552,12 @@ export class SandboxExecutor {
         const needResult = req.coverage !== undefined || req.runner !== undefined || exitCode !== 0;
         const harness = needResult ? await this.readHarnessResult(borrowed.container, runDir) : null;
         if (needResult) resultRead = harness !== null;
+        if (needResult && !harness) notes.push('the supervisor left no result (it was killed or failed); this container is not lent again');
         if (harness?.verdict) notes.push(harness.verdict);
         runner = harness?.runner ?? null;
         if (req.coverage) {
           coverage = harness?.coverage ?? null;
-          notes.push(...(harness?.notes ?? ['the harness left no result (the script ended the harness)']));
+          notes.push(...(harness?.notes ?? []));
         }
         missingModule = harness?.missingModule ?? null;
         if (harness?.timedOut && exitCode === HARNESS_TIMEOUT_EXIT) timedOut = true;

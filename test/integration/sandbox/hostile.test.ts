@@ -246,7 +246,7 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
     // The daemon killed the script; the supervisor survived, ended the daemon and reported.
     expect(result.stdout).toBe('supervisor kill refused: True\n');
     expect(result).toMatchObject({ status: 'error', exitCode: 137 });
-    expect(result.notes.join('\n')).not.toMatch(/left no result/);
+    expect(result.notes.join('\n')).not.toMatch(/supervisor left no result/);
     // Ended by a signal: that container is never lent again.
     if (mode === 'pool') expect(executor.poolStats!.recycled).toBe(recycledBefore + 1);
     const trivial = await executor.run({ script: 'print(sum(range(10)))\n', timeoutSec: 20 });
