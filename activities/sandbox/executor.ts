@@ -11,7 +11,10 @@ import type { Config } from '../../temporal.config';
 import { LABELS, PROCESS_TOKEN, SCRIPT_USER, SUPERVISOR_USER, runContainerOptions, type ContainerRole, type SandboxLimits } from './container-spec';
 import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
-import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, harnessResultPath, helperCommand, launchCommand, type HarnessHelper, type RunnerSpec } from './harness-command';
+import {
+  DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, harnessResultPath, helperCommand, launchCommand, mutationRunDeadlineSec,
+  type HarnessHelper, type MutationSpec, type RunnerSpec,
+} from './harness-command';
 import { ImportScanSchema, importedDistribution, planImports, type ImportPlan } from './import-scan';
 import { validateRequirement } from './install-commands';
 import { isPermanent } from './install-failure';
@@ -27,6 +30,7 @@ import {
   type AstComparison,
   type AstNormalization,
   type CoverageReport,
+  type MutationReport,
   type PythonException,
   type RunnerReport,
   type SandboxResult,
@@ -64,6 +68,12 @@ export interface RunRequest {
    * a same-named PyPI project would only hide the mistake.
    */
   localModules?: string[];
+  /** Mutation testing of the script's target (see `mutate`); the result's status is the script's own run. */
+  mutation?: MutationSpec;
+  /** The script's PYTHONHASHSEED (stability runs); unset: a random one, as Python chooses. */
+  hashSeed?: number;
+  /** Shift the script's wall clock (`time`, `datetime`) by this many seconds (stability runs). */
+  clockOffsetSec?: number;
 }
 
 export type RunLimits = Pick<SandboxLimits, 'memoryMb' | 'cpus' | 'pidsLimit'>;
@@ -356,6 +366,16 @@ export class SandboxExecutor {
     }
   }
 
+  /**
+   * Mutation testing in one container run: the script as given (the ground truth placed), then
+   * each mutant of `mutation.target`'s body, forked from one warm parent (see mutation.ts and
+   * the harness's repost_mutation_run.py). Packages are installed as for `run`; the result is the
+   * ground truth's run, with the mutants' outcomes in `mutation`.
+   */
+  async mutate(req: Omit<RunRequest, 'mutation' | 'coverage' | 'runner'>, mutation: MutationSpec, hooks: RunHooks = {}): Promise<SandboxResult> {
+    return this.run({ ...req, mutation }, hooks);
+  }
+
   /** AST equivalence of two function sources, computed by the harness inside the sandbox. */
   async astEquivalent(a: string, b: string): Promise<AstComparison> {
     return AstComparisonSchema.parse(await this.harnessJson('ast_equiv.py', { a, b }, HARNESS_TIMEOUT_SEC));
@@ -507,7 +527,10 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec, runner: req.runner }),
+        ...launchCommand({
+          runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec, runner: req.runner,
+          mutation: req.mutation, hashSeed: req.hashSeed, clockOffsetSec: req.clockOffsetSec,
+        }),
         user: SUPERVISOR_USER,
         workingDir: '/scratch',
         outputLimitBytes: this.config.outputLimitBytes,
@@ -519,7 +542,8 @@ export class SandboxExecutor {
         ended = why;
         void borrowed.kill().finally(() => handle.abandon());
       };
-      timer = setTimeout(() => stop('timeout'), (timeoutSec + RUN_GRACE_SEC) * 1000);
+      const limitSec = req.mutation ? mutationRunDeadlineSec(timeoutSec, req.mutation) : timeoutSec;
+      timer = setTimeout(() => stop('timeout'), (limitSec + RUN_GRACE_SEC) * 1000);
       onAbort = () => stop('cancelled');
       hooks.signal?.addEventListener('abort', onAbort);
       if (hooks.heartbeat) heartbeat = setInterval(hooks.heartbeat, HEARTBEAT_MS);
@@ -543,18 +567,20 @@ export class SandboxExecutor {
       let coverage: CoverageReport | null = null;
       let missingModule: string | null = null;
       let runner: RunnerReport | null = null;
+      let mutation: MutationReport | null = null;
       let oom = false;
       let timedOut = ended === 'timeout';
       /** Whether the supervisor's result was read: null when none was needed (it exited 0, no coverage asked). */
       let resultRead: boolean | null = null;
       if (ended === null && exitCode !== null) {
         // The result is written by the supervisor after every other process in the container is gone.
-        const needResult = req.coverage !== undefined || req.runner !== undefined || exitCode !== 0;
+        const needResult = req.coverage !== undefined || req.runner !== undefined || req.mutation !== undefined || exitCode !== 0;
         const harness = needResult ? await this.readHarnessResult(borrowed.container, runDir) : null;
         if (needResult) resultRead = harness !== null;
         if (needResult && !harness) notes.push('the supervisor left no result (it was killed or failed); this container is not lent again');
         if (harness?.verdict) notes.push(harness.verdict);
         runner = harness?.runner ?? null;
+        mutation = harness?.mutation ?? null;
         if (req.coverage) {
           coverage = harness?.coverage ?? null;
           notes.push(...(harness?.notes ?? []));
@@ -568,7 +594,8 @@ export class SandboxExecutor {
       const status = classify({ timedOut, exitCode, oom, exception, stderr });
       if (status === 'timeout') notes.push(`the run exceeded its ${timeoutSec}s time limit and was killed`);
       if (status === 'oom') notes.push(`the run exceeded its ${limits.memoryMb} MB memory limit`);
-      reusable = lendableAfter({ status, exitCode, resultRead });
+      // A mutant that hit the memory limit leaves the container's OOM history behind: not lent again.
+      reusable = lendableAfter({ status, exitCode, resultRead }) && !mutation?.mutants.some((m) => m.kind === 'oom');
       return {
         result: SandboxResultSchema.parse({
           status,
@@ -582,6 +609,7 @@ export class SandboxExecutor {
           packages,
           notes,
           runner,
+          ...(req.mutation ? { mutation } : {}),
         }),
         missingModule,
       };

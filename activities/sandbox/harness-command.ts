@@ -47,6 +47,35 @@ export interface LaunchRequest {
   timeoutSec: number;
   /** Run the harness's test runner on the script instead of running it as `__main__`. */
   runner?: RunnerSpec | null;
+  /** Mutation testing: the script, then each mutant of `target`, in forks of one warm parent (see repost_mutation_run.py). */
+  mutation?: MutationSpec | null;
+  /** The run's PYTHONHASHSEED (the supervisor starts again with it before anything runs). */
+  hashSeed?: number | null;
+  /** The script's wall clock (`time`, `datetime`) shifted by this many seconds (see repost_clock.py). */
+  clockOffsetSec?: number | null;
+}
+
+/** A mutation run (repost_mutation_run.py): which function's body is mutated, how many mutants, their limits. */
+export interface MutationSpec {
+  /** The placed copy: `name_new_implementation` or `Class.name_new_implementation`. */
+  target: string;
+  /** At most this many mutants, sampled with `seed`. */
+  cap: number;
+  seed: number;
+  /** Each mutant's time limit; null: 2 s plus 10 times the ground truth's time in the same run, at most the run's limit. */
+  mutantTimeoutSec: number | null;
+  /** No mutant is started once the run has taken this long. */
+  budgetSec: number;
+}
+
+/**
+ * How long a mutation run may take before the executor removes its container (the supervisor
+ * stops on its own well before): making the mutants, starting a warm parent and the ground truth
+ * (twice when it must run without the warm parent's imports) take at most the run's limit each,
+ * the mutants stop at the budget, and the last job may take one more limit.
+ */
+export function mutationRunDeadlineSec(timeoutSec: number, spec: Pick<MutationSpec, 'budgetSec'>): number {
+  return Math.max(spec.budgetSec, 5 * timeoutSec) + timeoutSec;
 }
 
 /** A test-runner run: snippets against the script loaded as a module (see repost_test_runner.py). */
@@ -84,6 +113,9 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
   if (request.coverage) fields.push(['coverage', request.coverage]);
   if (request.packageDir) fields.push(['packageDir', request.packageDir]);
   if (request.runner) fields.push(['runner', JSON.stringify(request.runner)]);
+  if (request.mutation) fields.push(['mutation', JSON.stringify(request.mutation)]);
+  if (request.hashSeed !== undefined && request.hashSeed !== null) fields.push(['hashSeed', String(request.hashSeed)]);
+  if (request.clockOffsetSec !== undefined && request.clockOffsetSec !== null) fields.push(['clockOffsetSec', String(request.clockOffsetSec)]);
   fields.push(['timeoutSec', String(request.timeoutSec)]);
   return encodeLaunch(fields, () => ({
     runDir: request.runDir,
@@ -92,6 +124,9 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
     coverage: request.coverage ? { functionName: request.coverage } : null,
     packageDir: request.packageDir,
     runner: request.runner ?? null,
+    mutation: request.mutation ?? null,
+    hashSeed: request.hashSeed ?? null,
+    clockOffsetSec: request.clockOffsetSec ?? null,
     timeoutSec: request.timeoutSec,
   }));
 }

@@ -54,6 +54,41 @@ export const RunnerSnippetSchema = z.object({ status: z.enum(['pass', 'fail', 'v
 export const RunnerReportSchema = z.object({ loadFailure: z.string().nullable(), snippets: z.array(RunnerSnippetSchema) });
 export type RunnerReport = z.infer<typeof RunnerReportSchema>;
 
+/** One mutant of a mutation run, as the supervisor decided it (repost_mutation_run.py). */
+export const MutantResultSchema = z.object({
+  operator: z.string(),
+  /** The mutated line within the function (its first line is 1). */
+  line: z.number().int(),
+  /** Unified diff of the function's source against the original. */
+  diff: z.string(),
+  /** killed: the script failed; timeout: killed by its time limit; not_run: the run's budget or container gave out first. */
+  outcome: z.enum(['killed', 'survived', 'timeout', 'not_run']),
+  /** How a killed mutant failed: the exception's type, `exit N`, `signal N`, `oom`, `unconfirmed`, `lost`, `timeout`. */
+  kind: z.string().nullable(),
+  ms: z.number(),
+});
+export type MutantResult = z.infer<typeof MutantResultSchema>;
+
+/** What a mutation run reports besides the ground truth's own run (the run's status). */
+export const MutationReportSchema = z.object({
+  target: z.string(),
+  /** warm: the script's modules imported once in the warm parent; plain: each job imports them (the control failed warm). */
+  mode: z.enum(['warm', 'plain']),
+  /** Mutation sites found; how many were tried; left out as duplicates or for not compiling. */
+  candidates: z.number().int(),
+  examined: z.number().int(),
+  duplicates: z.number().int(),
+  invalid: z.number().int(),
+  /** The ground truth's time in the warm parent (null: it could not run). */
+  controlMs: z.number().nullable(),
+  mutantTimeoutSec: z.number().nullable(),
+  budgetSec: z.number(),
+  warmStarts: z.number().int(),
+  mutants: z.array(MutantResultSchema),
+  notes: z.array(z.string()),
+});
+export type MutationReport = z.infer<typeof MutationReportSchema>;
+
 export const SandboxResultSchema = z.object({
   status: SandboxStatusSchema,
   /** null when the run was killed (timeout) or its status was lost. */
@@ -74,6 +109,8 @@ export const SandboxResultSchema = z.object({
   notes: z.array(z.string()).default([]),
   /** A test-runner run's results (RunRequest.runner), as the supervisor received them; absent or null otherwise or when its report was refused. */
   runner: RunnerReportSchema.nullable().optional(),
+  /** A mutation run's mutants (RunRequest.mutation); the rest of the result is the ground truth's run. */
+  mutation: MutationReportSchema.nullable().optional(),
 });
 export type SandboxResult = z.infer<typeof SandboxResultSchema>;
 
@@ -88,6 +125,7 @@ export const HarnessResultSchema = z.object({
   /** Why the supervisor did not take the process's own exit status as the run's (os._exit(0) mid-run, a refused report, ...). */
   verdict: z.string().nullable().default(null),
   runner: RunnerReportSchema.nullable().default(null),
+  mutation: MutationReportSchema.nullable().default(null),
 });
 
 export const AstComparisonSchema = z.object({ equivalent: z.boolean(), difference: z.string().nullable() });

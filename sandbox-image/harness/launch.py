@@ -60,18 +60,20 @@ def _drop_bounding_set():
         prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last capability: fine
 
 
-def _become_script_user():
+def _become_script_user(oom_score_adj=1000):
     """In a forked child: the scripts' uid and gid, no supplementary group; every capability is gone."""
+    # The kernel's OOM killer takes the script's processes before the supervisor's. Set while this
+    # process is still root: once its uid changed it is not dumpable, and its /proc files belong
+    # to root, so it could no longer write it.
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write(str(oom_score_adj))
+    except OSError:
+        pass
     if os.getuid() == 0:
         os.setgroups([])
         os.setgid(SCRIPT_UID)
         os.setuid(SCRIPT_UID)
-    # The kernel's OOM killer takes the script's processes before the supervisor's.
-    try:
-        with open("/proc/self/oom_score_adj", "w") as fh:
-            fh.write("1000")
-    except OSError:
-        pass
 
 
 def _clean_container():
@@ -217,11 +219,11 @@ class _Reporter:
         if self._mine():
             self._send({"kind": "load", "detail": detail})
 
-    def end(self, status, completed, missing_module=None, exited_in=None):
+    def end(self, status, completed, missing_module=None, exited_in=None, exception=None):
         if not self._mine():
             return
         self.sent = True
-        message = {"kind": "end", "status": status, "completed": completed, "missingModule": missing_module, "exitedIn": exited_in}
+        message = {"kind": "end", "status": status, "completed": completed, "missingModule": missing_module, "exitedIn": exited_in, "exception": exception}
         if self.cov is not None:
             try:
                 self.cov.stop()
@@ -261,31 +263,47 @@ def _prepare_run_dir(run_dir, files, script_path, source):
     _write(script_path, source)
 
 
+def _enter_script_env(request, run_dir, script_path):
+    """As the scripts' uid, in the run directory: the environment `python3 script.py` sees there."""
+    cache_dir = os.path.join(run_dir, "cache")
+    os.chdir(run_dir)
+    os.environ["CACHE_DIR"] = cache_dir
+    os.environ["TMPDIR"] = "/tmp"
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    os.environ["PYTHONUNBUFFERED"] = "1"
+    sys.dont_write_bytecode = True
+    # Packages: the run's environment from the store, then any baked into a dataset image.
+    package_dirs = [d for d in (request.get("packageDir"), BAKED_PACKAGES) if d and os.path.isdir(d) and os.listdir(d)]
+    # sys.path as `python3 script.py` has it: the script's folder first, never the harness's.
+    sys.path[:] = [run_dir] + [p for p in sys.path if p != HARNESS_DIR]
+    if package_dirs:
+        import site
+
+        os.environ["PYTHONPATH"] = os.pathsep.join(package_dirs)
+        for d in package_dirs:
+            site.addsitedir(d)  # also honours .pth files, which PYTHONPATH alone would not
+    else:
+        os.environ.pop("PYTHONPATH", None)
+    sys.argv = [script_path]
+
+
+def _harness_module(name):
+    """Imports one of the harness's modules from its folder, which the script's sys.path lacks."""
+    sys.path.insert(0, HARNESS_DIR)
+    try:
+        return __import__(name)
+    finally:
+        sys.path.remove(HARNESS_DIR)
+
+
 def _child(request, run_dir, script_path, target, fd):
     """Runs the script in this (forked) process; never returns."""
     try:
         _become_script_user()
         _prepare_run_dir(run_dir, request["_files"], script_path, request["script"])
-        cache_dir = os.path.join(run_dir, "cache")
-        os.chdir(run_dir)
-        os.environ["CACHE_DIR"] = cache_dir
-        os.environ["TMPDIR"] = "/tmp"
-        os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
-        os.environ["PYTHONUNBUFFERED"] = "1"
-        sys.dont_write_bytecode = True
-        # Packages: the run's environment from the store, then any baked into a dataset image.
-        package_dirs = [d for d in (request.get("packageDir"), BAKED_PACKAGES) if d and os.path.isdir(d) and os.listdir(d)]
-        # sys.path as `python3 script.py` has it: the script's folder first, never the harness's.
-        sys.path[:] = [run_dir] + [p for p in sys.path if p != HARNESS_DIR]
-        if package_dirs:
-            import site
-
-            os.environ["PYTHONPATH"] = os.pathsep.join(package_dirs)
-            for d in package_dirs:
-                site.addsitedir(d)  # also honours .pth files, which PYTHONPATH alone would not
-        else:
-            os.environ.pop("PYTHONPATH", None)
-        sys.argv = [script_path]
+        _enter_script_env(request, run_dir, script_path)
+        if request.get("clockOffsetSec") is not None:
+            _harness_module("repost_clock").shift(float(request["clockOffsetSec"]))
 
         cov = None
         if target:
@@ -293,12 +311,7 @@ def _child(request, run_dir, script_path, target, fd):
 
             cov = coverage.Coverage(branch=True, data_file=None, include=[script_path], config_file=False)
         reporter = _Reporter(fd, cov, script_path)
-        runner = None
-        if request.get("runner") is not None:
-            sys.path.insert(0, HARNESS_DIR)
-            import repost_test_runner as runner  # noqa: F811
-
-            sys.path.remove(HARNESS_DIR)
+        runner = _harness_module("repost_test_runner") if request.get("runner") is not None else None
         # A script that ends its process without the interpreter's shutdown still reports first.
         import posix
 
@@ -309,9 +322,13 @@ def _child(request, run_dir, script_path, target, fd):
         print(f"[repost-sandbox] harness failed before the script: {type(exc).__name__}: {exc}", file=sys.stderr)
         sys.stderr.flush()
         os._exit(1)
+    _run_script(reporter, runner, script_path, request)
 
+
+def _run_script(reporter, runner, script_path, request):
+    """Runs the script (or the test runner on it) as `__main__` and reports how it ended; never returns."""
     real_exit = sys.exit
-    status, missing, exited_in = 0, None, None
+    status, missing, exited_in, exception = 0, None, None, None
     try:
         if runner is not None:
             runner.run(script_path, request["runner"], reporter)
@@ -322,10 +339,11 @@ def _child(request, run_dir, script_path, target, fd):
         exited_in = _new_implementation_in(exc.__traceback__)
     except BaseException as exc:  # noqa: BLE001 - everything uncaught is the script's failure
         status = 1
+        exception = type(exc).__name__
         if isinstance(exc, ModuleNotFoundError) and isinstance(exc.name, str):
             missing = exc.name
         _print_uncaught(exc, script_path)
-    reporter.end(status, completed=True, missing_module=missing, exited_in=exited_in)
+    reporter.end(status, completed=True, missing_module=missing, exited_in=exited_in, exception=exception)
     # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run. The
     # supervisor holds the run to the status sent above, whatever the process ends with.
     real_exit(status)
@@ -444,12 +462,14 @@ def _result_path(run_dir):
     return os.path.join(RESULT_DIR, os.path.basename(run_dir) + ".json")
 
 
-def _write_result(run_dir, source, target, message, timed_out, verdict=None, runner=None, problem=None):
+def _write_result(run_dir, source, target, message, timed_out, verdict=None, runner=None, problem=None, mutation=None):
     """The run's result: the verdict's note, the test runner's results, and coverage of the target
     span from the child's arcs and the source this process kept (none when the report was refused)."""
     import json
 
     result = {"notes": [], "coverage": None, "timedOut": timed_out, "missingModule": None, "verdict": verdict, "runner": runner}
+    if mutation is not None:
+        result["mutation"] = mutation
     if message is not None and isinstance(message.get("missingModule"), str):
         result["missingModule"] = message["missingModule"]
     if target:
@@ -532,8 +552,50 @@ def _run_helper(request, timeout):
 HELPERS = ("imports.py", "ast_equiv.py", "ast_normalize.py")
 
 
+MAX_HASH_SEED = 4294967295
+
+
+def _apply_hash_seed(request, argv):
+    """A run asking for a PYTHONHASHSEED (stability runs): this process starts again with it.
+
+    `-I` (how the supervisor is started) ignores every PYTHON* variable, PYTHONHASHSEED included,
+    and the seed can only be set when the interpreter starts. So the supervisor, before it does
+    anything else, executes itself again with `-s -P` (no user site, no script folder on the path:
+    what `-I` gives besides `-E`) and an environment it builds itself: the one it has without any
+    PYTHON* variable, plus PYTHONHASHSEED. Nothing of a script has run yet; the run's child and the
+    script inherit the seed. Returns when the seed is already the interpreter's.
+    """
+    seed = request.get("hashSeed")
+    if seed is None or seed == "":
+        return
+    seed = int(seed)
+    if not 0 <= seed <= MAX_HASH_SEED:
+        print(f"[repost-sandbox] hashSeed {seed} is not between 0 and {MAX_HASH_SEED}", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(2)
+    if not sys.flags.ignore_environment and os.environ.get("PYTHONHASHSEED") == str(seed):
+        return
+    import json
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONHASHSEED"] = str(seed)
+    if argv == ["-"]:
+        # The request came on stdin, which is read: it goes to the new process the same way.
+        fd = os.memfd_create("repost-request")
+        data = json.dumps(request).encode("utf-8")
+        while data:
+            data = data[os.write(fd, data) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+        os.dup2(fd, 0)
+        os.close(fd)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-s", "-P", os.path.abspath(__file__)] + argv, env)
+
+
 def main():
     request = _read_request(sys.argv[1:])
+    _apply_hash_seed(request, sys.argv[1:])
     _drop_bounding_set()
     reasons = _clean_container()
     if reasons:
@@ -557,6 +619,10 @@ def main():
         import json
 
         request["runner"] = json.loads(request["runner"])
+    if isinstance(request.get("mutation"), str):
+        import json
+
+        request["mutation"] = json.loads(request["mutation"])
     # Paths are checked here; the child (as the scripts' uid) writes them.
     try:
         request["_files"] = [(_safe_join(run_dir, name), text) for name, text in (request.get("files") or {}).items()]
@@ -566,6 +632,12 @@ def main():
         sys.stderr.flush()
         _write_result(run_dir, source, None, None, False)
         os._exit(2)
+    if isinstance(request.get("mutation"), dict):
+        # Mutation testing: the script with its ground truth, then each mutant, in forks of one
+        # warm parent (see repost_mutation_run.py); the exit status is the ground truth's.
+        import repost_mutation_run
+
+        os._exit(repost_mutation_run.supervise(request, script_path, timeout, sys.modules[__name__]))
 
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()

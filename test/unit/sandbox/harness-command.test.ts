@@ -1,4 +1,4 @@
-import { chunk, harnessResultPath, helperCommand, launchCommand } from '../../../activities/sandbox/harness-command';
+import { chunk, harnessResultPath, helperCommand, launchCommand, mutationRunDeadlineSec } from '../../../activities/sandbox/harness-command';
 
 describe('harness commands', () => {
   test('launch fields are name, count, parts; values survive the split', () => {
@@ -36,6 +36,34 @@ describe('harness commands', () => {
     expect(JSON.parse(viaStdin.stdin!.toString()).runner).toEqual(runner);
     // The result lives in the supervisor's own folder, named after the run directory.
     expect(harnessResultPath('/scratch/run-abc')).toBe('/run/repost/run-abc.json');
+  });
+
+  test('mutation, hash seed and clock offset travel as fields, in both encodings; unset ones are left out', () => {
+    const mutation = { target: 'A.m_new_implementation', cap: 30, seed: 0, mutantTimeoutSec: null, budgetSec: 600 };
+    const fieldsOf = (cmd: string[]) => {
+      const args = cmd.slice(3);
+      const fields: Record<string, string> = {};
+      for (let i = 0; i < args.length; ) {
+        const n = Number(args[i + 1]);
+        fields[args[i]!] = args.slice(i + 2, i + 2 + n).join('');
+        i += 2 + n;
+      }
+      return fields;
+    };
+    const small = launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5, mutation, hashSeed: 3, clockOffsetSec: 90061.5 });
+    expect(fieldsOf(small.cmd)).toMatchObject({ mutation: JSON.stringify(mutation), hashSeed: '3', clockOffsetSec: '90061.5' });
+    const seedZero = launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5, hashSeed: 0, clockOffsetSec: 0 });
+    expect(fieldsOf(seedZero.cmd)).toMatchObject({ hashSeed: '0', clockOffsetSec: '0' });
+    const plain = fieldsOf(launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5 }).cmd);
+    expect(Object.keys(plain)).toEqual(['runDir', 'script', 'timeoutSec']);
+    const big = launchCommand({ runDir: '/r', script: 'x'.repeat(2 * 1024 * 1024), files: {}, coverage: null, packageDir: null, timeoutSec: 5, mutation, hashSeed: 7 });
+    expect(JSON.parse(big.stdin!.toString())).toMatchObject({ mutation, hashSeed: 7, clockOffsetSec: null });
+  });
+
+  test("a mutation run's container outlives its budget and every step the supervisor may take before the mutants", () => {
+    expect(mutationRunDeadlineSec(120, { budgetSec: 600 })).toBe(720);
+    expect(mutationRunDeadlineSec(120, { budgetSec: 60 })).toBe(720);
+    expect(mutationRunDeadlineSec(10, { budgetSec: 1000 })).toBe(1010);
   });
 
   test('chunks never split a surrogate pair', () => {

@@ -1,0 +1,236 @@
+/**
+ * Mutation testing of an evaluation script: how many wrong implementations its tests reject.
+ *
+ * The ground truth is placed as `<name>_new_implementation` exactly as a ground-truth run places
+ * it (new-implementation.ts); the harness then makes mutants of that copy's body with Python's
+ * `ast` (arithmetic, comparison, boolean, negation, boundary, constant, statement, return and
+ * argument-order changes, at most `cap`, sampled with `seed`) and runs the script with the ground
+ * truth (the control) and with each mutant in forks of one warm parent, in one container run
+ * (see the harness's repost_mutants.py and repost_mutation_run.py). A mutant is killed when the
+ * script fails, survives when it passes; a timeout is killed and counted apart.
+ *
+ * The score is killed / run. Equivalent mutants (changes no input can tell apart) cannot be told
+ * from weak tests automatically: the survivors are listed with their diffs for a person to judge.
+ *
+ * `testMutants` has the shape a pipeline activity wants: a script and a target in, a small
+ * summary and the survivors' diffs (as one text, an artifact) out.
+ */
+import type { MutationSpec } from './harness-command';
+import type { RunHooks, RunLimits, SandboxExecutor } from './executor';
+import { newImplementationName, withNewImplementation } from './new-implementation';
+import type { MutantResult, MutationReport, SandboxResult, SandboxStatus } from './schema';
+
+export interface MutationSettings {
+  /** At most this many mutants per function. */
+  cap: number;
+  /** The sample's seed: the same script, target and seed give the same mutants. */
+  seed: number;
+  /** Each mutant's time limit in seconds; null: 2 s plus 10 times the ground truth's time, at most the run's limit. */
+  mutantTimeoutSec: number | null;
+  /** No mutant starts once the run has taken this long; null: five times the run's time limit. */
+  budgetSec: number | null;
+}
+
+export const DEFAULT_MUTATION_SETTINGS: MutationSettings = { cap: 30, seed: 0, mutantTimeoutSec: null, budgetSec: null };
+
+/** The harness's request for the placed copy of `functionName` (`name` or `Class.method`). */
+export function mutationSpec(functionName: string, settings: Partial<MutationSettings>, timeoutSec: number): MutationSpec {
+  const s = { ...DEFAULT_MUTATION_SETTINGS, ...settings };
+  return {
+    target: newImplementationName(functionName),
+    cap: s.cap,
+    seed: s.seed,
+    mutantTimeoutSec: s.mutantTimeoutSec,
+    budgetSec: s.budgetSec ?? 5 * timeoutSec,
+  };
+}
+
+/**
+ * scored: the ground truth passed and at least one mutant ran; no_mutants: it passed but the body
+ * gave no mutant (or none ran); ground_truth_failed: the script does not pass with its ground
+ * truth, so no mutant says anything.
+ */
+export type MutationStatus = 'scored' | 'no_mutants' | 'ground_truth_failed';
+
+export interface MutationSummary {
+  status: MutationStatus;
+  /** killed / (killed + survived); null unless scored. */
+  score: number | null;
+  /** Mutants made (at most the cap). */
+  made: number;
+  /** Killed mutants, the timed-out ones included. */
+  killed: number;
+  survived: number;
+  timedOut: number;
+  /** Made but not run (the run's budget or its container gave out). */
+  notRun: number;
+  /** The ground truth's run in the mutation run. */
+  groundTruth: SandboxStatus;
+  /** Mutation sites in the body (before the cap, duplicates and mutants that do not compile). */
+  candidates: number;
+  /** Killed / made per operator. */
+  byOperator: Record<string, { made: number; killed: number }>;
+  mode: MutationReport['mode'] | null;
+  controlMs: number | null;
+  mutantTimeoutSec: number | null;
+  notes: string[];
+}
+
+export interface SurvivingMutant {
+  operator: string;
+  line: number;
+  diff: string;
+}
+
+/** The summary and the survivors of a mutation run's result (pure). */
+export function summarizeMutation(result: SandboxResult): { summary: MutationSummary; survivors: SurvivingMutant[] } {
+  const report = result.mutation ?? null;
+  const mutants: MutantResult[] = report?.mutants ?? [];
+  const count = (outcome: MutantResult['outcome']) => mutants.filter((m) => m.outcome === outcome).length;
+  const timedOut = count('timeout');
+  const killed = count('killed') + timedOut;
+  const survived = count('survived');
+  const byOperator: Record<string, { made: number; killed: number }> = {};
+  for (const m of mutants) {
+    const entry = (byOperator[m.operator] ??= { made: 0, killed: 0 });
+    entry.made += 1;
+    if (m.outcome === 'killed' || m.outcome === 'timeout') entry.killed += 1;
+  }
+  const ran = killed + survived;
+  const status: MutationStatus = result.status !== 'passed' ? 'ground_truth_failed' : ran === 0 ? 'no_mutants' : 'scored';
+  const summary: MutationSummary = {
+    status,
+    score: status === 'scored' ? killed / ran : null,
+    made: mutants.length,
+    killed,
+    survived,
+    timedOut,
+    notRun: count('not_run'),
+    groundTruth: result.status,
+    candidates: report?.candidates ?? 0,
+    byOperator,
+    mode: report?.mode ?? null,
+    controlMs: report?.controlMs ?? null,
+    mutantTimeoutSec: report?.mutantTimeoutSec ?? null,
+    notes: report?.notes ?? (result.status === 'passed' ? [] : result.notes.slice(-1)),
+  };
+  const survivors = mutants.filter((m) => m.outcome === 'survived').map((m) => ({ operator: m.operator, line: m.line, diff: m.diff }));
+  return { summary, survivors };
+}
+
+/** The survivors as one text for a person to judge (an artifact): each with its operator, line and diff. */
+export function survivorsText(functionName: string, survivors: SurvivingMutant[]): string {
+  if (survivors.length === 0) return `# ${functionName}: no surviving mutant\n`;
+  const parts = survivors.map((s, i) => `## ${i + 1}. ${s.operator}, line ${s.line}\n\n${s.diff}\n`);
+  return `# ${functionName}: ${survivors.length} surviving mutant(s)\n\nThe tests pass with each change below. Either it is equivalent (no input tells it apart) or the tests miss it.\n\n${parts.join('\n')}`;
+}
+
+export interface MutationInput {
+  /** The evaluation script (without the new implementation). */
+  script: string;
+  /** The ground truth, placed as `<name>_new_implementation` and mutated there. */
+  originalFunction: string;
+  /** `name` or `Class.method`. */
+  functionName: string;
+  timeoutSec?: number;
+  limits?: RunLimits;
+  install?: boolean;
+  localModules?: string[];
+}
+
+export interface MutationOutcome {
+  summary: MutationSummary;
+  survivors: SurvivingMutant[];
+  /** The survivors' diffs as one text (see survivorsText). */
+  survivorsText: string;
+  /** The run itself (the ground truth's output, notes, packages). */
+  result: SandboxResult;
+}
+
+/** Mutation testing of one script's target in one container run. */
+export async function testMutants(
+  executor: SandboxExecutor,
+  input: MutationInput,
+  settings: Partial<MutationSettings> = {},
+  hooks: RunHooks = {},
+): Promise<MutationOutcome> {
+  const timeoutSec = input.timeoutSec ?? executor.config.timeoutSec;
+  const script = withNewImplementation(input.script, input.originalFunction, input.functionName);
+  const result = await executor.mutate(
+    { script, timeoutSec, limits: input.limits, install: input.install ?? true, localModules: input.localModules },
+    mutationSpec(input.functionName, settings, timeoutSec),
+    hooks,
+  );
+  const { summary, survivors } = summarizeMutation(result);
+  return { summary, survivors, survivorsText: survivorsText(input.functionName, survivors), result };
+}
+
+/** How the scores of many records are spread (pure): the scored records' scores and the counts of all. */
+export interface MutationDistribution {
+  records: number;
+  scored: number;
+  noMutants: number;
+  groundTruthFailed: number;
+  mean: number | null;
+  median: number | null;
+  p25: number | null;
+  p75: number | null;
+  min: number | null;
+  max: number | null;
+  /** Scored records per tenth: [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0), and 1.0 alone. */
+  histogram: { from: number; to: number; records: number }[];
+  /** Records whose every mutant was killed. */
+  perfect: number;
+  made: number;
+  killed: number;
+  survived: number;
+  timedOut: number;
+  notRun: number;
+  /** Killed / made per operator over all records. */
+  byOperator: Record<string, { made: number; killed: number; rate: number }>;
+}
+
+function quantile(sorted: number[], q: number): number | null {
+  if (sorted.length === 0) return null;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+}
+
+export function mutationDistribution(summaries: MutationSummary[]): MutationDistribution {
+  const scores = summaries.filter((s) => s.status === 'scored').map((s) => s.score!).sort((a, b) => a - b);
+  const sum = (f: (s: MutationSummary) => number) => summaries.reduce((n, s) => n + f(s), 0);
+  const histogram = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, records: 0 }));
+  histogram.push({ from: 1, to: 1, records: 0 });
+  for (const score of scores) histogram[score >= 1 ? 10 : Math.floor(score * 10)]!.records += 1;
+  const byOperator: MutationDistribution['byOperator'] = {};
+  for (const s of summaries) {
+    for (const [op, c] of Object.entries(s.byOperator)) {
+      const entry = (byOperator[op] ??= { made: 0, killed: 0, rate: 0 });
+      entry.made += c.made;
+      entry.killed += c.killed;
+    }
+  }
+  for (const entry of Object.values(byOperator)) entry.rate = entry.made === 0 ? 0 : entry.killed / entry.made;
+  return {
+    records: summaries.length,
+    scored: scores.length,
+    noMutants: summaries.filter((s) => s.status === 'no_mutants').length,
+    groundTruthFailed: summaries.filter((s) => s.status === 'ground_truth_failed').length,
+    mean: scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null,
+    median: quantile(scores, 0.5),
+    p25: quantile(scores, 0.25),
+    p75: quantile(scores, 0.75),
+    min: scores[0] ?? null,
+    max: scores.at(-1) ?? null,
+    histogram,
+    perfect: scores.filter((s) => s >= 1).length,
+    made: sum((s) => s.made),
+    killed: sum((s) => s.killed),
+    survived: sum((s) => s.survived),
+    timedOut: sum((s) => s.timedOut),
+    notRun: sum((s) => s.notRun),
+    byOperator,
+  };
+}
