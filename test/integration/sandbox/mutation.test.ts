@@ -169,6 +169,9 @@ describe('mutation runs', () => {
       '        pass',
       '    if x > 100:',
       '        os.kill(parent, signal.SIGKILL)',
+      '    # The OOM killer takes the job before the warm parent it came from.',
+      '    assert open("/proc/self/oom_score_adj").read().strip() == "1000"',
+      '    assert open(f"/proc/{parent}/oom_score_adj").read().strip() == "999"',
       '    return x + 1',
     );
     const tests = lines('def test_probe():', '    assert probe(1) == probe_new_implementation(1)', '', 'if __name__ == "__main__":', '    test_probe()');
@@ -184,6 +187,11 @@ describe('mutation runs', () => {
     expect(report.mutants.every((m) => m.outcome !== 'not_run')).toBe(true);
     // Dropping a signal to the parent changes nothing the test sees: it survives.
     expect(outcome.survivors.some((s) => s.diff.includes('-        os.kill(parent, sig)'))).toBe(true);
+  });
+
+  test("a run's script has the OOM score that makes it the OOM killer's first choice", async () => {
+    const r = await executor.run({ script: 'print(open("/proc/self/oom_score_adj").read().strip())\n' });
+    expect(r.stdout).toBe('1000\n');
   });
 
   test('a forged report does not make a mutant survive: os._exit(0) mid-test, or a fake end and a fake status written into every pipe it holds', async () => {
