@@ -3,8 +3,9 @@
  *
  *   tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install]
  *                              [--timeout S] [--strict] [--json]
- *   tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict]
- *                              [--coverage-of original|new-implementation] [--limit N] [--no-install] [--json]
+ *   tsx scripts/sandbox.ts batch <records.jsonl|records.json> --ground-truth [--concurrency N] [--strict]
+ *                              [--coverage-of original|new-implementation] [--limit N] [--no-install]
+ *                              [--mutation [--mutants N] [--mutation-seed S] [--mutant-timeout S]] [--stability N] [--json]
  *   tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
  *   tsx scripts/sandbox.ts cleanup
  */
@@ -13,13 +14,16 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SandboxExecutor, type SandboxResult } from '../activities/sandbox';
 import { buildDatasetImage } from '../activities/sandbox/dataset-image';
-import { mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
+import { DEFAULT_MUTATION_SETTINGS, mutationDistribution, summarizeMutation, testMutants, type MutationSummary, type SurvivingMutant } from '../activities/sandbox/mutation';
+import { groundTruthRequest, mapConcurrent, parseRecords, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
+import { checkStability, type StabilityResult } from '../activities/sandbox/stability';
 import { ensureSandboxImage } from '../sandbox-image/build';
 import { dataPaths, loadConfig } from '../temporal.config';
 
 const USAGE = `usage:
   tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install] [--timeout S] [--strict] [--json]
-  tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict] [--coverage-of original|new-implementation] [--limit N] [--no-install] [--json]
+  tsx scripts/sandbox.ts batch <records.jsonl|records.json> --ground-truth [--concurrency N] [--strict] [--coverage-of original|new-implementation] [--limit N] [--no-install]
+                               [--mutation [--mutants N] [--mutation-seed S] [--mutant-timeout S]] [--stability N] [--json]
   tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
   tsx scripts/sandbox.ts cleanup`;
 
@@ -106,14 +110,26 @@ async function cmdBatch(argv: string[]): Promise<number> {
       'coverage-of': { type: 'string' },
       limit: { type: 'string' },
       'no-install': { type: 'boolean' },
+      mutation: { type: 'boolean' },
+      mutants: { type: 'string' },
+      'mutation-seed': { type: 'string' },
+      'mutant-timeout': { type: 'string' },
+      stability: { type: 'string' },
       json: { type: 'boolean' },
     },
   });
   if (positionals.length !== 1 || !values['ground-truth']) throw new Error(`${USAGE}\n(batch runs records with their ground truth: pass --ground-truth)`);
   const coverageOf = z.enum(['original', 'new-implementation']).parse(values['coverage-of'] ?? 'original');
+  const mutationSettings = {
+    ...DEFAULT_MUTATION_SETTINGS,
+    ...(values.mutants ? { cap: positive.parse(values.mutants) } : {}),
+    ...(values['mutation-seed'] ? { seed: z.coerce.number().int().min(0).parse(values['mutation-seed']) } : {}),
+    ...(values['mutant-timeout'] ? { mutantTimeoutSec: z.coerce.number().positive().parse(values['mutant-timeout']) } : {}),
+  };
+  const stabilityRuns = values.stability ? z.coerce.number().int().min(2).parse(values.stability) : null;
   let records: ReturnType<typeof parseRecordsJsonl>;
   try {
-    records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
+    records = parseRecords(fs.readFileSync(positionals[0]!, 'utf8'));
   } catch (err) {
     // The file and the line of a record that is not valid JSON or not a record.
     throw new Error(`${positionals[0]}: ${(err as Error).message}`);
@@ -124,8 +140,21 @@ async function cmdBatch(argv: string[]): Promise<number> {
   const started = Date.now();
   try {
     await executor.warm();
+    const install = !values['no-install'];
     const outcomes = await mapConcurrent(records, concurrency, async (record) => {
-      const o = await runGroundTruth(executor, record, { coverageOf, install: !values['no-install'] });
+      const o: GroundTruthOutcome & { mutation?: { summary: MutationSummary; survivors: SurvivingMutant[] }; stability?: StabilityResult } = await runGroundTruth(
+        executor,
+        record,
+        { coverageOf, install },
+      );
+      if (values.mutation) {
+        // A script that fails with its ground truth says nothing about mutants: not run.
+        o.mutation =
+          o.result.status === 'passed'
+            ? await testMutants(executor, { script: record.eval_script, originalFunction: record.orig_func, functionName: record.func_name, install }, mutationSettings)
+            : summarizeMutation(o.result);
+      }
+      if (stabilityRuns) o.stability = await checkStability(executor, groundTruthRequest(record, { coverageOf, install }), stabilityRuns);
       if (!values.json) {
         const cov = o.coverageRate === null ? 'no coverage' : `coverage ${o.coverageRate.toFixed(2)} (record ${o.recordCoverageRate ?? '-'})`;
         const why =
@@ -136,16 +165,42 @@ async function cmdBatch(argv: string[]): Promise<number> {
               : ` ${o.result.exception ? `${o.result.exception.type}: ${o.result.exception.message.split('\n')[0]}` : (o.result.notes.at(-1) ?? '')}`;
         const pkgs = o.result.packages.length ? ` [${o.result.packages.map((p) => `${p.name}==${p.version}`).join(' ')}]` : '';
         console.log(`${o.idx.padStart(5)} ${o.funcName.padEnd(40)} ${o.result.status.padEnd(8)} ${String(o.result.durationMs).padStart(6)} ms  ${cov}${pkgs}${why}`);
+        if (o.mutation) console.log(`      ${mutationLine(o.mutation.summary)}`);
+        if (o.stability) console.log(`      ${o.stability.verdict}${o.stability.reason ? `: ${o.stability.reason}` : ''}`);
       }
+      // The JSON keeps the summary and the survivors' diffs, not the mutation run's output.
+      if (o.mutation) o.mutation = { summary: o.mutation.summary, survivors: o.mutation.survivors };
       return o;
     });
-    const summary = { ...summarize(outcomes), wallMs: Date.now() - started, concurrency, mode: executor.mode };
+    const summary = {
+      ...summarize(outcomes),
+      ...(values.mutation ? { mutation: mutationDistribution(outcomes.map((o) => o.mutation!.summary)) } : {}),
+      ...(stabilityRuns ? { stability: stabilityCounts(outcomes.map((o) => o.stability!)) } : {}),
+      wallMs: Date.now() - started,
+      concurrency,
+      mode: executor.mode,
+    };
     if (values.json) console.log(JSON.stringify({ summary, outcomes }, null, 2));
     else console.log(`\n${JSON.stringify(summary)}`);
     return summary.passed === summary.records ? 0 : 1;
   } finally {
     await executor.close();
   }
+}
+
+function mutationLine(m: MutationSummary): string {
+  if (m.status === 'ground_truth_failed') return 'mutants: not run (the script fails with its ground truth)';
+  if (m.status === 'no_mutants') return `mutants: none${m.notes.length ? ` (${m.notes.join('; ')})` : ''}`;
+  const notRun = m.notRun ? `, ${m.notRun} not run` : '';
+  return `mutants ${m.made}: killed ${m.killed} (${m.timedOut} timed out), survived ${m.survived}${notRun}; score ${m.score!.toFixed(2)}`;
+}
+
+function stabilityCounts(results: StabilityResult[]) {
+  return {
+    stable: results.filter((r) => r.verdict === 'stable').length,
+    flaky: results.filter((r) => r.verdict === 'flaky').length,
+    inconclusive: results.filter((r) => r.verdict === 'inconclusive').length,
+  };
 }
 
 async function cmdImage(argv: string[]): Promise<number> {

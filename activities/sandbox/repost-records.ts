@@ -41,6 +41,27 @@ export function parseRecordsJsonl(text: string): RepostRecord[] {
     });
 }
 
+/**
+ * Records from a file's text: JSON Lines (our `dataset.jsonl`), or one JSON list (how RepoST
+ * publishes its evaluation set, `checked_test_set_final.json`). A bad record is named by its line
+ * or its position in the list.
+ */
+export function parseRecords(text: string): RepostRecord[] {
+  if (!text.trimStart().startsWith('[')) return parseRecordsJsonl(text);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`not valid JSON (${(err as Error).message})`);
+  }
+  if (!Array.isArray(json)) throw new Error('not a JSON list of records');
+  return json.map((item, i) => {
+    const parsed = RepostRecordSchema.safeParse(item);
+    if (!parsed.success) throw new Error(`record ${i} of the list: ${parsed.error.issues.map((e) => `${e.path.join('.')}: ${e.message}`).join('; ')}`);
+    return parsed.data;
+  });
+}
+
 export interface GroundTruthOutcome {
   idx: string;
   funcName: string;

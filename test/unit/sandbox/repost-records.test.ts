@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { groundTruthRequest, mapConcurrent, parseRecordsJsonl } from '../../../activities/sandbox/repost-records';
+import { groundTruthRequest, mapConcurrent, parseRecords, parseRecordsJsonl } from '../../../activities/sandbox/repost-records';
 import { REPOST_SAMPLE } from '../../support/fixtures';
 
 const FIXTURE = REPOST_SAMPLE;
@@ -37,6 +37,20 @@ describe('RepoST records', () => {
       install: false,
       coverage: { functionName: 'Angle.zero_new_implementation' },
     });
+  });
+});
+
+describe('records from a file', () => {
+  test("RepoST's published form, one JSON list, reads as the same records as JSON Lines", () => {
+    const jsonl = fs.readFileSync(FIXTURE, 'utf8');
+    const list = `  [${jsonl.trim().split('\n').join(',\n')}]\n`;
+    expect(parseRecords(list)).toEqual(parseRecordsJsonl(jsonl));
+    expect(parseRecords(jsonl)).toEqual(parseRecordsJsonl(jsonl));
+  });
+
+  test('a bad list names the record by its position', () => {
+    expect(() => parseRecords('[{"func_name": "f", "idx": 1, "orig_func": "def f(): pass", "eval_script": "x"}, {"idx": 2}]')).toThrow(/^record 1 of the list: func_name/);
+    expect(() => parseRecords('[{"func_name": "f",')).toThrow(/^not valid JSON/);
   });
 });
 
