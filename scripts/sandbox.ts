@@ -151,7 +151,12 @@ async function cmdBatch(argv: string[]): Promise<number> {
         // A script that fails with its ground truth says nothing about mutants: not run.
         o.mutation =
           o.result.status === 'passed'
-            ? await testMutants(executor, { script: record.eval_script, originalFunction: record.orig_func, functionName: record.func_name, install }, mutationSettings)
+            ? await testMutants(
+                executor,
+                // The packages the ground-truth run installed, without reading the imports again.
+                { script: record.eval_script, originalFunction: record.orig_func, functionName: record.func_name, install: false, requirements: o.result.requirements },
+                mutationSettings,
+              )
             : summarizeMutation(o.result);
       }
       if (stabilityRuns) o.stability = await checkStability(executor, groundTruthRequest(record, { coverageOf, install }), stabilityRuns);

@@ -134,7 +134,13 @@ export interface MutationInput {
   functionName: string;
   timeoutSec?: number;
   limits?: RunLimits;
+  /** Read the script's imports and install their packages first (as a ground-truth run does); default on. */
   install?: boolean;
+  /**
+   * The packages the script's ground-truth run installed (its result's `requirements`): with
+   * `install: false`, the same environment without reading the imports again.
+   */
+  requirements?: string[];
   localModules?: string[];
 }
 
@@ -157,7 +163,7 @@ export async function testMutants(
   const timeoutSec = input.timeoutSec ?? executor.config.timeoutSec;
   const script = withNewImplementation(input.script, input.originalFunction, input.functionName);
   const result = await executor.mutate(
-    { script, timeoutSec, limits: input.limits, install: input.install ?? true, localModules: input.localModules },
+    { script, timeoutSec, limits: input.limits, install: input.install ?? true, requirements: input.requirements, localModules: input.localModules },
     mutationSpec(input.functionName, settings, timeoutSec),
     hooks,
   );

@@ -15,7 +15,9 @@ warm parent. Started by launch.py (the supervisor) when the request holds `mutat
 3. For each job (the ground truth first: the *control*; then each mutant) the supervisor sends its
    number; the warm parent forks a child that restores the signal mask, closes the parent's
    pipes, writes the run folder with that script and runs it as `__main__` exactly as a run's
-   child does (the harness's reporter on its own channel; no coverage). The warm parent waits for
+   child does (the harness's reporter on its own channel; no coverage), and ends as the
+   interpreter ends a script (non-daemon threads joined, atexit handlers run, streams flushed)
+   without tearing its modules down, which would cost more than most jobs. The warm parent waits for
    it, kills whatever it left (`kill(-1)` as the scripts' uid reaches every process of that uid
    but itself), empties the writable folders and tells the supervisor the child's wait status.
    Every job starts from the same warm parent and empty folders: nothing one job does reaches the
@@ -177,6 +179,10 @@ def _warm_parent(launch, request, script_path, mutants, preimport, control_r, st
         run_dir = request["runDir"]
         launch._prepare_run_dir(run_dir, request["_files"], script_path, request["script"])
         launch._enter_script_env(request, run_dir, script_path)
+        # What every job's exit needs, imported once here.
+        import atexit  # noqa: F401
+        import threading  # noqa: F401
+
         if preimport:
             _preimport(request["script"], script_path)
         sys.stdout.flush()
@@ -229,7 +235,7 @@ def _job(launch, request, script_path, script, quiet, saved_mask, parent_fds, re
         print(f"[repost-sandbox] harness failed before the script: {type(exc).__name__}: {exc}", file=sys.stderr)
         sys.stderr.flush()
         posix._exit(1)
-    launch._run_script(reporter, None, script_path, request)
+    launch._run_script(reporter, None, script_path, request, fast_exit=True)
 
 
 def _raise_oom_score():

@@ -220,6 +220,23 @@ describe('mutation runs', () => {
     expect(report.warmStarts).toBe(1);
   });
 
+  test("a job ends as a script ends: its atexit handlers and its non-daemon threads still run and decide how its process ends", async () => {
+    const original = lines(
+      'def h(x):',
+      '    if x > 100:',
+      '        atexit.register(os._exit, 3)',
+      '    if x < -100:',
+      '        threading.Thread(target=lambda: (time.sleep(0.3), os._exit(4))).start()',
+      '    return x',
+    );
+    const tests = lines('def test_h():', '    assert h(1) == h_new_implementation(1)', '', 'if __name__ == "__main__":', '    test_h()');
+    const outcome = await testMutants(executor, { script: lines('import atexit, os, threading, time', original, tests), originalFunction: original, functionName: 'h' }, { cap: 100 });
+    const report = outcome.result.mutation!;
+    const kindOf = (text: string) => report.mutants.filter((m) => m.diff.includes(text)).map((m) => [m.outcome, m.kind]);
+    expect(kindOf('+    if not x > 100:')).toEqual([['killed', 'exit 3']]);
+    expect(kindOf('+    if not x < -100:')).toEqual([['killed', 'exit 4']]);
+  });
+
   test('a script that fails with its ground truth runs no mutant', async () => {
     const original = lines('def inc(x):', '    return x + 1');
     const outcome = await testMutants(executor, { script: lines(original, 'assert inc(1) == 3'), originalFunction: original, functionName: 'inc' });
