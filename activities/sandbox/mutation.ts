@@ -112,7 +112,8 @@ export function summarizeMutation(result: SandboxResult): { summary: MutationSum
     mode: report?.mode ?? null,
     controlMs: report?.controlMs ?? null,
     mutantTimeoutSec: report?.mutantTimeoutSec ?? null,
-    notes: report?.notes ?? (result.status === 'passed' ? [] : result.notes.slice(-1)),
+    // Without the harness's report (a run that failed before it, or left none), the run's last note says why.
+    notes: report?.notes ?? result.notes.slice(-1),
   };
   const survivors = mutants.filter((m) => m.outcome === 'survived').map((m) => ({ operator: m.operator, line: m.line, diff: m.diff }));
   return { summary, survivors };
