@@ -12,7 +12,8 @@ import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, RepoSou
 import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
-import { hashTree, snapshotGitHubRepository, splitOf } from './sources';
+import { snapshotGitHubRepository, splitOf } from './sources';
+import { hashTree } from './store/snapshots';
 import type { Store } from './store/types';
 import type { IoActivities } from './types';
 

@@ -20,7 +20,8 @@
  */
 import { ActivityFailure, ApplicationFailure, ParentClosePolicy, continueAsNew, executeChild, isCancellation, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { PipelineSettings, RunRef, TaskQueues } from '../activities/contracts';
-import type { CandidateRef, CandidateRun, EvalItem, EvalRunSummary, FunctionEvalResult, FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace, Usage } from '../activities/eval/contracts';
+import type { CandidateRef, CandidateRun, EvalItem, EvalRunSummary, FunctionEvalResult, FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
+import type { Usage } from '../activities/store/usage';
 import type { EvalSettings } from '../activities/eval/settings';
 import { evalActivityProxies, STEP_PRIORITY } from './activities';
 import { failureText } from './repo';

@@ -1,7 +1,7 @@
 /** Repository sources: GitHub (search or list), local folders; snapshots; the train/eval split. */
 export * from './types';
 export { listSource, RepoListError, RepoLineSchema } from './list';
-export { localSource, localSnapshot, hashTree } from './local';
+export { localSource, localSnapshot } from './local';
 export { SnapshotStore, DEFAULT_LIMITS, type SnapshotLimits } from './snapshot';
 export { splitOf, type Split, type DateWindow } from './split';
 export { GitHubSource, seededSample, searchQuery, type GitHubSourceOptions } from './github';

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { DatasetRecord } from '../../activities/dataset/records';
+import type { DatasetRecord } from '../../activities/store/records';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { LocalStore } from '../../activities/store/local';
 import { allRecords, type Store } from '../../activities/store/types';

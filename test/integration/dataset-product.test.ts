@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { StoreRunReader } from '../../activities/dataset/run-reader';
 import { datasetStatistics } from '../../activities/dataset/statistics';
-import { DatasetRecordSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema } from '../../activities/store/records';
 import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl } from '../../scripts/lib/crawl';
 import { startTestFactory, type TestFactory } from '../support/factory';

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DatasetRecordSchema, RejectionSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
 import { PostgresStore } from '../../activities/store/postgres';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { DatasetRecordSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema } from '../../activities/store/records';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import type { BenchmarkOutcome } from '../../workflows/benchmark';
 import { demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ExchangeIndexEntry } from '../../../activities/llm/exchange';
+import type { ExchangeIndexEntry } from '../../../activities/store/exchanges';
 import { LocalStore } from '../../../activities/store/local';
 import { PostgresStore } from '../../../activities/store/postgres';
 import { RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';

@@ -2,7 +2,7 @@ import { EXPORT_COLUMNS, columnData, huggingFaceFeatures, parquetSchema } from '
 import { hubLicenseId, renderDatasetCard, type DatasetCardInput } from '../../../activities/export/dataset-card';
 import { toYaml } from '../../../activities/export/yaml';
 import { ProductRecordSchema, type ProductRecord } from '../../../activities/dataset/product-record';
-import { DatasetRecordSchema } from '../../../activities/dataset/records';
+import { DatasetRecordSchema } from '../../../activities/store/records';
 import { StatisticsBuilder } from '../../../activities/dataset/statistics';
 
 const record: ProductRecord = ProductRecordSchema.parse({

@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import { LocalStore } from '../../../activities/store/local';
 import * as path from 'node:path';
-import { LlmGateway, sumUsage, usageBy, estimateCostUsd, type UsageEntry } from '../../../activities/llm';
+import { LlmGateway, estimateCostUsd } from '../../../activities/llm';
+import { sumUsage, usageBy, type UsageEntry } from '../../../activities/store/usage';
 import { startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 

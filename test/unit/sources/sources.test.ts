@@ -4,7 +4,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { hashTree, listSource, localSnapshot, localSource, RepoListError, SnapshotStore, splitOf } from '../../../activities/sources';
+import { listSource, localSnapshot, localSource, RepoListError, SnapshotStore, splitOf } from '../../../activities/sources';
+import { hashTree } from '../../../activities/store/snapshots';
 
 const REPOS = path.resolve(__dirname, '../../fixtures/repos');
 
