@@ -17,7 +17,7 @@ import { exportRunFiles, type RunSummaryFile } from '../../activities/dataset/ru
 import { runPaths } from '../../activities/dataset/records';
 import { StoreRunReader } from '../../activities/dataset/run-reader';
 import { writeRunReport } from '../../activities/report/write-report';
-import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/io-activities';
+import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/sources/repo-source';
 import { runSettingsFrom } from '../../activities/run-settings';
 import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
