@@ -54,7 +54,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           const r = await snapshotGitHubRepository(runConfig, source.fullName, source.commit);
           if (!r.ok) return { ok: false as const, reason: `${r.skip.stage}: ${r.skip.reason}` };
           await store.saveSnapshot(r.snapshot.repoId, r.snapshot.commit, r.snapshot.dir);
-          const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl) ?? 'train';
+          const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl.github) ?? 'train';
           const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: r.ref.license };
           return { ok: true as const, snapshot };
         } catch (err) {

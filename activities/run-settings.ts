@@ -8,29 +8,11 @@
  * concurrency.
  */
 import { z } from 'zod';
-import { ConfigSchema, deepMerge, type Config } from '../temporal.config';
+import { ConfigSchema, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
 
-/** Configuration paths that belong to a process, never to a run. */
-export const PROCESS_ONLY_PATHS = [
-  'dataDir',
-  'store',
-  'temporal',
-  'workers',
-  'github',
-  'llm.baseURL',
-  'llm.apiKey',
-  'llm.requestsPerMinute',
-  'llm.tokensPerMinute',
-  'sandbox.image',
-  'sandbox.pool',
-  'sandbox.sweepIntervalSec',
-  // Where this machine finds uv, its cache, local packages and its index.
-  'sandbox.packages.uvPath',
-  'sandbox.packages.uvCacheDir',
-  'sandbox.packages.findLinks',
-  'sandbox.packages.indexUrl',
-] as const;
+/** Configuration paths that belong to a process, never to a run: the schema marks them (`perProcess`). */
+export const PROCESS_ONLY_PATHS: readonly string[] = processOnlyPaths();
 
 export const RUN_SETTINGS_SCHEMA = 'repost.run-settings/v1';
 
@@ -66,7 +48,8 @@ export function runSettingsFrom(config: Config): RunSettings {
 /** This process's configuration with the run's settings laid over it (validated again). */
 export function applyRunSettings(config: Config, settings: RunSettings): Config {
   const own = config as unknown as Record<string, unknown>;
-  const merged = deepMerge(own, withoutPaths(settings.config, PROCESS_ONLY_PATHS));
+  // A run frozen before a key was renamed keeps its meaning under the new name.
+  const merged = deepMerge(own, withoutPaths(migrateRenamedKeys(settings.config), PROCESS_ONLY_PATHS));
   const parsed = ConfigSchema.parse(merged);
   parsed.dataDir = config.dataDir;
   return parsed;
@@ -77,13 +60,14 @@ export function applyRunSettings(config: Config, settings: RunSettings): Config 
  * as JSON when they parse (numbers, booleans, lists), else as strings. Process-only keys are
  * refused: they are not the run's to carry.
  */
-export function parseSettingOverrides(pairs: string[]): Record<string, unknown> {
+export function parseSettingOverrides(pairs: string[], warn: (message: string) => void = () => undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const pair of pairs) {
     const m = /^([A-Za-z][\w.]*)=(.*)$/s.exec(pair);
     if (!m) throw new Error(`--set ${pair}: expected key=value, e.g. loops.debugRounds=5`);
     const key = m[1]!;
-    if (PROCESS_ONLY_PATHS.some((p) => key === p || key.startsWith(`${p}.`))) throw new Error(`--set ${key}: a process setting, not a run setting (set it in the environment)`);
+    const named = currentKeyName(key);
+    if (PROCESS_ONLY_PATHS.some((p) => named === p || named.startsWith(`${p}.`) || p.startsWith(`${named}.`))) throw new Error(`--set ${key}: a process setting, not a run setting (set it in the environment)`);
     let value: unknown = m[2]!;
     try {
       value = JSON.parse(m[2]!);
@@ -95,12 +79,12 @@ export function parseSettingOverrides(pairs: string[]): Record<string, unknown> 
     for (const k of keys.slice(0, -1)) cur = (cur[k] ??= {}) as Record<string, unknown>;
     cur[keys[keys.length - 1]!] = value;
   }
-  return out;
+  return migrateRenamedKeys(out, (from, to, note) => warn(`--set ${from} is now ${to}${note ? ` (${note})` : ''}; the old name is read until the next release`));
 }
 
 /** The run's settings with overrides applied and validated (replay with `--set`). */
 export function overrideRunSettings(settings: RunSettings, overrides: Record<string, unknown>): RunSettings {
-  const config = deepMerge(settings.config, overrides);
+  const config = deepMerge(migrateRenamedKeys(settings.config), migrateRenamedKeys(overrides));
   // Validate the result as a whole configuration would be.
   ConfigSchema.parse(config);
   return { ...settings, config };

@@ -111,7 +111,7 @@ async function main(): Promise<number> {
     // The offline demo's LLM: scripted responses served over real HTTP to the real client.
     const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
     cleanups.push(() => server.close());
-    config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
+    config = loadConfig({ overrides: { llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
     console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
   }
   if (flags.attach && (sources.length > 0 || flags.resume || flags['run-id'])) {

@@ -3,7 +3,7 @@
  * scheduled on separate queues so each scales and is rate-limited on its own.
  *
  * Timeouts come from the run's settings (DESIGN invariant 9): an LLM call may take as long as
- * `llm.timeoutMs` allows, a sandbox activity as long as its installs and runs may. Every long
+ * `llm.timeoutSec` (and a wait for a rate-limit slot) allows, a sandbox activity as long as its installs and runs may. Every long
  * activity heartbeats, so one lost with its worker is retried elsewhere after the heartbeat
  * timeout, not after its whole budget. Retries are for transient faults only and are sized to ride
  * out a Docker daemon or Temporal server restart of a minute or two; an expected outcome comes

@@ -77,7 +77,7 @@ async function timeInterleaved(n: number, paths: ((i: number) => Promise<unknown
 
 function configFor(baseURL: string, dataDir: string, extra: DeepPartial<Config> = {}): Config {
   const llm = (extra.llm ?? {}) as DeepPartial<Config['llm']>;
-  return loadConfig({ env: {}, overrides: { ...extra, dataDir, llm: { baseURL, apiKey: 'bench', model: 'gpt-4o', timeoutMs: 60_000, ...llm } } });
+  return loadConfig({ env: {}, overrides: { ...extra, dataDir, llm: { baseUrl: baseURL, apiKey: 'bench', model: 'gpt-4o', timeoutSec: 60, ...llm } } });
 }
 
 async function main(): Promise<void> {

@@ -42,9 +42,9 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     continueAsNewAfter: config.crawl.continueAsNewAfter,
     timeouts: {
       // The HTTP call's own timeout, plus time to wait for a rate-limit slot; heartbeats catch a lost worker sooner.
-      llmMs: config.llm.timeoutMs + 5 * 60_000,
+      llmMs: (config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000,
       sandboxMs: sandboxActivityBudgetMs(config.sandbox),
-      ioMs: 30 * 60_000,
+      ioMs: config.temporal.ioTimeoutSec * 1000,
       heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
     },
   };

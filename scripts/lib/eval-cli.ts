@@ -54,13 +54,13 @@ export function describeSummary(summary: EvalSummary, outDir: string): string[] 
 
 /** Runs one evaluation-type run from flags and prints its summary; returns the exit code. */
 export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettings>): Promise<number> {
-  let config: Config = loadConfig(flags.baseUrl ? { overrides: { llm: { baseURL: flags.baseUrl } } } : {});
+  let config: Config = loadConfig(flags.baseUrl ? { overrides: { llm: { baseUrl: flags.baseUrl } } } : {});
   const cleanups: (() => Promise<void>)[] = [];
   if (flags.scripted) {
     // Offline: answers from a scripted fixture, served over real HTTP to the real client.
     const server = await startScriptedLlmServer(loadLlmScript(flags.scripted));
     cleanups.push(() => server.close());
-    config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted' } } });
+    config = loadConfig({ overrides: { llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted' } } });
     console.log(`scripted LLM server (${flags.scripted}) at ${server.url}`);
   }
   try {

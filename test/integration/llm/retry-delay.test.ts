@@ -25,7 +25,7 @@ if (!address) throw new Error('REPOST_TEST_TEMPORAL_ADDRESS is not set: run unde
 async function runProbe(responses: ScriptedResponse[]) {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-it-llm-'));
   const llm = await startScriptedLlmServer({ rules: [{ kind: 'docstring', responses }] });
-  const config = loadConfig({ env: {}, overrides: { dataDir, llm: { baseURL: llm.url, apiKey: 'scripted', model: 'scripted-test' } } });
+  const config = loadConfig({ env: {}, overrides: { dataDir, llm: { baseUrl: llm.url, apiKey: 'scripted', model: 'scripted-test' } } });
   const gateway = new LlmGateway(config, new LocalStore(dataDir));
   installQuietRuntime();
   const taskQueue = `llm-retry-${randomBytes(4).toString('hex')}`;

@@ -12,17 +12,17 @@ describe('RunConfigs', () => {
   it("applies the run's settings over the worker's own, and refuses another store or another prompt version", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-run-settings-'));
     const store = new LocalStore(dataDir);
-    const launcher = loadConfig({ env: {}, overrides: { dataDir, llm: { model: 'run-model', baseURL: 'http://launcher:1/v1' }, loops: { debugRounds: 5 } } });
+    const launcher = loadConfig({ env: {}, overrides: { dataDir, llm: { model: 'run-model', baseUrl: 'http://launcher:1/v1' }, loops: { debugRounds: 5 } } });
     const settings = runSettingsFrom(launcher);
     const run = { runId: 'r', settingsKey: await store.putJson(settings), storeId: await store.storeId() };
-    const worker = loadConfig({ env: {}, overrides: { dataDir, llm: { model: 'worker-model', baseURL: 'http://worker:2/v1' } } });
+    const worker = loadConfig({ env: {}, overrides: { dataDir, llm: { model: 'worker-model', baseUrl: 'http://worker:2/v1' } } });
     const runs = new RunConfigs(worker, store);
 
     const applied = await runs.forRun(run);
     expect(applied.llm.model).toBe('run-model');
     expect(applied.loops.debugRounds).toBe(5);
     // Endpoints belong to the worker's process.
-    expect(applied.llm.baseURL).toBe('http://worker:2/v1');
+    expect(applied.llm.baseUrl).toBe('http://worker:2/v1');
 
     await expect(runs.checkPromptVersion(run, 'tests', settings.promptVersions.tests!)).resolves.toBeUndefined();
     const mismatch = await runs.checkPromptVersion(run, 'tests', '999').catch((e: unknown) => e);

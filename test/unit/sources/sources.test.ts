@@ -98,7 +98,7 @@ describe('configuration', () => {
     const { loadConfig } = require('../../../temporal.config') as typeof import('../../../temporal.config');
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { crawlFiltersFromConfig } = require('../../../activities/sources') as typeof import('../../../activities/sources');
-    const config = loadConfig({ env: {}, overrides: { crawl: { licenses: ['mit', 'bsd-3-clause'], minStars: 3 } } });
+    const config = loadConfig({ env: {}, overrides: { crawl: { github: { licenses: ['mit', 'bsd-3-clause'], minStars: 3 } } } });
     expect(crawlFiltersFromConfig(config, 'train')).toEqual({
       language: 'Python', licenses: ['mit', 'bsd-3-clause'], includeForks: false, maxSizeKb: 10240, minStars: 3,
       createdFrom: '2023-01-31', createdTo: '2024-08-31', includeArchived: false,
