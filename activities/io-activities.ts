@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { Config } from '../temporal.config';
 import { RepositoryAnalyzer, selectCandidates } from './analysis';
-import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, RepoSource, Split } from './contracts';
+import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
 import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';

@@ -6,10 +6,17 @@
  * worker started with another model still uses the run's. Only what belongs to a process stays
  * its own: where things are (data directory, store, Temporal, endpoints), credentials and
  * concurrency.
+ *
+ * The same artifact holds what the workflows need of the settings (`PipelineSettings`: loop
+ * limits, thresholds, windows and the activities' time budgets, all derived from the
+ * configuration), and a kind of run may add its own part (an evaluation's settings).
  */
 import { z } from 'zod';
 import { ConfigSchema, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
+import type { PipelineSettings, TaskQueues } from './contracts';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
+import { sandboxActivityBudgetMs } from './sandbox/budget';
+import type { Artifacts } from './store/artifacts';
 
 /** Configuration paths that belong to a process, never to a run: the schema marks them (`perProcess`). */
 export const PROCESS_ONLY_PATHS: readonly string[] = processOnlyPaths();
@@ -88,4 +95,48 @@ export function overrideRunSettings(settings: RunSettings, overrides: Record<str
   // Validate the result as a whole configuration would be.
   ConfigSchema.parse(config);
   return { ...settings, config };
+}
+
+/** What the workflows need of the configuration, fixed at the run's start. */
+export function pipelineSettingsFrom(config: Config): PipelineSettings {
+  return {
+    debugRounds: config.loops.debugRounds,
+    coverageRounds: config.loops.coverageRounds,
+    coverageThreshold: config.loops.coverageThreshold,
+    evalCoverageThreshold: config.loops.evalCoverageThreshold,
+    evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
+    regenerateAttempts: config.loops.regenerateAttempts,
+    maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
+    seed: config.crawl.seed,
+    functionWindow: config.crawl.functionWindow,
+    repoWindow: config.crawl.repoWindow,
+    continueAsNewAfter: config.crawl.continueAsNewAfter,
+    timeouts: {
+      // The HTTP call's own timeout, plus the wait for a rate-limit slot; heartbeats catch a lost worker sooner.
+      llmMs: (config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000,
+      sandboxMs: sandboxActivityBudgetMs(config.sandbox),
+      ioMs: config.temporal.ioTimeoutSec * 1000,
+      heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+    },
+  };
+}
+
+/** The task queues a run's workflows and activities go to. */
+export function queuesFrom(config: Config): TaskQueues {
+  return { ...config.temporal.taskQueues };
+}
+
+/**
+ * Freezes the configuration's run settings and pipeline settings into the store; returns the
+ * artifact key. `extra` adds (or replaces) parts of another kind of run (an evaluation's settings,
+ * its own pipeline settings).
+ */
+export async function freezeRunSettings(store: Artifacts, config: Config, extra: Record<string, unknown> = {}): Promise<string> {
+  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config), ...extra });
+}
+
+/** The pipeline settings a run froze; a run frozen without them gets them from `config` with the run's settings applied. */
+export function frozenPipelineSettings(frozen: unknown, config: Config): PipelineSettings {
+  const pipeline = (frozen as { pipeline?: PipelineSettings }).pipeline;
+  return pipeline ?? pipelineSettingsFrom(applyRunSettings(config, RunSettingsSchema.parse(frozen)));
 }

@@ -4,6 +4,10 @@
  * worker applies the run's settings, never its own; the workflow gets a copy in its input.
  */
 import { z } from 'zod';
+import type { Config } from '../../temporal.config';
+import type { PipelineSettings } from '../contracts';
+import { pipelineSettingsFrom } from '../run-settings';
+import { sandboxActivityBudgetMs } from '../sandbox/budget';
 
 /** Where the prompt's description of the target comes from (RepoST's Table 8 settings). */
 export const DOCSTRING_MODES = ['original', 'none', 'generated'] as const;
@@ -80,4 +84,14 @@ export function frozenEvalSettings(frozen: unknown, runId: string): EvalSettings
   const parsed = FrozenEvalSettingsSchema.safeParse(frozen);
   if (!parsed.success) throw new Error(`run ${runId} has no evaluation settings: it is not an evaluation run`);
   return parsed.data.eval;
+}
+
+/**
+ * The workflows' settings of an evaluation run: the pipeline's, with a sandbox budget that also
+ * covers the run's own limits (a candidate's run, a matrix run of the most tests a function may have).
+ */
+export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
+  const base = pipelineSettingsFrom(config);
+  const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
+  return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
 }

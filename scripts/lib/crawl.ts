@@ -12,55 +12,18 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import type { PipelineSettings, RepoSource, RunRef, TaskQueues } from '../../activities/contracts';
+import type { RepoSource, RunRef } from '../../activities/contracts';
 import { exportRunFiles, type RunSummaryFile } from '../../activities/dataset/run-files';
 import { runPaths } from '../../activities/dataset/records';
 import { StoreRunReader } from '../../activities/dataset/run-reader';
 import { writeRunReport } from '../../activities/report/write-report';
 import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/sources/repo-source';
-import { runSettingsFrom } from '../../activities/run-settings';
-import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
+import { freezeRunSettings, frozenPipelineSettings, queuesFrom } from '../../activities/run-settings';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
 import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
-
-/** What the workflows need of the configuration, fixed at the run's start. */
-export function pipelineSettingsFrom(config: Config): PipelineSettings {
-  return {
-    debugRounds: config.loops.debugRounds,
-    coverageRounds: config.loops.coverageRounds,
-    coverageThreshold: config.loops.coverageThreshold,
-    evalCoverageThreshold: config.loops.evalCoverageThreshold,
-    evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
-    regenerateAttempts: config.loops.regenerateAttempts,
-    maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
-    seed: config.crawl.seed,
-    functionWindow: config.crawl.functionWindow,
-    repoWindow: config.crawl.repoWindow,
-    continueAsNewAfter: config.crawl.continueAsNewAfter,
-    timeouts: {
-      // The HTTP call's own timeout, plus time to wait for a rate-limit slot; heartbeats catch a lost worker sooner.
-      llmMs: (config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000,
-      sandboxMs: sandboxActivityBudgetMs(config.sandbox),
-      ioMs: config.temporal.ioTimeoutSec * 1000,
-      heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
-    },
-  };
-}
-
-/**
- * Freezes the configuration's run settings and pipeline settings into the store; returns the
- * artifact key. `extra` adds (or replaces) parts of another kind of run (an evaluation's own settings).
- */
-export async function freezeSettings(store: Store, config: Config, extra: Record<string, unknown> = {}): Promise<string> {
-  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config), ...extra });
-}
-
-export function queuesFrom(config: Config): TaskQueues {
-  return { ...config.temporal.taskQueues };
-}
 
 /** A sortable, readable run id: `<prefix>-YYYYMMDD-HHMMSS-<random>`. */
 export function newRunId(prefix = 'run'): string {
@@ -161,7 +124,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     manifest = await store.createRun({
       runId,
       createdAt: new Date().toISOString(),
-      settingsKey: await freezeSettings(store, config),
+      settingsKey: await freezeRunSettings(store, config),
       sourcesKey: await store.putJson(sources),
       sources: sources.length,
       outDir,
@@ -169,8 +132,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
   }
   fs.mkdirSync(outDir, { recursive: true });
   const run: RunRef = { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId };
-  const frozen = await store.getJson<{ pipeline?: PipelineSettings }>(manifest.settingsKey);
-  const settings = frozen.pipeline ?? pipelineSettingsFrom(config);
+  const settings = frozenPipelineSettings(await store.getJson(manifest.settingsKey), config);
 
   const workflowId = `${runId}/crawl`;
   let handle = client.workflow.getHandle(workflowId);

@@ -9,11 +9,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { PipelineSettings, RunRef } from '../../activities/contracts';
+import type { RunRef } from '../../activities/contracts';
 import type { EvalItem, EvalItemIndex, EvalRunSummary } from '../../activities/eval/contracts';
 import { parseEvalDataset, type DatasetMeta, type EvalRecord, type StoredEvalRecord } from '../../activities/eval/dataset';
 import { evalPaths, exportEvalFiles } from '../../activities/eval/run-files';
-import { EVAL_LIMITS, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
+import { evalPipelineSettings, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
 import { splitCounts, splitNote, trainingRefusal } from '../../activities/eval/splits';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { modelForStep } from '../../activities/llm';
@@ -22,8 +22,8 @@ import { RunIdKey } from '../../workflows/search-attributes';
 import { runMemo } from '../../workers/store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
-import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, refuseOtherRunsFolder, resultThroughRestarts } from './crawl';
-import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
+import { freezeRunSettings, queuesFrom } from '../../activities/run-settings';
+import { newRunId, refuseOtherRunsFolder, resultThroughRestarts } from './crawl';
 
 /**
  * Items per stored page, at most: the workflow loads one page at a time and continues as new
@@ -109,17 +109,6 @@ export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datas
   return { settings, dataset, notes: note ? [note] : [] };
 }
 
-/**
- * The workflows' settings of an evaluation run: the pipeline's, with a sandbox budget that also
- * covers the run's own limits (a candidate's run, a matrix run of the most tests a function may have).
- */
-export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
-  const base = pipelineSettingsFrom(config);
-  const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
-  return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
-}
-
-
 /** Each record as an artifact, the items in pages; returns the index's key. */
 async function storeItems(store: Store, dataset: LoadedDataset, settings: EvalSettings): Promise<string> {
   const pageSize = Math.min(EVAL_ITEM_PAGE_SIZE, settings.continueAsNewAfter);
@@ -151,7 +140,7 @@ export async function startEval(options: StartEvalOptions): Promise<StartedEval>
     runId,
     kind: 'eval',
     createdAt: new Date().toISOString(),
-    settingsKey: await freezeSettings(store, config, { pipeline, eval: settings }),
+    settingsKey: await freezeRunSettings(store, config, { pipeline, eval: settings }),
     sourcesKey: itemsKey,
     sources: dataset.records.length,
     outDir,

@@ -9,11 +9,10 @@
 import type { Client } from '@temporalio/client';
 import type { FunctionOutcome, PipelineSettings, RunRef } from '../../activities/contracts';
 import { candidateIds, exportRunFiles, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
-import { applyRunSettings, overrideRunSettings, RunSettingsSchema } from '../../activities/run-settings';
+import { applyRunSettings, frozenPipelineSettings, overrideRunSettings, pipelineSettingsFrom, queuesFrom, RunSettingsSchema } from '../../activities/run-settings';
 import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
 import type { Config } from '../../temporal.config';
-import { pipelineSettingsFrom, queuesFrom } from './crawl';
 
 export interface ReplayFilter {
   stages?: string[];
@@ -36,11 +35,9 @@ export async function rejectedToReplay(store: Store, runId: string, filter: Repl
 
 /** The settings a replay runs with: the run's own, or the run's with overrides, frozen as a new artifact. */
 export async function replaySettings(store: Store, config: Config, settingsKey: string, overrides?: Record<string, unknown>): Promise<{ settingsKey: string; pipeline: PipelineSettings }> {
-  const raw = await store.getJson<{ pipeline?: PipelineSettings }>(settingsKey);
+  const raw = await store.getJson(settingsKey);
   const settings = RunSettingsSchema.parse(raw);
-  if (!overrides || Object.keys(overrides).length === 0) {
-    return { settingsKey, pipeline: raw.pipeline ?? pipelineSettingsFrom(applyRunSettings(config, settings)) };
-  }
+  if (!overrides || Object.keys(overrides).length === 0) return { settingsKey, pipeline: frozenPipelineSettings(raw, config) };
   const changed = overrideRunSettings(settings, overrides);
   const pipeline = pipelineSettingsFrom(applyRunSettings(config, changed));
   return { settingsKey: await store.putJson({ ...changed, pipeline, replayOf: settingsKey }), pipeline };

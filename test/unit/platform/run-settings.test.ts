@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { ApplicationFailure } from '@temporalio/common';
 import { RunConfigs } from '../../../activities/run-context';
-import { runSettingsFrom } from '../../../activities/run-settings';
+import { freezeRunSettings, frozenPipelineSettings, pipelineSettingsFrom, runSettingsFrom } from '../../../activities/run-settings';
+import { sandboxActivityBudgetMs } from '../../../activities/sandbox/budget';
 import { LocalStore } from '../../../activities/store/local';
 import { loadConfig } from '../../../temporal.config';
 
@@ -31,5 +32,24 @@ describe('RunConfigs', () => {
 
     const elsewhere = await runs.forRun({ ...run, storeId: 'local:another' }).catch((e: unknown) => e);
     expect(elsewhere).toMatchObject({ type: 'StoreMismatch', nonRetryable: false });
+  });
+});
+
+describe('the pipeline settings a run freezes', () => {
+  it('take every time budget from the configuration', () => {
+    const config = loadConfig({ env: {}, overrides: { llm: { timeoutSec: 40, rateLimitWaitSec: 20 }, temporal: { ioTimeoutSec: 600, heartbeatTimeoutSec: 15 }, sandbox: { timeoutSec: 30 } } });
+    const pipeline = pipelineSettingsFrom(config);
+    expect(pipeline.timeouts).toEqual({ llmMs: 60_000, ioMs: 600_000, heartbeatMs: 15_000, sandboxMs: sandboxActivityBudgetMs(config.sandbox) });
+    expect(pipelineSettingsFrom(loadConfig({ env: {}, overrides: { sandbox: { timeoutSec: 31 } } })).timeouts.sandboxMs).toBeGreaterThan(pipeline.timeouts.sandboxMs);
+  });
+
+  it('travel with the run, and a run frozen without them gets them from its own settings', async () => {
+    const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'repost-frozen-')));
+    const launcher = loadConfig({ env: {}, overrides: { loops: { debugRounds: 6 } } });
+    const worker = loadConfig({ env: {} });
+    const key = await freezeRunSettings(store, launcher);
+    expect(frozenPipelineSettings(await store.getJson(key), worker).debugRounds).toBe(6);
+    const older = await store.putJson(runSettingsFrom(launcher));
+    expect(frozenPipelineSettings(await store.getJson(older), worker).debugRounds).toBe(6);
   });
 });
