@@ -163,10 +163,21 @@ export interface FunctionOutcome {
   tokens: number;
 }
 
+/**
+ * What a function must reach to be accepted: RepoST's training thresholds, or its stricter
+ * evaluation ones. Chosen once, by the function's workflow, and written on its record.
+ */
+export interface RecordThresholds {
+  coverage: number;
+  /** The sandboxed function's AST must equal the original's (no LLM functionality check can admit it). */
+  astCheckRequired: boolean;
+}
+
 /** Everything the record writer needs; texts are artifact keys. */
 export interface RecordInput {
   run: RunRef;
   fn: FunctionRef;
+  thresholds: RecordThresholds;
   prepared: PreparedFunction | null;
   outcome: FunctionOutcome;
   scriptKey: string | null;
@@ -193,6 +204,21 @@ export interface RunSummary {
   accepted: number;
   rejected: number;
   funnel: Record<string, number>;
+}
+
+/** Where a run's files went: its folder (on the io worker that wrote them) and what they hold. */
+export interface RunOutputs {
+  outDir: string;
+  dataset: string;
+  report: string;
+  records: number;
+  rejections: number;
+}
+
+/** What a crawl ends with: its summary, and its files (or why they could not be written). */
+export interface CrawlOutcome extends RunSummary {
+  outputs: RunOutputs | null;
+  outputsError: string | null;
 }
 
 export interface TaskQueues {

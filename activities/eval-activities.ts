@@ -36,12 +36,11 @@ import { rankingSummary } from './eval/ranking-summary';
 import { EVAL_LIMITS, effectiveKs, frozenEvalSettings, type EvalSettings } from './eval/settings';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
 import { matrixRow, parseRunnerOutput, runnerRequest, type SnippetResult } from './eval/test-runner';
-import { errorMessageOf } from './llm-activities';
 import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { dedentLike } from './sandbox/new-implementation';
-import { runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { errorMessageOf, runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
 import { addUsage, callUsage, emptyUsage, type Usage } from './store/usage';
 

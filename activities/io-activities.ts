@@ -3,17 +3,23 @@
  * records. Thin wrappers over the domain modules; everything they keep goes to the store.
  */
 import { z } from 'zod';
+import * as path from 'node:path';
 import type { Config } from '../temporal.config';
+import { dataPaths } from '../temporal.config';
 import { RepositoryAnalyzer, selectCandidates } from './analysis';
 import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
 import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
+import { writeRunOutputs } from './report/run-outputs';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { snapshotGitHubRepository, splitOf } from './sources';
 import { topLevelModules } from './sources/modules';
 import { RepoSourceSchema, snapshotLocalFolder, SourceError } from './sources/repo-source';
 import type { Store } from './store/types';
 import type { IoActivities } from './types';
+
+/** A function whose workflow failed was never checked against a threshold (and a rejection carries none). */
+const NO_THRESHOLDS = { coverage: 0, astCheckRequired: false } as const;
 
 /** Candidates per page in the store: a page stays a few tens of KB, a repository any size. */
 export const CANDIDATE_PAGE_SIZE = 100;
@@ -134,13 +140,9 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     },
 
     async writeRecord(input) {
-      const runConfig = await runs.forRun(input.run);
-      const evalSplit = input.fn.split === 'eval';
-      const thresholds = {
-        coverage: evalSplit ? runConfig.loops.evalCoverageThreshold : runConfig.loops.coverageThreshold,
-        astCheckRequired: evalSplit && runConfig.loops.evalRequiresAstMatch,
-      };
-      await store.putRecord(input.run.runId, await buildStoredRecord(store, input, thresholds, input.run.settingsKey));
+      await runs.forRun(input.run);
+      // The thresholds are the ones the function's workflow applied.
+      await store.putRecord(input.run.runId, await buildStoredRecord(store, input, input.thresholds, input.run.settingsKey));
     },
 
     async writeFailedFunction({ run, fn, reason }) {
@@ -167,8 +169,8 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       const outcome = outcomeOf('internal', reason.slice(0, 2000));
       const stored = await buildStoredRecord(
         store,
-        { run, fn, prepared: null, outcome, scriptKey: null, execution: null, astEquivalent: null, functionality: null, testCorrectness: null, promptVersions: {} },
-        { coverage: 0, astCheckRequired: false },
+        { run, fn, thresholds: NO_THRESHOLDS, prepared: null, outcome, scriptKey: null, execution: null, astEquivalent: null, functionality: null, testCorrectness: null, promptVersions: {} },
+        NO_THRESHOLDS,
         run.settingsKey,
       );
       await store.putRecord(run.runId, stored);
@@ -189,6 +191,14 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       await store.updateRun(run.runId, { status: 'finished', summary, finishedAt: new Date().toISOString() });
       const { runId, repositories, functions, accepted, rejected, funnel } = summary;
       return { runId, repositories, functions, accepted, rejected, funnel };
+    },
+
+    async writeRunOutputs({ run }) {
+      await runs.forRun(run);
+      const manifest = await store.getRun(run.runId);
+      const outDir = manifest?.outDir ?? path.join(dataPaths(config).runs, run.runId);
+      const { heartbeat } = activityHooks();
+      return whileHeartbeating(() => writeRunOutputs(store, run.runId, outDir, { tick: heartbeat }));
     },
   };
 }

@@ -1,12 +1,12 @@
 /**
  * A crawl: every repository of a run through a bounded window of RepoWorkflow children,
  * continuing as new every `continueAsNewAfter` repositories so the history stays small, then the
- * run is finalized (its summary computed from the records in the store). A repository whose
- * workflow fails is recorded as skipped with the failure, and the crawl goes on: it always
- * finalizes (DESIGN invariant 8).
+ * run is finalized (its summary computed from the records in the store) and its files and report
+ * are written into its folder, whoever launched it. A repository whose workflow fails is recorded
+ * as skipped with the failure, and the crawl goes on: it always finalizes (DESIGN invariant 8).
  */
-import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes } from '@temporalio/workflow';
-import type { PipelineSettings, RunRef, RunSummary, TaskQueues } from '../activities/contracts';
+import { ActivityFailure, ParentClosePolicy, continueAsNew, executeChild, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import type { CrawlOutcome, PipelineSettings, RunOutputs, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { failureText, repoWorkflow } from './repo';
 import { RunIdKey } from './search-attributes';
@@ -22,7 +22,7 @@ export interface CrawlWorkflowInput {
   cursor?: number;
 }
 
-export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<RunSummary> {
+export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlOutcome> {
   const { run, settings, queues } = input;
   const { io } = activityProxies(queues, settings);
   upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
@@ -51,5 +51,16 @@ export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<RunSumma
     await continueAsNew<typeof crawlWorkflow>({ ...input, cursor: next });
   }
   // Records are written by each function as it ends; the run's summary is computed from them.
-  return io.finalizeRun({ run });
+  const summary = await io.finalizeRun({ run });
+  // The run is complete in the store whatever happens to its files: a folder that cannot be
+  // written is reported, and the files can be written again from the store (report.ts, export.ts).
+  let outputs: RunOutputs | null = null;
+  let outputsError: string | null = null;
+  try {
+    outputs = await io.writeRunOutputs({ run });
+  } catch (err) {
+    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+    outputsError = failureText(err);
+  }
+  return { ...summary, outputs, outputsError };
 }

@@ -16,6 +16,7 @@ import type {
   PipelineSettings,
   PreparedFunction,
   PreviousAnswer,
+  RecordThresholds,
   RunRef,
   TaskQueues,
 } from '../activities/contracts';
@@ -36,6 +37,13 @@ export function coverageOf(exec: ExecutionSummary): number {
   return c.hasBranches && c.branchCoverage !== null ? c.branchCoverage : c.lineCoverage;
 }
 
+/** What the function must reach: the evaluation split's thresholds, or the training split's. */
+export function thresholdsFor(fn: FunctionRef, settings: PipelineSettings): RecordThresholds {
+  return fn.split === 'eval'
+    ? { coverage: settings.evalCoverageThreshold, astCheckRequired: settings.evalRequiresAstMatch }
+    : { coverage: settings.coverageThreshold, astCheckRequired: false };
+}
+
 /** What an unusable answer was, to tell the model on the next attempt. */
 function previousOf(result: LlmStepResult): PreviousAnswer | undefined {
   return !result.ok && result.exchangeKey ? { exchangeKey: result.exchangeKey, failure: result.failure, detail: result.detail } : undefined;
@@ -45,8 +53,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
   const { run, fn, settings } = input;
   const { io, llm, sandbox } = activityProxies(input.queues, settings);
   const P = STEP_PRIORITY;
-  const evalSplit = fn.split === 'eval';
-  const coverageThreshold = evalSplit ? settings.evalCoverageThreshold : settings.coverageThreshold;
+  const thresholds = thresholdsFor(fn, settings);
+  const coverageThreshold = thresholds.coverage;
   upsertSearchAttributes([
     { key: RunIdKey, value: run.runId },
     { key: RepoKey, value: fn.repoId },
@@ -96,7 +104,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       tokens: state.tokens,
     };
     const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions } = state;
-    await io.writeRecord({ run, fn, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
+    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
     upsertSearchAttributes([{ key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' }]);
     progress(stage, accepted ? `accepted: ${reason}` : `rejected: ${reason.slice(0, 300)}`);
     return outcome;
@@ -197,7 +205,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     const ast = await sandbox(P.checks).astCheck({ run, fn, prepared, scriptKey });
     state.astEquivalent = ast.equivalent;
     if (!ast.equivalent) {
-      if (evalSplit && settings.evalRequiresAstMatch) return await finish('ast_check', `an evaluation record needs the original function unchanged: ${ast.difference ?? 'the trees differ'}`);
+      if (thresholds.astCheckRequired) return await finish('ast_check', `an evaluation record needs the original function unchanged: ${ast.difference ?? 'the trees differ'}`);
       stage = 'functionality_check';
       progress(stage, 'asking whether the sandboxed function behaves the same');
       const verdict = await llm(P.checks).checkFunctionality({ run, fn, prepared, scriptKey });

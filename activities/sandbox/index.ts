@@ -25,6 +25,7 @@ export {
   type SandboxExecutorConfig,
   type SandboxExecutorOptions,
 } from './executor';
+export { errorMessageOf, summaryLine } from './result-text';
 export { withNewImplementation, newImplementationName, NEW_IMPLEMENTATION_SUFFIX } from './new-implementation';
 export { parseInstallCommands, validateRequirement, type ParsedInstallCommands } from './install-commands';
 export { IMPORT_TO_DISTRIBUTION, distributionForImport } from './packages';

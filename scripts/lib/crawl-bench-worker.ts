@@ -13,7 +13,7 @@ import type { CandidateList, ExecutionSummary, FunctionRef, LlmStepResult, Prepa
 import { createIoActivities } from '../../activities/io-activities';
 import { LocalStore } from '../../activities/store/local';
 import type { IoActivities, LlmActivities, SandboxActivities } from '../../activities/types';
-import { installQuietRuntime } from '../../workers/main';
+import { installQuietRuntime } from './workers';
 import { loadConfig } from '../../temporal.config';
 
 const STEP_MS = Number(process.env.REPOST_BENCH_STEP_MS ?? 166);

@@ -1,8 +1,8 @@
 /**
  * Starting a crawl: the run's settings are frozen into the store, local folders are pinned and
  * stored (workers elsewhere cannot read them), the sources are de-duplicated and stored, the run
- * is registered, and one CrawlWorkflow is started. `result()` waits for it and exports the run's
- * files from the store into the output folder.
+ * is registered with its output folder, and one CrawlWorkflow is started; its last activity
+ * writes the run's files and report into that folder. `result()` waits for it.
  *
  * A run id or output folder that is already taken is refused, unless the run is resumed on
  * purpose (`resume: true`): then the run's own frozen settings and sources are used, functions
@@ -12,16 +12,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import type { RepoSource, RunRef } from '../../activities/contracts';
-import { exportRunFiles, type RunSummaryFile } from '../../activities/dataset/run-files';
+import type { CrawlOutcome, RepoSource, RunRef } from '../../activities/contracts';
+import type { RunSummaryFile } from '../../activities/dataset/run-files';
 import { runPaths } from '../../activities/dataset/records';
-import { StoreRunReader } from '../../activities/dataset/run-reader';
-import { writeRunReport } from '../../activities/report/write-report';
 import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/sources/repo-source';
 import { freezeRunSettings, frozenPipelineSettings, queuesFrom } from '../../activities/run-settings';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
-import { runMemo } from '../../workers/store-check';
+import { runMemo } from './store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 
@@ -48,7 +46,7 @@ export interface StartedCrawl {
   manifest: RunManifest;
   outDir: string;
   workflowId: string;
-  /** Waits for the crawl and writes its files into `outDir`. */
+  /** Waits for the crawl (which writes its files into `outDir`). */
   result(): Promise<CrawlResult>;
 }
 
@@ -150,7 +148,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
       taskQueue: config.temporal.taskQueues.workflows,
       args: [{ run, sourcesKey: manifest.sourcesKey!, settings, queues: queuesFrom(config) }],
       typedSearchAttributes: [{ key: RunIdKey, value: runId }],
-      // Workers read the run's store from here at start (workers/store-check.ts).
+      // Workers read the run's store from here at start (scripts/lib/store-check.ts).
       memo: runMemo(run, queuesFrom(config)),
     });
   }
@@ -160,12 +158,19 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     outDir,
     workflowId,
     result: async () => {
-      await resultThroughRestarts(handle);
-      const summary = await exportRunFiles(store, runId, outDir);
-      const report = await writeRunReport(await StoreRunReader.open(store, runId), outDir);
-      return { ...summary, outDir, datasetFile: runPaths(outDir).dataset, reportFile: report.file };
+      const outcome = (await resultThroughRestarts(handle)) as CrawlOutcome;
+      if (!outcome.outputs) {
+        throw new RunFilesError(`run ${runId} finished, but its files could not be written to ${outDir}: ${outcome.outputsError ?? 'unknown'}; the run is whole in the store (tsx scripts/status.ts, report.ts and export.ts read it from there)`);
+      }
+      const summary = (await store.getRun(runId))?.summary as RunSummaryFile;
+      return { ...summary, outDir: outcome.outputs.outDir, datasetFile: outcome.outputs.dataset, reportFile: outcome.outputs.report };
     },
   };
+}
+
+/** The crawl finished and is whole in the store, but its folder could not be written. */
+export class RunFilesError extends Error {
+  override name = 'RunFilesError';
 }
 
 /** gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): the server is restarting or out of reach for a moment. */

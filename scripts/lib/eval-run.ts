@@ -19,7 +19,7 @@ import type { EvalSummary } from '../../activities/eval/summary';
 import { modelForStep } from '../../activities/llm';
 import type { Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
-import { runMemo } from '../../workers/store-check';
+import { runMemo } from './store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 import { freezeRunSettings, queuesFrom } from '../../activities/run-settings';
@@ -155,7 +155,7 @@ export async function startEval(options: StartEvalOptions): Promise<StartedEval>
     taskQueue: config.temporal.taskQueues.workflows,
     args: [{ run, itemsKey, settings, pipeline, queues }],
     typedSearchAttributes: [{ key: RunIdKey, value: runId }],
-    // Workers read the run's store from here at start (workers/store-check.ts).
+    // Workers read the run's store from here at start (scripts/lib/store-check.ts).
     memo: runMemo(run, queues),
   });
   return {

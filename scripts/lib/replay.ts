@@ -1,6 +1,6 @@
 /**
  * Replaying rejected functions of a run: each runs again as a FunctionWorkflow under a new
- * workflow id and replaces its own record; the run's summary and files are made again.
+ * workflow id and replaces its own record; the run's summary, files and report are made again.
  *
  * A replay uses the run's frozen settings, unless told otherwise (`overrides`, from
  * `replay.ts --set key=value`): then the changed settings are frozen as a new artifact, and every
@@ -8,7 +8,8 @@
  */
 import type { Client } from '@temporalio/client';
 import type { FunctionOutcome, PipelineSettings, RunRef } from '../../activities/contracts';
-import { candidateIds, exportRunFiles, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
+import { candidateIds, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
+import { writeRunOutputs } from '../../activities/report/run-outputs';
 import { applyRunSettings, frozenPipelineSettings, overrideRunSettings, pipelineSettingsFrom, queuesFrom, RunSettingsSchema } from '../../activities/run-settings';
 import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
@@ -74,6 +75,6 @@ export async function replayRejected(options: {
   const summary = await summarizeRun(store, runId);
   await store.updateRun(runId, { summary });
   const outDir = options.outDir ?? manifest.outDir;
-  if (outDir) await exportRunFiles(store, runId, outDir);
+  if (outDir) await writeRunOutputs(store, runId, outDir);
   return { outcomes, summary, settingsKey };
 }

@@ -16,7 +16,7 @@ import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import { freePort } from '../../scripts/lib/temporal-server';
 import { loadConfig } from '../../temporal.config';
-import { RUN_MEMO_KEY } from '../../workers/store-check';
+import { RUN_MEMO_KEY } from '../../scripts/lib/store-check';
 import { requireEnv, startTestFactory } from '../support/factory';
 import { cleanEnv, PROJECT_ROOT, runScript, spawnWorker, waitFor, type WorkerProcess } from '../support/processes';
 import { createStoreDatabase } from '../support/store-database';

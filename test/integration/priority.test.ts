@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { installQuietRuntime } from '../../workers/main';
+import { installQuietRuntime } from '../../scripts/lib/workers';
 import { STEP_PRIORITY } from '../../workflows/activities';
 import { requireEnv } from '../support/factory';
 import { waitFor } from '../support/processes';

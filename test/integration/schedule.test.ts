@@ -141,7 +141,7 @@ describe('tsx scripts/schedule.ts: a live benchmark that fires on a schedule', (
       const runDir = path.join(dataDir, 'runs', o.runId);
       expect(o.outDir).toBe(runDir);
       expect(o.report).toBe(path.join(runDir, 'report.html'));
-      expect(fs.readFileSync(o.report, 'utf8')).toContain(`Run <code>${o.runId}</code>`);
+      expect(fs.readFileSync(o.report!, 'utf8')).toContain(`Run <code>${o.runId}</code>`);
       const records = fs.readFileSync(path.join(runDir, 'dataset.jsonl'), 'utf8').trim().split('\n').map((l) => DatasetRecordSchema.parse(JSON.parse(l)));
       expect(records.map((r) => r.repo_name)).toEqual(['demo/fresh', 'demo/fresh']);
       expect(records.map((r) => [r.split, r.license, r.coverage_threshold])).toEqual(Array(2).fill(['eval', 'mit', 1]));

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../workers/main';
+import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../scripts/lib/workers';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
 import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer, type ScriptedServerOptions } from '../../scripts/lib/scripted-llm-server';
 import { LocalStore } from '../../activities/store/local';

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { installQuietRuntime } from '../../../workers/main';
+import { installQuietRuntime } from '../../../scripts/lib/workers';
 import { LlmGateway } from '../../../activities/llm';
 import { LocalStore } from '../../../activities/store/local';
 import { loadConfig } from '../../../temporal.config';
