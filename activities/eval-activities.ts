@@ -24,6 +24,7 @@ import type {
   EvalItemIndex,
   EvalRunSummary,
   FunctionEvalResult,
+  FunctionEvalSummary,
   PreparedPrompt,
   RankingSummary,
   TrainingTargets,
@@ -79,9 +80,10 @@ export interface EvalIoActivities {
   loadEvalItems(input: { run: RunRef; itemsKey: string; page: number }): Promise<{ items: EvalItem[]; pages: number }>;
   /** The tests of several answers, deduplicated, with the answers' usage added up. */
   mergeCandidateTests(input: { run: RunRef; answers: { testsKey: string; usage: Usage }[] }): Promise<{ testsKey: string; count: number; usage: Usage }>;
-  rankCandidates(input: { run: RunRef; rows: string[]; truthRow: string; hidden: boolean[] }): Promise<RankingSummary>;
-  /** The function's result, into the store. */
-  writeEvalFunction(input: { run: RunRef; item: EvalItem; result: FunctionEvalResult }): Promise<void>;
+  /** The rankings of a function's scored samples (`samples`: each row's sample number, which `top` names). */
+  rankCandidates(input: { run: RunRef; rows: string[]; truthRow: string; hidden: boolean[]; samples: number[] }): Promise<RankingSummary>;
+  /** The function's result, into the store; returns the counts its workflow reports. */
+  writeEvalFunction(input: { run: RunRef; item: EvalItem; result: FunctionEvalResult }): Promise<FunctionEvalSummary>;
   /** The run's summary from the stored results, kept in the run's manifest. */
   finalizeEval(input: { run: RunRef; itemsKey: string }): Promise<EvalRunSummary>;
 }
@@ -344,14 +346,14 @@ export function createEvalIoActivities({ config, store }: EvalDependencies): Eva
       return { testsKey: await store.putJson(merged), count: merged.length, usage: addUsage(...answers.map((a) => a.usage)) };
     },
 
-    async rankCandidates({ run, rows, truthRow, hidden }) {
+    async rankCandidates({ run, rows, truthRow, hidden, samples }) {
       const { settings } = await runs.forEvalRun(run);
-      return rankingSummary({ rows, truthRow, hidden, ks: effectiveKs(settings), genx: { tolerance: settings.genxTolerance, maxIterations: settings.genxMaxIterations } });
+      return rankingSummary({ rows, truthRow, hidden, samples, ks: effectiveKs(settings), genx: { tolerance: settings.genxTolerance, maxIterations: settings.genxMaxIterations } });
     },
 
     async writeEvalFunction({ run, item, result }) {
       const { settings } = await runs.forEvalRun(run);
-      await writeFunctionResult(store, { runId: run.runId, item, settings, result });
+      return writeFunctionResult(store, { runId: run.runId, item, settings, result });
     },
 
     async finalizeEval({ run, itemsKey }) {

@@ -5,10 +5,11 @@
  * are written into its folder, whoever launched it. A repository whose workflow fails is recorded
  * as skipped with the failure, and the crawl goes on: it always finalizes (DESIGN invariant 8).
  */
-import { ActivityFailure, ParentClosePolicy, continueAsNew, executeChild, isCancellation, upsertSearchAttributes } from '@temporalio/workflow';
+import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CrawlOutcome, PipelineSettings, RunOutputs, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
-import { failureText, repoWorkflow } from './repo';
+import { activityFailureReason, failureText } from './failures';
+import { repoWorkflow } from './repo';
 import { RunIdKey } from './search-attributes';
 import { slidingWindow } from './window';
 
@@ -59,8 +60,7 @@ export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlOut
   try {
     outputs = await io.writeRunOutputs({ run });
   } catch (err) {
-    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
-    outputsError = failureText(err);
+    outputsError = activityFailureReason(err);
   }
   return { ...summary, outputs, outputsError };
 }

@@ -6,7 +6,7 @@
  *   functionality check, LLM test check -> record (accepted, or rejected with stage and reason).
  * An evaluation-split function needs the evaluation thresholds (full coverage, equal ASTs).
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type {
   ExecutionSummary,
   FunctionOutcome,
@@ -20,7 +20,9 @@ import type {
   RunRef,
   TaskQueues,
 } from '../activities/contracts';
-import { activityProxies, STEP_PRIORITY } from './activities';
+import { activityProxies } from './activities';
+import { activityFailureReason } from './failures';
+import { PIPELINE_PRIORITY } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
 
 export interface FunctionWorkflowInput {
@@ -52,7 +54,7 @@ function previousOf(result: LlmStepResult): PreviousAnswer | undefined {
 export async function functionWorkflow(input: FunctionWorkflowInput): Promise<FunctionOutcome> {
   const { run, fn, settings } = input;
   const { io, llm, sandbox } = activityProxies(input.queues, settings);
-  const P = STEP_PRIORITY;
+  const P = PIPELINE_PRIORITY;
   const thresholds = thresholdsFor(fn, settings);
   const coverageThreshold = thresholds.coverage;
   upsertSearchAttributes([
@@ -226,10 +228,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
 
     return await finish('accepted', `coverage ${reached.toFixed(3)}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)`);
   } catch (err) {
-    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
     // A record that could not be written is not a stage's outcome: let the parent record the failure.
-    if (err.activityType === 'writeRecord') throw err;
-    const cause = err.cause instanceof ApplicationFailure ? `${err.cause.type ?? 'error'}: ${err.cause.message}` : (err.cause?.message ?? err.message);
-    return finish(stage, `activity ${err.activityType} failed: ${cause}`);
+    if (err instanceof ActivityFailure && err.activityType === 'writeRecord') throw err;
+    return finish(stage, activityFailureReason(err));
   }
 }

@@ -12,9 +12,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { CandidateList, FunctionOutcome, FunctionRef, PipelineSettings, RepoOutcome, RepoSnapshot, RepoSource, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
+import { failureText } from './failures';
 import { functionWorkflow } from './function';
 import { RepoKey, RunIdKey } from './search-attributes';
 import { streamingWindow } from './window';
@@ -28,14 +28,6 @@ export interface RepoWorkflowInput {
   queues: TaskQueues;
   /** Carried across continue-as-new: the snapshot, its candidate pages, the next page, counts so far. */
   resume?: { snapshot: RepoSnapshot; candidates: CandidateList; nextPage: number; accepted: number; rejected: number };
-}
-
-/** The one-line description of a failure that ends a child workflow. */
-export function failureText(err: unknown): string {
-  if (err instanceof WorkflowExecutionAlreadyStartedError) return `duplicate workflow id: ${err.workflowId} is already running`;
-  const e = err as { message?: string; cause?: { message?: string; type?: string } };
-  const cause = e.cause?.message ? ` (${e.cause.type ? `${e.cause.type}: ` : ''}${e.cause.message})` : '';
-  return `${e.message ?? String(err)}${cause}`.slice(0, 1500);
 }
 
 export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcome> {

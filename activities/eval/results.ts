@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { addUsage, emptyUsage, UsageSchema, type Usage } from '../store/usage';
-import type { FunctionEvalResult, SampleTrace } from './contracts';
+import type { FunctionEvalResult, FunctionEvalSummary, SampleTrace } from './contracts';
 import type { EvalRecord } from './dataset';
 import { FAILURE_KINDS } from './outcome';
 import { passAtK } from './pass-at-k';
@@ -143,5 +143,16 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
     ranking: result.ranking,
     training: result.training,
     augmentation: result.augmentation ? { proposed: result.augmentation.proposed, kept: result.augmentation.kept, note: result.augmentation.note, scriptKey: result.augmentation.scriptKey } : null,
+  };
+}
+
+/** What a function's workflow returns to the run: its counts, the rest is in the store. */
+export function functionEvalSummary(result: FunctionEvalResult): FunctionEvalSummary {
+  return {
+    functionId: result.functionId,
+    samples: result.samples.filter((s) => s.rounds.length > 0).length,
+    passedInitially: result.samples.filter((s) => s.rounds[0]?.run.passed).length,
+    passedFinally: result.samples.filter((s) => s.rounds.some((r) => r.run.passed)).length,
+    error: result.error,
   };
 }
