@@ -8,15 +8,15 @@
  */
 import { NativeConnection } from '@temporalio/worker';
 import { ensureSandboxImage } from '../sandbox-image/build';
+import { runCommand, UsageError } from '../scripts/lib/cli';
 import { installQuietRuntime, startWorkers, WORKER_ROLES, type WorkerRole } from '../scripts/lib/workers';
 import { loadConfig } from '../temporal.config';
 
-async function main(): Promise<void> {
+async function main(rolesFlag: string | undefined): Promise<void> {
+  const roles = (rolesFlag ? rolesFlag.split(',') : [...WORKER_ROLES]) as WorkerRole[];
+  for (const r of roles) if (!WORKER_ROLES.includes(r)) throw new UsageError(`unknown role ${r}; roles: ${WORKER_ROLES.join(', ')}`);
   const config = loadConfig();
-  if (!config.temporal.address) throw new Error('set TEMPORAL_ADDRESS (host:port) to run a standalone worker; `tsx scripts/start.ts` runs workers with the embedded server');
-  const rolesArg = process.argv.find((a, i) => process.argv[i - 1] === '--roles');
-  const roles = (rolesArg ? rolesArg.split(',') : [...WORKER_ROLES]) as WorkerRole[];
-  for (const r of roles) if (!WORKER_ROLES.includes(r)) throw new Error(`unknown role ${r}; roles: ${WORKER_ROLES.join(', ')}`);
+  if (!config.temporal.address) throw new UsageError('set TEMPORAL_ADDRESS (host:port) to run a standalone worker; `tsx scripts/start.ts` runs workers with the embedded server');
   installQuietRuntime();
   let image: string | undefined;
   if (roles.includes('sandbox')) {
@@ -30,9 +30,4 @@ async function main(): Promise<void> {
   await connection.close();
 }
 
-if (require.main === module) {
-  main().catch((err: Error) => {
-    console.error(err.message);
-    process.exit(1);
-  });
-}
+runCommand({ file: __filename, options: { roles: { type: 'string' } }, run: ({ values }) => main(values.roles) });

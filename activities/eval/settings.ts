@@ -63,10 +63,15 @@ export const EvalSettingsSchema = z
 export type EvalSettings = z.infer<typeof EvalSettingsSchema>;
 
 /** Validates settings from flags or a file; throws a readable error naming the bad keys. */
+/** Settings a run cannot start with (a flag out of range, an unknown task). */
+export class EvalSettingsError extends Error {
+  override name = 'EvalSettingsError';
+}
+
 export function parseEvalSettings(input: unknown): EvalSettings {
   const parsed = EvalSettingsSchema.safeParse(input);
   if (!parsed.success) {
-    throw new Error(`invalid eval settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    throw new EvalSettingsError(`invalid eval settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   }
   return parsed.data;
 }

@@ -15,6 +15,7 @@ import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, t
 import type { CrawlOutcome, RepoSource, RunRef } from '../../activities/contracts';
 import type { RunSummaryFile } from '../../activities/dataset/run-files';
 import { runPaths } from '../../activities/dataset/records';
+import { RunNotFoundError } from '../../activities/dataset/run-reader';
 import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/sources/repo-source';
 import { freezeRunSettings, frozenPipelineSettings, queuesFrom } from '../../activities/run-settings';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
@@ -117,7 +118,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     manifest = await store.updateRun(runId, { status: 'running', resumed: existing.resumed + 1, outDir });
     log(`resuming run ${runId} with its own settings and sources; functions already recorded are not run again`);
   } else {
-    if (options.resume) throw new Error(`cannot resume run ${runId}: there is no such run in the store at ${store.location}`);
+    if (options.resume) throw new RunNotFoundError(`cannot resume run ${runId}: there is no such run in the store at ${store.location}`);
     const sources = await prepareSources(store, options.sources, log);
     manifest = await store.createRun({
       runId,

@@ -34,6 +34,9 @@ export const EVAL_ITEM_PAGE_SIZE = 100;
 /** The run would mix evaluation and training data (or read an unusable dataset): nothing was started. */
 export class EvalRefusal extends Error {
   override name = 'EvalRefusal';
+  constructor(reason: string) {
+    super(`refused: ${reason}`);
+  }
 }
 
 export interface LoadedDataset {
