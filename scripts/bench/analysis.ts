@@ -6,7 +6,7 @@
  *   npm run bench:analysis -- [--files 2000] [--analyse 2000] [--dir <repo>] [--keep] [--ast-check]
  *
  * --ast-check compares the (path, qualname, kind, span) set with a walk by Python's `ast`
- * (test/unit/analysis/ast_functions.py) and lists the differences.
+ * (test/integration/analysis/ast_functions.py) and lists the differences.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -132,7 +132,7 @@ async function main(flags: z.infer<typeof Flags>): Promise<void> {
     console.log(`whole analysis (parse, extract, ${targets.length} contexts): ${sec(t0, t4).toFixed(2)} s wall, ${cpu(c0, c4).toFixed(2)} s CPU`);
     console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
     if (flags['ast-check']) {
-      const walker = path.resolve(__dirname, '../../test/unit/analysis/ast_functions.py');
+      const walker = path.resolve(__dirname, '../../test/integration/analysis/ast_functions.py');
       const out = execFileSync('python3', [walker, root, ...analyzer.options.ignoreDirs], { encoding: 'utf8', maxBuffer: 1 << 30 });
       const py = JSON.parse(out) as { functions: (string | number)[][]; skipped: string[] };
       const key = (r: (string | number)[]) => r.join('|');

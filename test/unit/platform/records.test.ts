@@ -81,7 +81,8 @@ describe('dataset records', () => {
     const again = await summarizeRun(store, 'run');
     expect(again.accepted).toBe(0);
     expect(again.rejected).toBe(2);
-  });
+    // The first summary loads the BPE tokenizer (about a second, more on a busy machine).
+  }, 20_000);
 
   it('pages through thousands of records in bounded pages', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'records-'));
