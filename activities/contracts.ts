@@ -1,5 +1,5 @@
 /**
- * The payloads that cross between workflows and activities. They stay small (DESIGN invariant 1):
+ * The payloads that cross between workflows and activities. They stay small (docs/architecture.md, invariant 1):
  * ids, artifact keys, counters and short reasons; code, logs and transcripts are artifacts.
  * Workflows import these as types only.
  */

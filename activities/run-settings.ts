@@ -1,5 +1,5 @@
 /**
- * A run's settings, frozen when it starts (DESIGN invariant 10). Everything in the configuration
+ * A run's settings, frozen when it starts (docs/architecture.md, invariant 10). Everything in the configuration
  * that shapes the dataset (models and sampling, loops and thresholds, analysis rules, sandbox
  * limits, crawl limits, prices) plus the prompt template versions travels with the run as one
  * artifact; every activity applies the run's settings over its own process's configuration, so a

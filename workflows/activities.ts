@@ -2,7 +2,7 @@
  * Activity proxies, one per task queue: repository I/O, LLM calls and container runs are
  * scheduled on separate queues so each scales and is rate-limited on its own.
  *
- * Timeouts come from the run's settings (DESIGN invariant 9): an LLM call may take as long as
+ * Timeouts come from the run's settings (docs/architecture.md, invariant 9): an LLM call may take as long as
  * `llm.timeoutSec` (and a wait for a rate-limit slot) allows, a sandbox activity as long as its installs and runs may. Every long
  * activity heartbeats, so one lost with its worker is retried elsewhere after the heartbeat
  * timeout, not after its whole budget. Retries are for transient faults only and are sized to ride

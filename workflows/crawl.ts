@@ -3,7 +3,7 @@
  * continuing as new every `continueAsNewAfter` repositories so the history stays small, then the
  * run is finalized (its summary computed from the records in the store) and its files and report
  * are written into its folder, whoever launched it. A repository whose workflow fails is recorded
- * as skipped with the failure, and the crawl goes on: it always finalizes (DESIGN invariant 8).
+ * as skipped with the failure, and the crawl goes on: it always finalizes (docs/architecture.md, invariant 8).
  */
 import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes } from '@temporalio/workflow';
 import type { CrawlOutcome, PipelineSettings, RunOutputs, RunRef, TaskQueues } from '../activities/contracts';

@@ -74,7 +74,7 @@ export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSum
     try {
       await executeChild(child, options);
     } catch (err) {
-      // One failure never ends the run (DESIGN invariant 8): it is recorded with its reason.
+      // One failure never ends the run (docs/architecture.md, invariant 8): it is recorded with its reason.
       const failed = emptyEvalResult(item.functionId);
       failed.error = `the function's workflow failed: ${failureText(err)}`;
       // Not even the failure could be written: the run's summary counts the function as missing.

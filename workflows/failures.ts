@@ -1,8 +1,8 @@
 /**
  * Failures as the workflows record them: one line naming what failed and why, short enough for a
- * history and a record. An expected outcome is a value (DESIGN invariant 2); these are for
+ * history and a record. An expected outcome is a value (docs/architecture.md, invariant 2); these are for
  * activities that failed for good and children that failed, which become outcomes with their
- * reason so the run goes on (DESIGN invariant 8).
+ * reason so the run goes on (docs/architecture.md, invariant 8).
  */
 import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';

@@ -83,7 +83,7 @@ export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcom
         staticSummary: `${fn.repoId} ${fn.path}::${fn.qualname}`,
       });
     } catch (err) {
-      // One failure never ends the repository (DESIGN invariant 8): it is recorded with its reason.
+      // One failure never ends the repository (docs/architecture.md, invariant 8): it is recorded with its reason.
       try {
         outcome = await io.writeFailedFunction({ run, fn, reason: `the function's workflow failed: ${failureText(err)}` });
       } catch {

@@ -1,7 +1,7 @@
 /**
  * Dataset records. Each function's end (accepted or rejected) is written once to the store, keyed
  * by run and function id, so re-running or replaying a function replaces its own record and never
- * duplicates or loses one (DESIGN invariant 3). The run's summary is computed from the records a
+ * duplicates or loses one (docs/architecture.md, invariant 3). The run's summary is computed from the records a
  * page at a time, and the run's files (`dataset.jsonl` in RepoST's format plus our fields,
  * `rejections.jsonl`, `summary.json`, `run.json`) are exported from the store as streams, so a run
  * of any size finalizes in bounded memory.

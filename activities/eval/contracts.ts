@@ -1,6 +1,6 @@
 /**
  * The payloads that cross between the evaluation workflows and their activities. Small by
- * design (DESIGN invariant 1): ids, artifact keys, counters and one-line summaries. Prompts,
+ * design (docs/architecture.md, invariant 1): ids, artifact keys, counters and one-line summaries. Prompts,
  * answers, candidates, scripts and run outputs are artifacts.
  */
 import type { Usage } from '../store/usage';

@@ -21,7 +21,7 @@ export type SelectMethod = (typeof SELECT_METHODS)[number];
 export const EVAL_TASKS = ['eval', 'rft', 'augment'] as const;
 export type EvalTask = (typeof EVAL_TASKS)[number];
 
-/** Upper bounds that keep one function's payloads and history small (DESIGN invariants 1 and 7). */
+/** Upper bounds that keep one function's payloads and history small (docs/architecture.md, invariants 1 and 7). */
 export const EVAL_LIMITS = { maxSamples: 100, maxRepairRounds: 5, maxTestSamples: 20, maxTestsPerFunction: 200 } as const;
 
 export const EvalSettingsSchema = z

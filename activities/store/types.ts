@@ -1,5 +1,5 @@
 /**
- * The one storage seam of the factory (DESIGN invariant 11). Everything a run writes or reads
+ * The one storage seam of the factory (docs/architecture.md, invariant 11). Everything a run writes or reads
  * outside Temporal goes through a `Store`: content-addressed artifacts, repository snapshots,
  * LLM exchanges and the answer cache, the runs with their frozen settings, and the records.
  *

@@ -101,9 +101,12 @@ describe('the import graph', () => {
     expect(edges((i) => i.from.startsWith('workflows/') && /^(workers|scripts)\//.test(i.to))).toEqual([]);
   });
 
-  it('keeps domain folders under the activity files, and the contracts at the bottom', () => {
+  it('keeps domain folders under the activity files, and the contracts and the configuration at the bottom', () => {
     expect(edges((i) => inDomainFolder(i.from) && (isActivityFile(i.to) || i.to === 'activities/index.ts'))).toEqual([]);
     expect(edges((i) => i.from === 'activities/contracts.ts')).toEqual([]);
+    // The configuration takes the analysis options' schema from a module of shapes that imports nothing of the factory.
+    expect(edges((i) => i.from === 'temporal.config.ts')).toEqual(['temporal.config.ts -> activities/analysis/types.ts']);
+    expect(edges((i) => i.from === 'activities/analysis/types.ts')).toEqual([]);
   });
 
   it('runs every command through the one runner (scripts/lib/cli.ts)', () => {
