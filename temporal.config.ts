@@ -61,6 +61,14 @@ export const ConfigSchema = z.object({
       heartbeatTimeoutSec: positiveInt.default(30),
       /** The longest one io activity may take (a snapshot, an analysis, a run's summary and files); it heartbeats meanwhile. */
       ioTimeoutSec: positiveInt.default(1800),
+      /**
+       * Longest a child workflow may run (a repository, a function, an evaluation's function)
+       * before Temporal ends it and its parent records it as failed; unset = derived from the
+       * activity budgets (`activities/workflow-budgets.ts`).
+       */
+      childTimeoutSec: z
+        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional() })
+        .prefault({}),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
       taskQueues: z

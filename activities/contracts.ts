@@ -38,8 +38,11 @@ export interface PipelineSettings {
   functionWindow: number;
   repoWindow: number;
   continueAsNewAfter: number;
-  /** Activity budgets derived from the configuration (ms). */
-  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number };
+  /**
+   * Activity budgets derived from the configuration (ms), and the execution timeouts of child
+   * workflows (absent in runs frozen before they existed: then none applies).
+   */
+  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number; repoWorkflowMs?: number; functionWorkflowMs?: number };
 }
 
 /** A run as activities see it: its id, its frozen settings (artifact key) and the store it lives in. */

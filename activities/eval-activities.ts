@@ -36,7 +36,7 @@ import { hasDocstring, promptContext } from './eval/prompt-context';
 import { rankingSummary } from './eval/ranking-summary';
 import { EVAL_LIMITS, effectiveKs, frozenEvalSettings, type EvalSettings } from './eval/settings';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
-import { matrixRow, parseRunnerOutput, runnerRequest, type SnippetResult } from './eval/test-runner';
+import { matrixRow, runnerRequest, snippetResults, type SnippetResult } from './eval/test-runner';
 import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
@@ -278,10 +278,10 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
       const tests = await store.getJson<string[]>(testsKey);
       const placed = await scriptWith(item, candidateKey);
       if (!placed.ok || tests.length === 0) return { row: '0'.repeat(tests.length) };
-      const { request, nonce } = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
+      const request = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
       const result = await executor.run({ ...request, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
-      return { row: matrixRow(parseRunnerOutput(result.stdout, nonce, tests.length)) };
+      return { row: matrixRow(snippetResults(result, tests.length)) };
     },
 
     async collectTrainingTargets({ run, item, promptKey, passing }) {
@@ -304,10 +304,10 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
       const record = await recordOf(store, item);
       const cases = await store.getJson<string[]>(casesKey);
       if (cases.length === 0) return { outputsKey: await store.putJson([]) };
-      const { request, nonce } = runnerRequest({ mode: 'outputs', script: record.evalScript, target: record.qualname, snippets: cases, snippetTimeoutSec: 10, requirements: record.requirements });
+      const request = runnerRequest({ mode: 'outputs', script: record.evalScript, target: record.qualname, snippets: cases, snippetTimeoutSec: 10, requirements: record.requirements });
       const result = await executor.run({ ...request, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
-      return { outputsKey: await store.putJson(parseRunnerOutput(result.stdout, nonce, cases.length)) };
+      return { outputsKey: await store.putJson(snippetResults(result, cases.length)) };
     },
 
     async augmentScript({ run, item, casesKey, outputsKeys }) {

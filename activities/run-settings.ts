@@ -17,6 +17,7 @@ import type { PipelineSettings, TaskQueues } from './contracts';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
 import { sandboxActivityBudgetMs } from './sandbox/budget';
 import type { Artifacts } from './store/artifacts';
+import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from './workflow-budgets';
 
 /** Configuration paths that belong to a process, never to a run: the schema marks them (`perProcess`). */
 export const PROCESS_ONLY_PATHS: readonly string[] = processOnlyPaths();
@@ -99,6 +100,15 @@ export function overrideRunSettings(settings: RunSettings, overrides: Record<str
 
 /** What the workflows need of the configuration, fixed at the run's start. */
 export function pipelineSettingsFrom(config: Config): PipelineSettings {
+  const timeouts = {
+    // The HTTP call's own timeout, plus the wait for a rate-limit slot; heartbeats catch a lost worker sooner.
+    llmMs: (config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000,
+    sandboxMs: sandboxActivityBudgetMs(config.sandbox),
+    ioMs: config.temporal.ioTimeoutSec * 1000,
+    heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+  };
+  const loops = config.loops;
+  const child = config.temporal.childTimeoutSec;
   return {
     debugRounds: config.loops.debugRounds,
     coverageRounds: config.loops.coverageRounds,
@@ -112,11 +122,9 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     repoWindow: config.crawl.repoWindow,
     continueAsNewAfter: config.crawl.continueAsNewAfter,
     timeouts: {
-      // The HTTP call's own timeout, plus the wait for a rate-limit slot; heartbeats catch a lost worker sooner.
-      llmMs: (config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000,
-      sandboxMs: sandboxActivityBudgetMs(config.sandbox),
-      ioMs: config.temporal.ioTimeoutSec * 1000,
-      heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+      ...timeouts,
+      repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(timeouts, loops, config.crawl),
+      functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(timeouts, loops),
     },
   };
 }

@@ -28,10 +28,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { RunIdSchema } from '../activities/store/types';
 import { renderEvalReport } from '../activities/eval/report';
 import { evalPaths } from '../activities/eval/run-files';
 import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
-import type { EvalSummary } from '../activities/eval/summary';
+import { readEvalSummaryFile } from '../activities/eval/summary-file';
 import { runCommand, UsageError } from './lib/cli';
 import { runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
@@ -59,7 +60,7 @@ const FlagsSchema = z.object({
   augment: z.boolean().default(false),
   limit: intFlag.optional(),
   out: z.string().min(1).optional(),
-  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'run-id': RunIdSchema.optional(),
   'no-workers': z.boolean().default(false),
   scripted: z.string().min(1).optional(),
   report: z.string().min(1).optional(),
@@ -78,10 +79,11 @@ const OPTIONS = {
 
 function writeCombinedReport(out: string, runDirs: string[]): number {
   if (runDirs.length === 0) throw new UsageError('--report needs at least one run folder (holding eval-summary.json)');
+  // A run folder may come from anywhere: each summary is validated whole before it reaches the page.
   const summaries = runDirs.map((d) => {
     const file = evalPaths(d).summary;
     if (!fs.existsSync(file)) throw new Error(`${d} holds no eval-summary.json`);
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as EvalSummary;
+    return readEvalSummaryFile(file);
   });
   fs.writeFileSync(out, renderEvalReport(summaries, { title: `Evaluation report: ${summaries.length} run(s)`, generatedAt: new Date().toISOString() }));
   console.log(`report over ${summaries.length} run(s) written to ${path.resolve(out)}`);

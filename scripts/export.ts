@@ -7,7 +7,8 @@
  *   tsx scripts/export.ts RUN --to DIR
  *
  * RUN is a run id in the store (REPOST_STORE_URL, else the data directory) or a run's folder.
- * DIR must be new, empty, or an earlier export (which is replaced once the new one is complete).
+ * DIR must be new, empty, or an earlier export, proven by the marker the exporter writes into each
+ * (`.repost-export.json`); it is replaced once the new one is complete. Anything else is refused.
  */
 import { openRunReader } from '../activities/dataset/run-reader';
 import { openStore } from '../activities/store';

@@ -11,6 +11,7 @@
  */
 import { z } from 'zod';
 import { RunNotFoundError } from '../activities/dataset/run-reader';
+import { RunIdSchema } from '../activities/store/types';
 import { openStore } from '../activities/store';
 import { parseSettingOverrides } from '../activities/run-settings';
 import { loadConfig } from '../temporal.config';
@@ -28,7 +29,7 @@ const OPTIONS = {
 } as const;
 
 const FlagsSchema = z.object({
-  run: z.string().min(1),
+  run: RunIdSchema,
   stage: z.array(z.string()).default([]),
   function: z.array(z.string()).default([]),
   set: z.array(z.string()).default([]),

@@ -19,6 +19,7 @@
  *     --no-workers  --scripted FIXTURE (offline scripted LLM)
  */
 import { z } from 'zod';
+import { RunIdSchema } from '../activities/store/types';
 import { runCommand, UsageError } from './lib/cli';
 import { runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
@@ -36,7 +37,7 @@ const FlagsSchema = z.object({
   timeout: intFlag.optional(),
   limit: intFlag.optional(),
   out: z.string().min(1).optional(),
-  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'run-id': RunIdSchema.optional(),
   'no-workers': z.boolean().default(false),
   scripted: z.string().min(1).optional(),
 });

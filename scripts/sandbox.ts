@@ -98,7 +98,13 @@ function summarize(outcomes: GroundTruthOutcome[]) {
 async function cmdBatch(values: Values, positionals: string[]): Promise<number> {
   if (positionals.length !== 1 || !values['ground-truth']) throw new UsageError('batch takes one records file and runs its records with their ground truth: batch <records.jsonl> --ground-truth');
   const coverageOf = z.enum(['original', 'new-implementation']).parse(values['coverage-of'] ?? 'original');
-  let records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
+  let records: ReturnType<typeof parseRecordsJsonl>;
+  try {
+    records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
+  } catch (err) {
+    // The file and the line of a record that is not valid JSON or not a record.
+    throw new Error(`${positionals[0]}: ${(err as Error).message}`);
+  }
   if (values.limit) records = records.slice(0, positive.parse(values.limit));
   const executor = await makeExecutor(values.strict ?? false);
   const concurrency = values.concurrency ? positive.parse(values.concurrency) : executor.config.pool.size;

@@ -19,6 +19,7 @@
  */
 import { Client, Connection, ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
+import { RUN_ID_MAX_LENGTH, RunIdSchema } from '../activities/store/types';
 import { IsoDaySchema } from '../activities/benchmark/window';
 import { SPLITS } from '../activities/dataset/product-record';
 import { openStore } from '../activities/store';
@@ -31,7 +32,8 @@ const CreateFlagsSchema = z.object({
   github: z.enum(SPLITS),
   'since-cutoff': IsoDaySchema,
   limit: z.coerce.number().int().positive().default(100),
-  id: z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  // A schedule's id starts each of its runs' ids (`<id>-<firing time>`, 16 more characters).
+  id: RunIdSchema.refine((id) => id.length <= RUN_ID_MAX_LENGTH - 16, `at most ${RUN_ID_MAX_LENGTH - 16} characters`).optional(),
 });
 
 function show(s: BenchmarkScheduleView): string {

@@ -26,6 +26,7 @@ import { z } from 'zod';
 import type { RepoSource } from '../activities/contracts';
 import { RunNotFoundError } from '../activities/dataset/run-reader';
 import { RepoLineSchema, RepoSourceSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
+import { RunIdSchema } from '../activities/store/types';
 import { loadConfig, type Config } from '../temporal.config';
 import { runCommand, UsageError } from './lib/cli';
 import { newRunId, startCrawl } from './lib/crawl';
@@ -44,10 +45,10 @@ const FlagsSchema = z.object({
   github: z.enum(['train', 'eval']).optional(),
   limit: z.coerce.number().int().positive().default(100),
   out: z.string().min(1).optional(),
-  'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
+  'run-id': RunIdSchema.optional(),
   split: z.enum(['train', 'eval']).optional(),
   resume: z.boolean().default(false),
-  attach: z.string().regex(/^[\w.-]+$/, 'a run id').optional(),
+  attach: RunIdSchema.optional(),
   'progress-every': z.coerce.number().positive().optional(),
   'no-workers': z.boolean().default(false),
 });

@@ -11,8 +11,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
 import { openStore } from '../activities/store';
+import { runIdProblem } from '../activities/store/types';
 import { loadConfig } from '../temporal.config';
-import { runCommand } from './lib/cli';
+import { runCommand, UsageError } from './lib/cli';
 import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus } from './lib/status';
 
 /** How long to wait for Temporal before reporting from the store alone. */
@@ -22,6 +23,8 @@ const FlagsSchema = z.object({ every: z.coerce.number().positive().default(5) })
 
 async function main(values: { json?: boolean; watch?: boolean; every?: string }, runId: string): Promise<number> {
   const { every } = FlagsSchema.parse(values);
+  const problem = runIdProblem(runId);
+  if (problem) throw new UsageError(problem);
   const config = loadConfig();
   const store = await openStore(config);
   let connection: Connection | null = null;

@@ -9,6 +9,7 @@ import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes 
 import type { CrawlOutcome, PipelineSettings, RunOutputs, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { activityFailureReason, failureText } from './failures';
+import { boundedKeyword, boundedSummary } from './ids';
 import { repoWorkflow } from './repo';
 import { RunIdKey } from './search-attributes';
 import { slidingWindow } from './window';
@@ -26,7 +27,7 @@ export interface CrawlWorkflowInput {
 export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlOutcome> {
   const { run, settings, queues } = input;
   const { io } = activityProxies(queues, settings);
-  upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
+  upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
 
   const cursor = input.cursor ?? 0;
   const page = await io.loadSources({ run, sourcesKey: input.sourcesKey, offset: cursor, limit: settings.continueAsNewAfter });
@@ -38,7 +39,9 @@ export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlOut
         taskQueue: queues.workflows,
         args: [{ run, source, index, settings, queues }],
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        staticSummary: source.kind === 'github' ? source.fullName : (source.name ?? source.path),
+        // A repository that is stuck ends after its time limit and is recorded as skipped.
+        workflowExecutionTimeout: settings.timeouts.repoWorkflowMs,
+        staticSummary: boundedSummary(source.kind === 'github' ? source.fullName : (source.name ?? source.path)),
       });
     } catch (err) {
       // The repository's functions that were recorded stay recorded; the repository is noted.

@@ -19,6 +19,7 @@ import { augmentFunctionWorkflow } from './augment-function';
 import { evalFunctionWorkflow } from './eval-function';
 import { emptyEvalResult, type EvalFunctionInput } from './eval-steps';
 import { failureText } from './failures';
+import { boundedKeyword, boundedSummary, evalFunctionWorkflowId } from './ids';
 import { RunIdKey } from './search-attributes';
 import { streamingWindow } from './window';
 
@@ -38,7 +39,7 @@ export interface EvalWorkflowInput {
 export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSummary> {
   const { run, settings, pipeline, queues } = input;
   const { io } = evalActivityProxies(queues, pipeline);
-  upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
+  upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
 
   let page = input.page ?? 0;
   let pages = Infinity;
@@ -62,12 +63,14 @@ export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSum
   const runChild = async (item: EvalItem): Promise<void> => {
     const args: [EvalFunctionInput] = [{ run, item, settings, pipeline, queues }];
     const options = {
-      workflowId: `${run.runId}/${settings.task}/${item.functionId}`,
+      // Readable in the UI (repository and qualified name), bounded, and the same on every re-run.
+      workflowId: evalFunctionWorkflowId(run.runId, settings.task, item),
       taskQueue: queues.workflows,
       args,
-      // Cancelling the run cancels its functions; nothing else ends them early.
+      // Cancelling the run cancels its functions; its time limit ends one that is stuck.
       parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      staticSummary: `${item.repo} ${item.qualname}`,
+      workflowExecutionTimeout: pipeline.timeouts.functionWorkflowMs,
+      staticSummary: boundedSummary(`${item.repo} ${item.qualname}`),
     };
     // The task decides the child: an augmentation, or an evaluation (with ranking or training data).
     const child = settings.task === 'augment' ? augmentFunctionWorkflow : evalFunctionWorkflow;

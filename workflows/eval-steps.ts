@@ -7,6 +7,7 @@ import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { PipelineSettings, RunRef, TaskQueues } from '../activities/contracts';
 import type { EvalItem, FunctionEvalResult } from '../activities/eval/contracts';
 import type { EvalSettings } from '../activities/eval/settings';
+import { boundedKeyword } from './ids';
 import { FunctionKey, RepoKey, RunIdKey } from './search-attributes';
 
 export interface EvalFunctionInput {
@@ -20,9 +21,9 @@ export interface EvalFunctionInput {
 /** The function's run, repository and name as search attributes, so the UI can filter by them. */
 export function tagEvalFunction(run: RunRef, item: EvalItem): void {
   upsertSearchAttributes([
-    { key: RunIdKey, value: run.runId },
-    { key: RepoKey, value: item.repo },
-    { key: FunctionKey, value: item.qualname },
+    { key: RunIdKey, value: boundedKeyword(run.runId) },
+    { key: RepoKey, value: boundedKeyword(item.repo) },
+    { key: FunctionKey, value: boundedKeyword(item.qualname) },
   ]);
 }
 

@@ -22,6 +22,7 @@ import type {
 } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { activityFailureReason } from './failures';
+import { boundedDetails, boundedKeyword } from './ids';
 import { PIPELINE_PRIORITY } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
 
@@ -58,9 +59,9 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
   const thresholds = thresholdsFor(fn, settings);
   const coverageThreshold = thresholds.coverage;
   upsertSearchAttributes([
-    { key: RunIdKey, value: run.runId },
-    { key: RepoKey, value: fn.repoId },
-    { key: FunctionKey, value: `${fn.path}::${fn.qualname}` },
+    { key: RunIdKey, value: boundedKeyword(run.runId) },
+    { key: RepoKey, value: boundedKeyword(fn.repoId) },
+    { key: FunctionKey, value: boundedKeyword(`${fn.path}::${fn.qualname}`) },
     { key: SplitKey, value: fn.split },
   ]);
 
@@ -84,7 +85,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
    */
   let shownStage: FunctionStage | null = null;
   const progress = (stage: FunctionStage, detail: string) => {
-    setCurrentDetails(`**${stage}** ${detail}\n\n${fn.repoId} \`${fn.path}::${fn.qualname}\` (${fn.split})`);
+    setCurrentDetails(boundedDetails(`**${stage}** ${detail}\n\n${fn.repoId} \`${fn.path}::${fn.qualname}\` (${fn.split})`));
     if (stage !== shownStage) {
       shownStage = stage;
       upsertSearchAttributes([{ key: StageKey, value: stage }]);

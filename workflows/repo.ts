@@ -16,6 +16,7 @@ import type { CandidateList, FunctionOutcome, FunctionRef, PipelineSettings, Rep
 import { activityProxies } from './activities';
 import { failureText } from './failures';
 import { functionWorkflow } from './function';
+import { boundedKeyword, boundedSummary, functionWorkflowId } from './ids';
 import { RepoKey, RunIdKey } from './search-attributes';
 import { streamingWindow } from './window';
 
@@ -33,7 +34,7 @@ export interface RepoWorkflowInput {
 export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcome> {
   const { run, source, settings, queues, index } = input;
   const { io } = activityProxies(queues, settings);
-  upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
+  upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
 
   let snapshot: RepoSnapshot;
   let candidates: CandidateList;
@@ -49,7 +50,7 @@ export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcom
     snapshot = snap.snapshot;
     candidates = await io.listCandidates({ run, snapshot, index, source });
   }
-  upsertSearchAttributes([{ key: RepoKey, value: snapshot.repoId }]);
+  upsertSearchAttributes([{ key: RepoKey, value: boundedKeyword(snapshot.repoId) }]);
 
   let accepted = input.resume?.accepted ?? 0;
   let rejected = input.resume?.rejected ?? 0;
@@ -75,12 +76,14 @@ export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcom
     let outcome: FunctionOutcome;
     try {
       outcome = await executeChild(functionWorkflow, {
-        workflowId: `${run.runId}/fn/${fn.functionId}`,
+        // Readable in the UI (repository and qualified name), bounded, and the same on every re-run.
+        workflowId: functionWorkflowId(run.runId, fn),
         taskQueue: queues.workflows,
         args: [{ run, fn, settings, queues }],
-        // Cancelling the repository cancels its functions; nothing else ends them early.
+        // Cancelling the repository cancels its functions; its time limit ends one that is stuck.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-        staticSummary: `${fn.repoId} ${fn.path}::${fn.qualname}`,
+        workflowExecutionTimeout: settings.timeouts.functionWorkflowMs,
+        staticSummary: boundedSummary(`${fn.repoId} ${fn.path}::${fn.qualname}`),
       });
     } catch (err) {
       // One failure never ends the repository (docs/architecture.md, invariant 8): it is recorded with its reason.

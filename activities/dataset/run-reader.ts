@@ -14,7 +14,7 @@ import * as readline from 'node:readline';
 import { z } from 'zod';
 import type { ExchangeIndexEntry } from '../store/exchanges';
 import { RejectionSchema, type Rejection } from '../store/records';
-import { allRecords, type Store } from '../store/types';
+import { allRecords, isRunId, type Store } from '../store/types';
 import { UsageSchema } from '../store/usage';
 import { ProductRecordSchema, type ProductRecord } from './product-record';
 import { runPaths } from './records';
@@ -261,10 +261,11 @@ export class FolderRunReader implements RunReader {
  * when the store holds the folder's run (for its exchanges), else from the folder's files.
  */
 export async function openRunReader(store: Store, runIdOrDir: string): Promise<RunReader> {
-  if (/^[\w.-]+$/.test(runIdOrDir) && (await store.getRun(runIdOrDir))) return StoreRunReader.open(store, runIdOrDir);
+  if (isRunId(runIdOrDir) && (await store.getRun(runIdOrDir))) return StoreRunReader.open(store, runIdOrDir);
   const folder = FolderRunReader.open(runIdOrDir);
   if (!folder) throw new RunNotFoundError(`no run ${runIdOrDir}: neither a run id in the store at ${store.location} nor a run folder (one holding summary.json)`);
-  const stored = await store.getRun(folder.runId);
+  // A folder's run.json names its run; a name that is no run id is no run of this store.
+  const stored = isRunId(folder.runId) ? await store.getRun(folder.runId) : null;
   if (stored && stored.outDir && path.resolve(stored.outDir) === folder.outDir) return StoreRunReader.open(store, folder.runId);
   return folder;
 }

@@ -57,17 +57,33 @@ function indentLines(text: string, prefix: string): string {
     .join('\n');
 }
 
+/**
+ * Whether a line of `text` starts (after white space) with `def <name>(` or `async def <name>(`.
+ * The name comes from a dataset and is compared as text, never made into a pattern.
+ */
+export function definesAtLineStart(text: string, name: string): boolean {
+  const afterSpace = (s: string, word: string): string | null => (s.startsWith(word) && s.length > word.length && s[word.length]!.trim() === '' ? s.slice(word.length).trimStart() : null);
+  for (const line of text.split('\n')) {
+    let rest = line.trimStart();
+    rest = afterSpace(rest, 'async') ?? rest;
+    const afterDef = afterSpace(rest, 'def');
+    if (afterDef === null || !afterDef.startsWith(name)) continue;
+    if (afterDef.slice(name.length).trimStart().startsWith('(')) return true;
+  }
+  return false;
+}
+
 export function extractCandidate(answer: string, target: { qualname: string; origFunc: string }): Candidate {
   const name = target.qualname.split('.').pop()!;
   let code = lastCodeBlock(answer);
   if (code === null) {
     // Without a code block only an answer that is itself the definition counts.
-    if (!new RegExp(`^\\s*(async\\s+)?def\\s+${name}\\s*\\(`, 'm').test(answer)) {
+    if (!definesAtLineStart(answer, name)) {
       return { ok: false, detail: answer.trim() ? 'the answer has no code block' : 'the answer is empty' };
     }
     code = answer;
   }
-  const text = dedentLike(code.replace(/\r\n/g, '\n')).replace(/\s+$/, '');
+  const text = dedentLike(code.replace(/\r\n/g, '\n')).trimEnd();
   const root = parsePython(text).rootNode;
   const def = targetDefinition(root, target.qualname, name);
   if (def) {

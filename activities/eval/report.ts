@@ -2,12 +2,16 @@
  * `eval-report.html`: one self-contained page (inline SVG and CSS, no script, no network) for
  * one or more evaluation runs: Pass@k per model, Pass@1 per self-repair round, failure kinds,
  * n@k and Pr@k of the ranking methods, and per-repository results. The charts come from the
- * report module's chart library (`activities/report/charts.ts`).
+ * report module's chart library (`activities/report/charts.ts`). Every value from a summary
+ * (model, repository and file names, errors, numbers) is escaped where it enters the page.
  */
 import { escapeXml as escapeHtml, formatPercent as percent, groupedBarChart as barChart } from '../report/charts';
 import { FAILURE_KINDS } from './outcome';
 import { RANKING_METHODS } from './ranking';
 import type { EvalSummary } from './summary';
+
+/** Every value that goes into the page goes through here, numbers included. */
+const h = (v: string | number | null | undefined): string => escapeHtml(String(v ?? ''));
 
 function runLabel(s: EvalSummary, all: readonly EvalSummary[]): string {
   const sameModel = all.filter((o) => o.model === s.model).length > 1;
@@ -15,8 +19,8 @@ function runLabel(s: EvalSummary, all: readonly EvalSummary[]): string {
 }
 
 function table(head: string[], rows: (string | number)[][]): string {
-  const cell = (v: string | number) => `<td>${escapeHtml(String(v))}</td>`;
-  return `<table><thead><tr>${head.map((h) => `<th>${escapeHtml(h)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map(cell).join('')}</tr>`).join('')}</tbody></table>`;
+  const cell = (v: string | number) => `<td>${h(v)}</td>`;
+  return `<table><thead><tr>${head.map((t) => `<th>${h(t)}</th>`).join('')}</tr></thead><tbody>${rows.map((r) => `<tr>${r.map(cell).join('')}</tr>`).join('')}</tbody></table>`;
 }
 
 /** What a reader must know before trusting a run's numbers: functions left out, records of the train split. */
@@ -26,7 +30,7 @@ function runNotes(s: EvalSummary, label: string): string {
   if (s.stepErrorCount) notes.push(`${s.stepErrorCount} step(s) failed for good while the rest was kept`);
   if (s.missing) notes.push(`${s.missing} function(s) have no result`);
   if (s.task === 'eval' && s.dataset.splits.train) notes.push(`${s.dataset.splits.train} record(s) of the train split were evaluated`);
-  return notes.length ? `<p class="notes">${escapeHtml(label)}: ${notes.map(escapeHtml).join('; ')}.</p>` : '';
+  return notes.length ? `<p class="notes">${h(label)}: ${notes.map(h).join('; ')}.</p>` : '';
 }
 
 const fmt = (v: number | null | undefined) => (v === null || v === undefined ? '–' : percent(v));
@@ -96,7 +100,7 @@ export function renderEvalReport(summaries: readonly EvalSummary[], options: { t
     const hitKeys = [...new Set(methods.flatMap((m) => Object.keys(scored(m).hitAtK)))].sort((a, b) => Number(a.split('@')[1]) - Number(b.split('@')[1]));
     const prKeys = [...new Set(methods.flatMap((m) => Object.keys(scored(m).precisionAtK).filter((k) => scored(m).precisionAtK[k] !== null)))].sort((a, b) => Number(a.split('@')[1]) - Number(b.split('@')[1]));
     sections.push(
-      `<section><h2>Ranking without ground truth: ${escapeHtml(labels[i]!)}</h2><p>Selected method: <b>${escapeHtml(s.ranking.selected)}</b>; ${Object.values(s.ranking.methods)[0]?.functions ?? 0} function(s) ranked.</p>${barChart({
+      `<section><h2>Ranking without ground truth: ${h(labels[i]!)}</h2><p>Selected method: <b>${h(s.ranking.selected)}</b>; ${h(Object.values(s.ranking.methods)[0]?.functions ?? 0)} function(s) ranked.</p>${barChart({
         id: `ranking-hit-${i}`,
         title: 'n@k: a passing candidate among the k best-ranked',
         series: [...methods],
@@ -150,7 +154,7 @@ export function renderEvalReport(summaries: readonly EvalSummary[], options: { t
 <html lang="en">
 <head>
 <meta charset="utf-8">
-<title>${escapeHtml(title)}</title>
+<title>${h(title)}</title>
 <style>
 body { font: 14px/1.4 sans-serif; margin: 24px; color: #222; background: #fafafa; }
 h1 { font-size: 22px; } h2 { font-size: 17px; margin-top: 28px; }
@@ -161,8 +165,8 @@ svg.chart { background: #fff; border: 1px solid #ddd; border-radius: 4px; margin
 </style>
 </head>
 <body>
-<h1>${escapeHtml(title)}</h1>
-<p>${summaries.length} run(s): ${summaries.map((s, i) => `${escapeHtml(labels[i]!)} on ${escapeHtml(s.dataset.file)} (${s.evaluated} function(s), n=${s.settings.n}, T=${s.settings.temperature}, docstring: ${escapeHtml(s.settings.docstring)})`).join('; ')}${options.generatedAt ? `. Generated ${escapeHtml(options.generatedAt)}.` : '.'}</p>
+<h1>${h(title)}</h1>
+<p>${h(summaries.length)} run(s): ${summaries.map((s, i) => `${h(labels[i]!)} on ${h(s.dataset.file)} (${h(s.evaluated)} function(s), n=${h(s.settings.n)}, T=${h(s.settings.temperature)}, docstring: ${h(s.settings.docstring)})`).join('; ')}${options.generatedAt ? `. Generated ${h(options.generatedAt)}.` : '.'}</p>
 ${summaries.map((s, i) => runNotes(s, labels[i]!)).join('\n')}
 ${sections.join('\n')}
 </body>

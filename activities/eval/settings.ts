@@ -8,6 +8,7 @@ import type { Config } from '../../temporal.config';
 import type { PipelineSettings } from '../contracts';
 import { pipelineSettingsFrom } from '../run-settings';
 import { sandboxActivityBudgetMs } from '../sandbox/budget';
+import { evalFunctionBudgetMs } from '../workflow-budgets';
 
 /** Where the prompt's description of the target comes from (RepoST's Table 8 settings). */
 export const DOCSTRING_MODES = ['original', 'none', 'generated'] as const;
@@ -98,5 +99,8 @@ export function frozenEvalSettings(frozen: unknown, runId: string): EvalSettings
 export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
   const base = pipelineSettingsFrom(config);
   const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
-  return { ...base, timeouts: { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) } };
+  const timeouts = { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) };
+  const child = config.temporal.childTimeoutSec.evalFunction;
+  // The run's function workflows are evaluation functions: their own limit, from their own steps.
+  return { ...base, timeouts: { ...timeouts, functionWorkflowMs: child !== undefined ? child * 1000 : evalFunctionBudgetMs(timeouts, settings) } };
 }

@@ -4,7 +4,10 @@
  *
  * The folder is built beside the target and swapped in when complete, so an export that fails
  * half-way leaves the previous export (or nothing) in place, never a mix. An existing target is
- * replaced only when it looks like an export (a README.md and a data/ folder, nothing else).
+ * replaced only when the exporter's own marker (`.repost-export.json`, written into every export)
+ * proves it an earlier export and it holds nothing but what an export holds; anything else (a
+ * clone of a dataset repository with its `.git`, a folder that merely looks like an export) is
+ * refused and left as it is.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,6 +21,9 @@ import { ParquetSplitFile } from './parquet-file';
 
 export const CARD_FILE = 'README.md';
 export const DATA_DIR = 'data';
+/** Written into every export: proof that a folder is one, so a later export may replace it. */
+export const EXPORT_MARKER = '.repost-export.json';
+const MARKER_EXPORTER = 'repost-factory';
 
 export class ExportError extends Error {
   override name = 'ExportError';
@@ -33,12 +39,29 @@ export function splitFileName(split: DatasetSplit): string {
   return `${DATA_DIR}/${split}-00000-of-00001.parquet`;
 }
 
+/** Whether `dir` holds the exporter's marker: a regular file (not a link) naming the exporter. */
+function hasMarker(dir: string): boolean {
+  const file = path.join(dir, EXPORT_MARKER);
+  const st = fs.lstatSync(file, { throwIfNoEntry: false });
+  if (!st?.isFile() || st.size > 4096) return false;
+  try {
+    return (JSON.parse(fs.readFileSync(file, 'utf8')) as { exporter?: unknown }).exporter === MARKER_EXPORTER;
+  } catch {
+    return false;
+  }
+}
+
+/** A target is new, an empty folder, or an earlier export (its marker, a card, data/, nothing else). */
 function checkTarget(dir: string): void {
-  if (!fs.existsSync(dir)) return;
-  if (!fs.statSync(dir).isDirectory()) throw new ExportError(`${dir} exists and is not a folder`);
+  const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+  if (!st) return;
+  if (!st.isDirectory()) throw new ExportError(`${dir} exists and is not a folder`);
   const entries = fs.readdirSync(dir);
-  const isExport = entries.every((e) => e === CARD_FILE || e === DATA_DIR || e.startsWith('.'));
-  if (entries.length > 0 && !isExport) throw new ExportError(`${dir} is not empty and is not an earlier export (it holds ${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}); choose another --to`);
+  if (entries.length === 0) return;
+  const held = `it holds ${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}`;
+  if (!hasMarker(dir)) throw new ExportError(`${dir} is not empty and is not an earlier export (no ${EXPORT_MARKER}; ${held}); nothing was changed: choose another --to`);
+  const extra = entries.filter((e) => e !== CARD_FILE && e !== DATA_DIR && e !== EXPORT_MARKER);
+  if (extra.length > 0) throw new ExportError(`${dir} is an earlier export that now holds other files too (${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', ...' : ''}); nothing was changed: move them, or choose another --to`);
 }
 
 export async function exportRun(reader: RunReader, toDir: string, now = new Date()): Promise<ExportResult> {
@@ -94,6 +117,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       exportedAt: now.toISOString(),
     });
     await writeFileAtomic(path.join(staging, CARD_FILE), card);
+    await writeFileAtomic(path.join(staging, EXPORT_MARKER), JSON.stringify({ exporter: MARKER_EXPORTER, runId: reader.runId, exportedAt: now.toISOString() }, null, 2) + '\n');
     // Swap the finished folder in; the earlier export goes only once the new one is in place.
     const old = fs.existsSync(dir) ? `${staging}.old` : null;
     if (old) fs.renameSync(dir, old);

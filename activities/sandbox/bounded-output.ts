@@ -44,6 +44,11 @@ export class BoundedOutput {
     return this.total;
   }
 
+  /** Every byte, when nothing was cut; null otherwise. */
+  bytes(): Buffer | null {
+    return this.truncated ? null : Buffer.concat([...this.head, ...this.tail]);
+  }
+
   toString(): string {
     const head = Buffer.concat(this.head);
     let tail = Buffer.concat(this.tail);

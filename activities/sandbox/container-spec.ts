@@ -11,6 +11,15 @@ export type SandboxLimits = Pick<Config['sandbox'], 'memoryMb' | 'cpus' | 'pidsL
 /** The uid scripts run as (the image's `sandbox` user) and the uid of PID 1 (the reaper). */
 export const SCRIPT_USER = '10001:10001';
 export const INIT_USER = '10002:10002';
+/**
+ * The harness's supervisor (launch.py) in a run container: root inside it, with no capability but
+ * SUPERVISOR_CAPABILITIES, so a script (another uid) can neither signal nor trace it; it forks the
+ * script as SCRIPT_USER with an empty bounding set.
+ */
+export const SUPERVISOR_USER = '0:0';
+export const SUPERVISOR_CAPABILITIES = ['KILL', 'SETUID', 'SETGID', 'SETPCAP'];
+/** The supervisor's own tmpfs (mode 0700, root): its results, out of the script's reach. */
+export const RESULT_DIR = '/run/repost';
 export const HARNESS_DIR = '/opt/repost/harness';
 /** The package store's environments (one folder per requirement set), mounted read-only. */
 export const PACKAGES_MOUNT = '/opt/repost/package-cache';
@@ -68,7 +77,11 @@ function isolatedHostConfig(limits: SandboxLimits, binds: string[]): Docker.Host
   };
 }
 
-/** A container that idles under a reaper as PID 1; runs happen through `exec` as the script user. */
+/**
+ * A container that idles under a reaper as PID 1 (started as root, it drops to INIT_USER at once);
+ * runs happen through `exec` of the supervisor as SUPERVISOR_USER, which runs the script as
+ * SCRIPT_USER. Only these containers get the supervisor's capabilities.
+ */
 export function runContainerOptions(args: {
   image: string;
   limits: SandboxLimits;
@@ -77,14 +90,19 @@ export function runContainerOptions(args: {
   workerId: string;
   role: ContainerRole;
 }): Docker.ContainerCreateOptions {
+  const host = isolatedHostConfig(args.limits, [`${args.envsDir}:${PACKAGES_MOUNT}:ro`]);
   return {
     Image: args.image,
     Cmd: ['python3', `${HARNESS_DIR}/init.py`],
-    User: INIT_USER,
+    User: SUPERVISOR_USER,
     WorkingDir: SCRATCH_DIR,
     Labels: sandboxLabels(args.workerId, args.role),
     NetworkDisabled: true,
-    HostConfig: isolatedHostConfig(args.limits, [`${args.envsDir}:${PACKAGES_MOUNT}:ro`]),
+    HostConfig: {
+      ...host,
+      CapAdd: [...SUPERVISOR_CAPABILITIES],
+      Tmpfs: { ...host.Tmpfs, [RESULT_DIR]: `rw,nosuid,nodev,noexec,size=${args.limits.scratchMb}m,mode=0700` },
+    },
   };
 }
 
@@ -93,9 +111,40 @@ export const BUILD_SOURCE_DIR = '/opt/repost/build-source';
 export const BUILD_OUTPUT_DIR = '/opt/repost/build-output';
 
 /**
- * A one-shot container that builds a wheel from a source archive, offline: the archive and the
- * build requirements (an environment of the store) are read-only, only the output folder is
- * writable, and the build runs as the scripts' user with the same limits as a script.
+ * The container a source build runs in, offline: idle under the reaper (which ends the container
+ * after `lifetimeSec`, even if the worker that started it is gone), the archive and the build
+ * requirements (an environment of the store) read-only. The build runs through `exec` as the
+ * scripts' user, and its only writable places are tmpfs mounts: the wheel goes to a tmpfs of
+ * `scratchMb` at BUILD_OUTPUT_DIR, read back through `exec` (see source-build.ts), so nothing the
+ * build makes is ever a file on the host.
+ */
+export function sourceBuildContainerOptions(args: {
+  image: string;
+  limits: SandboxLimits;
+  envsDir: string;
+  workerId: string;
+  sourceDir: string;
+  lifetimeSec: number;
+}): Docker.ContainerCreateOptions {
+  const host = isolatedHostConfig(args.limits, [`${args.envsDir}:${PACKAGES_MOUNT}:ro`, `${args.sourceDir}:${BUILD_SOURCE_DIR}:ro`]);
+  return {
+    Image: args.image,
+    Cmd: ['python3', `${HARNESS_DIR}/init.py`, String(Math.max(1, Math.ceil(args.lifetimeSec)))],
+    User: INIT_USER,
+    WorkingDir: SCRATCH_DIR,
+    Labels: sandboxLabels(args.workerId, 'build'),
+    NetworkDisabled: true,
+    HostConfig: {
+      ...host,
+      Tmpfs: { ...host.Tmpfs, [BUILD_OUTPUT_DIR]: `rw,nosuid,nodev,noexec,size=${args.limits.scratchMb}m,uid=10001,gid=10001,mode=0700` },
+    },
+  };
+}
+
+/**
+ * A one-shot container that runs the harness's own code (byte-compiling package sources, no
+ * package code) offline: the inputs and the environments are read-only, only the output folder is
+ * writable, and it runs as the scripts' user with the same limits as a script.
  */
 export function buildContainerOptions(args: {
   image: string;

@@ -66,9 +66,12 @@ export async function buildDatasetImage(
   return { tag: options.tag, requirements: union, packages, unresolved };
 }
 
+/** The build context as a tar stream: a folder this command made, with a time limit like every spawn. */
 function tarStream(dir: string): NodeJS.ReadableStream {
-  return spawn('tar', ['-C', dir, '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'] }).stdout;
+  return spawn('tar', ['-C', dir, '-c', '.'], { stdio: ['ignore', 'pipe', 'inherit'], timeout: TAR_TIMEOUT_MS, killSignal: 'SIGKILL' }).stdout;
 }
+
+const TAR_TIMEOUT_MS = 30 * 60 * 1000;
 
 function follow(docker: Docker, stream: NodeJS.ReadableStream, log: (line: string) => void): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -8,10 +8,10 @@ import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import Docker from 'dockerode';
 import type { Config } from '../../temporal.config';
-import { LABELS, PROCESS_TOKEN, SCRIPT_USER, runContainerOptions, type ContainerRole, type SandboxLimits } from './container-spec';
+import { LABELS, PROCESS_TOKEN, SCRIPT_USER, SUPERVISOR_USER, runContainerOptions, type ContainerRole, type SandboxLimits } from './container-spec';
 import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
-import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_RESULT_FILE, HARNESS_TIMEOUT_EXIT, jsonHarnessCommand, launchCommand } from './harness-command';
+import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, harnessResultPath, helperCommand, launchCommand, type HarnessHelper, type RunnerSpec } from './harness-command';
 import { ImportScanSchema, importedDistribution, planImports, type ImportPlan } from './import-scan';
 import { validateRequirement } from './install-commands';
 import { isPermanent } from './install-failure';
@@ -28,10 +28,11 @@ import {
   type AstNormalization,
   type CoverageReport,
   type PythonException,
+  type RunnerReport,
   type SandboxResult,
   type SandboxStatus,
 } from './schema';
-import { WarmPool, type Lease } from './warm-pool';
+import { WarmPool, lendableAfter, type Lease } from './warm-pool';
 
 export interface RunRequest {
   script: string;
@@ -52,6 +53,11 @@ export interface RunRequest {
   install?: boolean;
   /** Requirements known up front (e.g. accepted LLM install lines); installed before the first run. */
   requirements?: string[];
+  /**
+   * Run the harness's test runner: the script is loaded as a module and each snippet runs against
+   * it; the results come back in `SandboxResult.runner` (never read from the script's output).
+   */
+  runner?: RunnerSpec;
   /**
    * Top-level module names of the repository the script came from. A missing one is the
    * script's fault (the code should have been carried into it), never a package to install:
@@ -89,6 +95,9 @@ export interface SandboxExecutorOptions {
 export class SandboxCancelledError extends Error {
   override name = 'SandboxCancelledError';
 }
+
+/** The supervisor found its container unclean before running a helper; it is replaced and the helper run again. */
+class DirtyContainerError extends Error {}
 
 const HEARTBEAT_MS = 5000;
 /** In-container limit of the import scan, the AST comparison and the AST normalisation. */
@@ -206,6 +215,7 @@ export class SandboxExecutor {
         const ensured = await this.install(requirements, hooks);
         if (ensured.ok) {
           set = ensured.set;
+          notes.push(...ensured.set.notes);
           return null;
         }
         const { failure } = ensured;
@@ -303,14 +313,28 @@ export class SandboxExecutor {
     });
   }
 
-  /** Runs a JSON-in, JSON-out harness script in a borrowed container, killed in the container after `timeoutSec`. */
-  private async harnessJson(script: string, request: unknown, timeoutSec: number, signal?: AbortSignal): Promise<unknown> {
+  /**
+   * Runs a JSON-in, JSON-out harness helper through the supervisor in a borrowed container: the
+   * same cleaning as a script first (a container found unclean is replaced and the helper run
+   * again), killed in the container after `timeoutSec`.
+   */
+  private async harnessJson(helper: HarnessHelper, request: unknown, timeoutSec: number, signal?: AbortSignal): Promise<unknown> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await this.harnessJsonOnce(helper, request, timeoutSec, signal);
+      } catch (err) {
+        if (!(err instanceof DirtyContainerError) || attempt >= 2) throw err;
+      }
+    }
+  }
+
+  private async harnessJsonOnce(helper: HarnessHelper, request: unknown, timeoutSec: number, signal?: AbortSignal): Promise<unknown> {
     const borrowed = await this.borrow(signal);
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...jsonHarnessCommand(script, request, timeoutSec),
-        user: SCRIPT_USER,
+        ...helperCommand(helper, request, timeoutSec),
+        user: SUPERVISOR_USER,
         outputLimitBytes: 4 * 1024 * 1024,
       });
       const timer = setTimeout(() => void borrowed.kill(), (timeoutSec + RUN_GRACE_SEC) * 1000);
@@ -320,7 +344,8 @@ export class SandboxExecutor {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
       });
-      if (exitCode !== 0) throw new Error(`${script} failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
+      if (exitCode === DIRTY_EXIT && handle.stderr.toString().startsWith(DIRTY_MARKER)) throw new DirtyContainerError(handle.stderr.toString().trim());
+      if (exitCode !== 0) throw new Error(`${helper} failed (exit ${exitCode}): ${handle.stderr.toString().slice(-2000)}`);
       reusable = true;
       return JSON.parse(handle.stdout.toString());
     } catch (err) {
@@ -482,8 +507,8 @@ export class SandboxExecutor {
     let reusable = false;
     try {
       const handle = await startExec(this.docker, borrowed.container, {
-        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec }),
-        user: SCRIPT_USER,
+        ...launchCommand({ runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec, runner: req.runner }),
+        user: SUPERVISOR_USER,
         workingDir: '/scratch',
         outputLimitBytes: this.config.outputLimitBytes,
       });
@@ -517,15 +542,22 @@ export class SandboxExecutor {
       const notes: string[] = [];
       let coverage: CoverageReport | null = null;
       let missingModule: string | null = null;
+      let runner: RunnerReport | null = null;
       let oom = false;
       let timedOut = ended === 'timeout';
+      /** Whether the supervisor's result was read: null when none was needed (it exited 0, no coverage asked). */
+      let resultRead: boolean | null = null;
       if (ended === null && exitCode !== null) {
-        // The result is written by the harness after every process of the script is gone.
-        const needResult = req.coverage !== undefined || exitCode === HARNESS_TIMEOUT_EXIT || (exitCode !== 0 && req.install === true);
+        // The result is written by the supervisor after every other process in the container is gone.
+        const needResult = req.coverage !== undefined || req.runner !== undefined || exitCode !== 0;
         const harness = needResult ? await this.readHarnessResult(borrowed.container, runDir) : null;
+        if (needResult) resultRead = harness !== null;
+        if (needResult && !harness) notes.push('the supervisor left no result (it was killed or failed); this container is not lent again');
+        if (harness?.verdict) notes.push(harness.verdict);
+        runner = harness?.runner ?? null;
         if (req.coverage) {
           coverage = harness?.coverage ?? null;
-          notes.push(...(harness?.notes ?? ['the harness left no result (the script ended the harness)']));
+          notes.push(...(harness?.notes ?? []));
         }
         missingModule = harness?.missingModule ?? null;
         if (harness?.timedOut && exitCode === HARNESS_TIMEOUT_EXIT) timedOut = true;
@@ -536,7 +568,7 @@ export class SandboxExecutor {
       const status = classify({ timedOut, exitCode, oom, exception, stderr });
       if (status === 'timeout') notes.push(`the run exceeded its ${timeoutSec}s time limit and was killed`);
       if (status === 'oom') notes.push(`the run exceeded its ${limits.memoryMb} MB memory limit`);
-      reusable = status !== 'timeout' && status !== 'oom' && status !== 'infrastructure';
+      reusable = lendableAfter({ status, exitCode, resultRead });
       return {
         result: SandboxResultSchema.parse({
           status,
@@ -549,6 +581,7 @@ export class SandboxExecutor {
           coverage,
           packages,
           notes,
+          runner,
         }),
         missingModule,
       };
@@ -567,8 +600,8 @@ export class SandboxExecutor {
 
   private async readHarnessResult(container: Docker.Container, runDir: string) {
     const handle = await startExec(this.docker, container, {
-      cmd: ['cat', `${runDir}/${HARNESS_RESULT_FILE}`],
-      user: SCRIPT_USER,
+      cmd: ['cat', harnessResultPath(runDir)],
+      user: SUPERVISOR_USER,
       outputLimitBytes: 8 * 1024 * 1024,
     });
     const { exitCode } = await handle.done;

@@ -2,30 +2,26 @@
  * How a request reaches the harness inside the container: as `docker exec` arguments (one exec,
  * no stdin round trip), or as JSON on stdin when it is too large for a command line.
  */
-import { HARNESS_DIR } from './container-spec';
+import { HARNESS_DIR, RESULT_DIR } from './container-spec';
 
 /** launch.py's exit status when it found its container unclean (before running anything). */
 export const DIRTY_EXIT = 199;
 /** launch.py's exit status when its own time limit ended the script (confirmed by `timedOut` in its result). */
 export const HARNESS_TIMEOUT_EXIT = 124;
-/** The file launch.py leaves in the run directory, written after every process of the script is gone. */
-export const HARNESS_RESULT_FILE = '.repost-result.json';
+/** launch.py's exit status when the process ended 0 but the supervisor cannot confirm a pass (its result's `verdict` says why). */
+export const HARNESS_UNCONFIRMED_EXIT = 125;
+/**
+ * Where launch.py leaves a run's result, written after every other process in the container is
+ * gone: in the supervisor's own folder, which the script can neither read nor write.
+ */
+export function harnessResultPath(runDir: string): string {
+  return `${RESULT_DIR}/${runDir.split('/').pop()}.json`;
+}
 export const DIRTY_MARKER = '[repost-sandbox] container not clean:';
 /** Requests up to this size travel as command-line arguments (one `exec`, no stdin round trip). */
 const ARGV_PAYLOAD_LIMIT = 1024 * 1024;
 /** UTF-16 units per argument: at most 3 UTF-8 bytes each, under Linux's 128 KiB for one argument. */
 const ARGV_CHUNK = 32 * 1024;
-
-/**
- * `python3 -I <harness script> <JSON request>`: as argument chunks, or on stdin if large; killed
- * inside the container after `timeoutSec` whatever happens to the caller.
- */
-export function jsonHarnessCommand(script: string, request: unknown, timeoutSec: number): { cmd: string[]; stdin?: Buffer } {
-  const json = JSON.stringify(request);
-  const base = ['timeout', '-s', 'KILL', String(timeoutSec), 'python3', '-I', `${HARNESS_DIR}/${script}`];
-  if (Buffer.byteLength(json) > ARGV_PAYLOAD_LIMIT) return { cmd: [...base, '-'], stdin: Buffer.from(json) };
-  return { cmd: [...base, ...chunk(json)] };
-}
 
 /** Splits a value into argument-sized parts, never between the two halves of a surrogate pair. */
 export function chunk(value: string, size = ARGV_CHUNK): string[] {
@@ -49,6 +45,30 @@ export interface LaunchRequest {
   packageDir: string | null;
   /** The supervisor in the container ends the script after this long, even if no one is watching. */
   timeoutSec: number;
+  /** Run the harness's test runner on the script instead of running it as `__main__`. */
+  runner?: RunnerSpec | null;
+}
+
+/** A test-runner run: snippets against the script loaded as a module (see repost_test_runner.py). */
+export interface RunnerSpec {
+  mode: 'matrix' | 'outputs';
+  /** `name` or `Class.method`. */
+  target: string;
+  snippets: readonly string[];
+  /** Each snippet's own limit. */
+  timeoutSec: number;
+}
+
+/** The harness's JSON helpers, run by launch.py after the same cleaning as a script. */
+export type HarnessHelper = 'imports.py' | 'ast_equiv.py' | 'ast_normalize.py';
+
+/** launch.py running a JSON helper instead of a script: its answer is the exec's stdout. */
+export function helperCommand(helper: HarnessHelper, input: unknown, timeoutSec: number): { cmd: string[]; stdin?: Buffer } {
+  return encodeLaunch([
+    ['helper', helper],
+    ['input', JSON.stringify(input)],
+    ['timeoutSec', String(timeoutSec)],
+  ], () => ({ helper, input: JSON.stringify(input), timeoutSec }));
 }
 
 /**
@@ -63,18 +83,23 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
   ];
   if (request.coverage) fields.push(['coverage', request.coverage]);
   if (request.packageDir) fields.push(['packageDir', request.packageDir]);
+  if (request.runner) fields.push(['runner', JSON.stringify(request.runner)]);
   fields.push(['timeoutSec', String(request.timeoutSec)]);
+  return encodeLaunch(fields, () => ({
+    runDir: request.runDir,
+    script: request.script,
+    files: request.files,
+    coverage: request.coverage ? { functionName: request.coverage } : null,
+    packageDir: request.packageDir,
+    runner: request.runner ?? null,
+    timeoutSec: request.timeoutSec,
+  }));
+}
+
+function encodeLaunch(fields: [string, string][], asJson: () => unknown): { cmd: string[]; stdin?: Buffer } {
   const size = fields.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
   if (size > ARGV_PAYLOAD_LIMIT || fields.some(([k, v]) => k.includes('\0') || v.includes('\0'))) {
-    const json = {
-      runDir: request.runDir,
-      script: request.script,
-      files: request.files,
-      coverage: request.coverage ? { functionName: request.coverage } : null,
-      packageDir: request.packageDir,
-      timeoutSec: request.timeoutSec,
-    };
-    return { cmd: ['python3', '-I', `${HARNESS_DIR}/launch.py`, '-'], stdin: Buffer.from(JSON.stringify(json)) };
+    return { cmd: ['python3', '-I', `${HARNESS_DIR}/launch.py`, '-'], stdin: Buffer.from(JSON.stringify(asJson())) };
   }
   const args = fields.flatMap(([k, v]) => {
     const parts = v === '' ? [''] : chunk(v);

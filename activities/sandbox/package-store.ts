@@ -36,7 +36,8 @@ import {
 import { normalizeDistributionName } from './packages';
 import { PYTHON_TARGET } from './python-target';
 import { precompileEnvironment } from './bytecode';
-import { DEFAULT_INDEX, buildRequirements, buildWheelInSandbox, findSourceArchive } from './source-build';
+import { DEFAULT_INDEX, buildRequirements, buildWheelInSandbox, findSourceArchive, type BuildOutcome } from './source-build';
+import { SDIST_READ_LIMITS, readSdist } from './sdist-archive';
 import { InstalledPackageSchema, type InstalledPackage } from './schema';
 import { resolveUvBinary, runUv, uvEnvironment, type UvOutcome } from './uv';
 
@@ -56,6 +57,8 @@ const ManifestSchema = z.object({
   pinned: z.array(z.string()),
   packages: z.array(InstalledPackageSchema),
   builtFromSource: z.array(z.string()).default([]),
+  /** What source builds left besides their wheel, each refused with its reason. */
+  buildNotes: z.array(z.string()).default([]),
   leftOut: z.array(z.string()).default([]),
   bytecode: z.object({ linked: z.number(), compiled: z.number(), skipped: z.string().nullable() }).optional(),
 });
@@ -67,6 +70,8 @@ export interface PackageSet {
   /** Where the set lives inside sandbox containers. */
   containerPath: string;
   hostPath: string;
+  /** Remarks on how the set was made (what a source build left and was refused). */
+  notes: string[];
 }
 
 export type EnsureResult = { ok: true; set: PackageSet } | { ok: false; failure: InstallFailure; error: string };
@@ -199,7 +204,7 @@ export class PackageStore {
     const hostPath = path.join(this.envsDir, key);
     try {
       const manifest = ManifestSchema.parse(JSON.parse(fs.readFileSync(path.join(hostPath, MANIFEST), 'utf8')));
-      return { key, requirements: manifest.requirements, packages: manifest.packages, hostPath, containerPath: `${PACKAGES_MOUNT}/${key}` };
+      return { key, requirements: manifest.requirements, packages: manifest.packages, hostPath, containerPath: `${PACKAGES_MOUNT}/${key}`, notes: manifest.buildNotes };
     } catch {
       return null;
     }
@@ -289,6 +294,7 @@ export class PackageStore {
 
     // 1. Resolve, wheels only; build what has no wheel, then resolve again.
     const built: string[] = [];
+    const buildNotes: string[] = [];
     let pinned: string[] = [];
     for (;;) {
       // From what the cache already knows first (no request at all: a warm set takes milliseconds);
@@ -308,7 +314,8 @@ export class PackageStore {
       if (!buildable || built.length + failure.packages.length > MAX_BUILDS_PER_INSTALL) return failed(requirements, failure);
       for (const name of failure.packages) {
         const outcome = await this.buildFromSource(name, requirements, deadline, limitSec, signal);
-        if (outcome) return failed(requirements, outcome);
+        buildNotes.push(...outcome.refused.map((r) => `the source build of ${name} also left ${r}: refused`));
+        if (outcome.failure) return failed(requirements, outcome.failure);
         built.push(name);
       }
     }
@@ -318,8 +325,9 @@ export class PackageStore {
     // 2. Link the pinned wheels (downloaded into the cache on first use) into a fresh folder.
     fs.mkdirSync(this.envsDir, { recursive: true });
     const tmp = fs.mkdtempSync(path.join(this.envsDir, `.tmp-${key}-`));
+    // The store's own files live beside the environment, never inside it while wheels are linked in.
+    const pinnedFile = `${tmp}.pinned.txt`;
     try {
-      const pinnedFile = path.join(tmp, '.repost-pinned.txt');
       fs.writeFileSync(pinnedFile, pinned.join('\n') + '\n');
       const downloads = new DownloadTracker();
       const link = (offline: boolean) =>
@@ -335,7 +343,6 @@ export class PackageStore {
       const stop = stopped(installed, 'the download', downloads.inFlight);
       if (stop) return stop;
       if (installed.code !== 0) return failed(requirements, classifyUvError(installed.stderr));
-      fs.rmSync(pinnedFile, { force: true });
       // Entry-point scripts point at the host's interpreter; nothing in the sandbox runs them.
       fs.rmSync(path.join(tmp, 'bin'), { recursive: true, force: true });
       fs.chmodSync(tmp, 0o755);
@@ -352,8 +359,13 @@ export class PackageStore {
       });
       if (signal.aborted) return cancelled();
       const packages = installedDistributions(tmp);
-      const manifest = { pythonTag: PYTHON_TARGET.tag, requirements, pinned, packages, builtFromSource: built, leftOut, bytecode };
-      fs.writeFileSync(path.join(tmp, MANIFEST), JSON.stringify(manifest, null, 2));
+      const manifest = { pythonTag: PYTHON_TARGET.tag, requirements, pinned, packages, builtFromSource: built, buildNotes, leftOut, bytecode };
+      // Written beside and renamed in: a file of that name a wheel shipped is a hard link into uv's
+      // cache, shared by every environment holding that wheel; the rename replaces the link, a
+      // write through it would change them all.
+      const manifestPart = `${tmp}.manifest.json`;
+      fs.writeFileSync(manifestPart, JSON.stringify(manifest, null, 2), { flag: 'wx' });
+      fs.renameSync(manifestPart, path.join(tmp, MANIFEST));
       fs.chmodSync(tmp, 0o755);
       const final = path.join(this.envsDir, key);
       try {
@@ -369,11 +381,21 @@ export class PackageStore {
       throw err;
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
+      fs.rmSync(pinnedFile, { force: true });
+      fs.rmSync(`${tmp}.manifest.json`, { force: true });
     }
   }
 
-  /** Builds one source-only distribution into the wheelhouse; returns the failure, or null when built. */
-  private async buildFromSource(name: string, requirements: string[], deadline: number, limitSec: number, signal: AbortSignal): Promise<InstallFailure | null> {
+  /**
+   * Builds one source-only distribution into the wheelhouse: the failure (null when built), and
+   * what else the build left, each refused with its reason.
+   */
+  private async buildFromSource(name: string, requirements: string[], deadline: number, limitSec: number, signal: AbortSignal): Promise<{ failure: InstallFailure | null; refused: string[] }> {
+    const outcome = await this.buildOne(name, requirements, deadline, limitSec, signal);
+    return 'refused' in outcome ? { failure: outcome.ok ? null : outcome.failure!, refused: outcome.refused } : { failure: outcome, refused: [] };
+  }
+
+  private async buildOne(name: string, requirements: string[], deadline: number, limitSec: number, signal: AbortSignal): Promise<InstallFailure | BuildOutcome> {
     const own = requirements.find((r) => requirementName(r) === name);
     const specifier = own ? own.replace(/^[A-Za-z0-9._-]+(\[[^\]]*\])?/, '') : '';
     let archive;
@@ -388,13 +410,22 @@ export class PackageStore {
     }
     if (!archive) return { kind: 'no-wheel', packages: [name], message: `${name} publishes no wheel for CPython ${PYTHON_TARGET.version} on ${PYTHON_TARGET.platform} and no source archive${specifier ? ` matching ${specifier}` : ''}` };
 
-    const { requirements: buildRequires } = buildRequirements(archive.file);
+    // The archive is read in-process and bounded; what it holds never reaches a host command.
+    const contents = await readSdist(archive.file, { name: archive.name, version: archive.version }, SDIST_READ_LIMITS, signal).catch((err: Error) => {
+      if (signal.aborted) return null;
+      throw err;
+    });
+    if (!contents) return { kind: 'cancelled', packages: [name], message: 'the install was cancelled' };
+    if (!contents.ok) {
+      return { kind: 'build-failed', packages: [name], message: `the source archive of ${name} ${archive.version} (${path.basename(archive.file)}) is refused: ${contents.reason}` };
+    }
+    const { requirements: buildRequires } = buildRequirements(contents.pyproject);
     const env = await this.ensure(buildRequires, { signal, allowBuilds: false });
     if (!env.ok) {
       return { kind: isPermanent(env.failure) ? 'build-failed' : env.failure.kind, packages: [name], message: `the build requirements of ${name} (${buildRequires.join(' ')}) could not be installed: ${env.failure.message}` };
     }
     try {
-      const outcome = await buildWheelInSandbox({
+      return await buildWheelInSandbox({
         docker: this.options.docker,
         image: this.options.image,
         limits: this.options.limits,
@@ -408,7 +439,6 @@ export class PackageStore {
         limitSec,
         signal,
       });
-      return outcome.ok ? null : outcome.failure!;
     } catch (err) {
       if (isDockerUnavailable(err)) return { kind: 'infrastructure', packages: [name], message: `the Docker engine failed during the build of ${name}: ${(err as Error).message}` };
       throw err;

@@ -83,3 +83,35 @@ export function parseSdistFilename(filename: string): { name: string; version: V
   const version = parseVersion(m[2]!);
   return version ? { name: m[1]!, version } : null;
 }
+
+/** PEP 440's version pattern (as the `packaging` library spells it), case-insensitive. */
+const CANONICAL =
+  /^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d+)?)?(?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d+)?)?(?:[-_.]?(dev)[-_.]?(\d+)?)?(?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$/i;
+
+const PRE_LABELS: Record<string, string> = { a: 'a', alpha: 'a', b: 'b', beta: 'b', c: 'rc', rc: 'rc', pre: 'rc', preview: 'rc' };
+
+/**
+ * The normalised form of a version (`1.0.0-Alpha.1` -> `1a1`, `2.0-post` -> `2.post0`, trailing
+ * zeros of the release dropped), so two spellings of one version compare equal; null when the
+ * text is not a PEP 440 version.
+ */
+export function canonicalVersion(text: string): string | null {
+  const m = CANONICAL.exec(text);
+  if (!m) return null;
+  const [, epoch, release, preLabel, preNumber, postImplicit, postLabel, postNumber, dev, devNumber, local] = m;
+  const parts = release!.split('.').map((n) => String(Number(n)));
+  while (parts.length > 1 && parts[parts.length - 1] === '0') parts.pop();
+  let out = (epoch && Number(epoch) !== 0 ? `${Number(epoch)}!` : '') + parts.join('.');
+  if (preLabel) out += PRE_LABELS[preLabel.toLowerCase()]! + String(Number(preNumber ?? 0));
+  if (postImplicit !== undefined) out += `.post${Number(postImplicit)}`;
+  else if (postLabel) out += `.post${Number(postNumber ?? 0)}`;
+  if (dev) out += `.dev${Number(devNumber ?? 0)}`;
+  if (local) out += `+${local.toLowerCase().replace(/[-_]/g, '.')}`;
+  return out;
+}
+
+/** Whether two version texts name the same version (PEP 440 normalisation). */
+export function sameVersion(a: string, b: string): boolean {
+  const x = canonicalVersion(a);
+  return x !== null && x === canonicalVersion(b);
+}

@@ -29,7 +29,13 @@ export function parseRecordsJsonl(text: string): RepostRecord[] {
     .map((line, i) => ({ line: line.trim(), n: i + 1 }))
     .filter(({ line }) => line !== '')
     .map(({ line, n }) => {
-      const parsed = RepostRecordSchema.safeParse(JSON.parse(line));
+      let json: unknown;
+      try {
+        json = JSON.parse(line);
+      } catch (err) {
+        throw new Error(`record on line ${n}: not valid JSON (${(err as Error).message})`);
+      }
+      const parsed = RepostRecordSchema.safeParse(json);
       if (!parsed.success) throw new Error(`record on line ${n}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
       return parsed.data;
     });

@@ -35,7 +35,7 @@ export type CoverageReport = z.infer<typeof CoverageReportSchema>;
 
 export const SandboxStatusSchema = z.enum(['passed', 'failed', 'error', 'timeout', 'oom', 'infrastructure']);
 /**
- * passed: exit 0. failed: a test assertion failed (AssertionError, or unittest reporting only
+ * passed: exit 0, confirmed by the supervisor (the main module finished, its report was clean). failed: a test assertion failed (AssertionError, or unittest reporting only
  * failures). error: any other non-zero exit (uncaught exception, syntax error, killed by a signal).
  * timeout / oom: the wall-clock or memory limit ended the run. infrastructure: the sandbox itself
  * failed (Docker unreachable, container could not start); retrying may help, the script is not at fault.
@@ -47,6 +47,12 @@ export type PythonException = z.infer<typeof PythonExceptionSchema>;
 
 export const InstalledPackageSchema = z.object({ name: z.string(), version: z.string() });
 export type InstalledPackage = z.infer<typeof InstalledPackageSchema>;
+
+/** One snippet's result from the harness's test runner (`repost_test_runner.py`). */
+export const RunnerSnippetSchema = z.object({ status: z.enum(['pass', 'fail', 'value', 'error']), detail: z.string() });
+/** What the test runner reported, through the supervisor: a failure to load the script, or a result per snippet that ended. */
+export const RunnerReportSchema = z.object({ loadFailure: z.string().nullable(), snippets: z.array(RunnerSnippetSchema) });
+export type RunnerReport = z.infer<typeof RunnerReportSchema>;
 
 export const SandboxResultSchema = z.object({
   status: SandboxStatusSchema,
@@ -66,6 +72,8 @@ export const SandboxResultSchema = z.object({
   requirements: z.array(z.string()).default([]),
   /** Harness remarks: installs done or refused, coverage target missing, sandbox faults. */
   notes: z.array(z.string()).default([]),
+  /** A test-runner run's results (RunRequest.runner), as the supervisor received them; absent or null otherwise or when its report was refused. */
+  runner: RunnerReportSchema.nullable().optional(),
 });
 export type SandboxResult = z.infer<typeof SandboxResultSchema>;
 
@@ -77,6 +85,9 @@ export const HarnessResultSchema = z.object({
   timedOut: z.boolean().default(false),
   /** The module an uncaught ModuleNotFoundError named. */
   missingModule: z.string().nullable().default(null),
+  /** Why the supervisor did not take the process's own exit status as the run's (os._exit(0) mid-run, a refused report, ...). */
+  verdict: z.string().nullable().default(null),
+  runner: RunnerReportSchema.nullable().default(null),
 });
 
 export const AstComparisonSchema = z.object({ equivalent: z.boolean(), difference: z.string().nullable() });

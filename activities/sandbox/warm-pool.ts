@@ -5,11 +5,25 @@
  * the container before the next script starts, reporting it unclean if it cannot), so a
  * returned container is lendable at once. A container is thrown away after `recycleAfterRuns`
  * runs or once it is `maxAgeMs` old (so every container's life is bounded and a sweep by age never
- * takes a live one), or when the caller says it is not reusable (timeout, OOM, unclean, lost
- * exec). After a Docker failure the idle containers can be thrown away at once (`discardIdle`):
+ * takes a live one), or when the caller says it is not reusable (`lendableAfter`: timeout, OOM,
+ * unclean, lost exec, a run ended by a signal or without its result). After a Docker failure the idle containers can be thrown away at once (`discardIdle`):
  * a restarted daemon has stopped them all.
  */
 import type Docker from 'dockerode';
+import type { SandboxStatus } from './schema';
+
+/**
+ * Whether a container may be lent again after a run. Never after a timeout, an out-of-memory
+ * kill or a sandbox fault, after a run ended by a signal (exit status 128 and above: the script's
+ * process was killed, or the supervisor itself), or after a run whose supervisor left no result
+ * it was asked for: whatever that run started may still be there, and only a fresh container is
+ * known to be clean. The cleaning at the start of every run is the second line, not the only one.
+ */
+export function lendableAfter(run: { status: SandboxStatus; exitCode: number | null; resultRead: boolean | null }): boolean {
+  if (run.status === 'timeout' || run.status === 'oom' || run.status === 'infrastructure') return false;
+  if (run.exitCode === null || run.exitCode >= 128) return false;
+  return run.resultRead !== false;
+}
 
 export interface PoolHooks {
   create(): Promise<Docker.Container>;

@@ -2,10 +2,13 @@
  * GitHub as a source, through @octokit/rest with the throttling and retry plugins: the RepoST
  * crawl (search with its filters, past the search API's 1,000-result cap by slicing the creation
  * window), a seeded sample, pinning each repository to a commit, and tarball download into a
- * snapshot. The base URL is configurable so tests run against a local server.
+ * snapshot. The base URL is configurable so tests run against a local server. Every request goes
+ * through `download.ts`'s rules: https only (redirects checked hop by hop, never to plain http),
+ * and a tarball within a size cap and one deadline over its retries, redirects and bytes.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { DownloadRefused, guardedFetch, readCapped, refusalOf } from './download';
 import { DEFAULT_LIMITS, SnapshotStore, type SnapshotLimits } from './snapshot';
 import { CrawlFiltersSchema, type CrawlFilters, type RepoRef, type SnapshotResult, type SourceSkip } from './types';
 
@@ -23,7 +26,15 @@ export interface GitHubSourceOptions {
   retryAfterUnitMs?: number;
   /** Where rate-limit waits and truncated searches are reported. */
   log?: (message: string) => void;
+  /** Largest tarball downloaded (bytes); a larger one is refused as it arrives. */
+  maxTarballBytes?: number;
+  /** Deadline of one tarball download: every retry, redirect and byte (ms). */
+  tarballDeadlineMs?: number;
 }
+
+/** Defaults of a tarball download's limits: no larger than a snapshot may be made from, ten minutes in all. */
+export const DEFAULT_TARBALL_MAX_BYTES = DEFAULT_LIMITS.maxTarballBytes;
+export const DEFAULT_TARBALL_DEADLINE_MS = 10 * 60_000;
 
 /** The subset of GitHub's repository object the crawl reads (validated: data enters here). */
 const RepoSchema = z.object({
@@ -123,6 +134,8 @@ export class GitHubSource {
     const Client = Octokit.plugin(throttling, retry);
     const client = new Client({
       baseUrl: options.baseURL.replace(/\/$/, ''),
+      // https only, redirects checked hop by hop, the token for the API host only.
+      request: { fetch: guardedFetch(options.baseURL) },
       auth: options.token,
       userAgent: 'repost-factory',
       throttle: throttle as never,
@@ -218,14 +231,24 @@ export class GitHubSource {
     }
   }
 
+  /** The commit's tarball, within the size cap and the deadline (over retries, redirects and the body). */
   async tarball(ref: RepoRef): Promise<Buffer> {
     const [owner, repo] = ref.id.split('/');
-    const res = await this.octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { owner, repo, ref: ref.commit, request: { parseSuccessResponseBody: false } });
-    const data = res.data as unknown;
-    if (data instanceof ArrayBuffer) return Buffer.from(data);
-    if (Buffer.isBuffer(data)) return data;
-    if (data && typeof (data as ReadableStream).getReader === 'function') return Buffer.from(await new Response(data as ReadableStream).arrayBuffer());
-    throw new Error(`unexpected tarball body: ${typeof data}`);
+    const maxBytes = this.options.maxTarballBytes ?? DEFAULT_TARBALL_MAX_BYTES;
+    const deadlineMs = this.options.tarballDeadlineMs ?? DEFAULT_TARBALL_DEADLINE_MS;
+    const signal = AbortSignal.timeout(deadlineMs);
+    try {
+      const res = await this.octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { owner, repo, ref: ref.commit, request: { parseSuccessResponseBody: false, signal } });
+      const length = Number(res.headers['content-length']);
+      if (Number.isFinite(length) && length > maxBytes) {
+        await (res.data as ReadableStream | null)?.cancel?.().catch(() => undefined);
+        throw new DownloadRefused(`${length} bytes, larger than ${maxBytes} bytes: refused`);
+      }
+      return await readCapped(res.data, maxBytes, 'tarball');
+    } catch (err) {
+      if (signal.aborted) throw new DownloadRefused(`not downloaded within ${deadlineMs} ms: refused`);
+      throw refusalOf(err) ?? err;
+    }
   }
 
   /**

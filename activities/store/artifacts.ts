@@ -2,9 +2,11 @@
  * Content-addressed artifacts: source snapshots, contexts, scripts, logs and LLM
  * transcripts live here so workflow payloads carry only keys (docs/architecture.md, invariant 1).
  *
- * A key is `sha256-<hex>`; the bytes live at `<root>/<hex[0..2]>/<hex>`. Writes are atomic
- * (temporary file, then rename), so a crash never leaves a half-written artifact behind and
- * concurrent writers of the same content are harmless.
+ * A key is `sha256-<hex>`; the bytes live at `<root>/<hex[0..2]>/<hex>`. Writes are atomic and
+ * durable (a temporary file, flushed to disk, then renamed, and the folder flushed), so a crash
+ * never leaves a half-written or empty artifact behind and concurrent writers of the same content
+ * are harmless. Reading an artifact checks its bytes against its key: a corrupted artifact is an
+ * error naming the key, never silently wrong data.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -29,6 +31,46 @@ export async function writeFileAtomic(file: string, content: string | Buffer): P
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   await fsp.writeFile(tmp, content);
   await fsp.rename(tmp, file);
+}
+
+/**
+ * Writes a file atomically and durably: the temporary file's data reach the disk before the
+ * rename, and the rename before this returns (the folder is flushed), so after a crash the file
+ * holds the old content or the whole new one, never an empty or partial file.
+ */
+export async function writeFileDurable(file: string, content: string | Buffer): Promise<void> {
+  const dir = path.dirname(file);
+  await fsp.mkdir(dir, { recursive: true });
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const handle = await fsp.open(tmp, 'wx');
+  try {
+    await handle.writeFile(content);
+    await handle.sync();
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    await fsp.rm(tmp, { force: true });
+    throw err;
+  }
+  await handle.close();
+  await fsp.rename(tmp, file);
+  const folder = await fsp.open(dir, 'r');
+  try {
+    await folder.sync();
+  } finally {
+    await folder.close();
+  }
+}
+
+/** An artifact whose bytes do not hash to its key (a damaged disk, a hand edit, a torn copy). */
+export class CorruptArtifactError extends Error {
+  override name = 'CorruptArtifactError';
+}
+
+/** The content of artifact `key` read from `where`, checked against the key. */
+export function verifiedContent(key: ArtifactKey, bytes: Buffer, where: string): string {
+  const actual = `sha256-${hashContent(bytes)}`;
+  if (actual !== key) throw new CorruptArtifactError(`artifact ${key} in ${where} is corrupt: its ${bytes.length} byte(s) hash to ${actual}`);
+  return bytes.toString('utf8');
 }
 
 /** The artifact part of the store: content-addressed texts and JSON values. */
@@ -61,7 +103,9 @@ export class FileArtifacts implements Artifacts {
   async put(content: string | Buffer): Promise<ArtifactKey> {
     const key = artifactKeyOf(content);
     const file = this.pathOf(key);
-    if (!fs.existsSync(file)) await writeFileAtomic(file, content);
+    // An artifact already there is kept, unless its size shows it damaged: then it is written again.
+    const size = typeof content === 'string' ? Buffer.byteLength(content, 'utf8') : content.length;
+    if (fs.statSync(file, { throwIfNoEntry: false })?.size !== size) await writeFileDurable(file, content);
     return key;
   }
 
@@ -74,12 +118,14 @@ export class FileArtifacts implements Artifacts {
   }
 
   async get(key: ArtifactKey): Promise<string> {
+    let bytes: Buffer;
     try {
-      return await fsp.readFile(this.pathOf(key), 'utf8');
+      bytes = await fsp.readFile(this.pathOf(key));
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw new Error(`artifact ${key} is missing from ${this.root}`);
       throw err;
     }
+    return verifiedContent(key, bytes, this.root);
   }
 
   async getJson<T = unknown>(key: ArtifactKey): Promise<T> {

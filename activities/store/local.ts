@@ -13,10 +13,12 @@
  *   store/runs/<run id>/repos/<index>.json     repository progress
  *   store/runs/<run id>/exchanges.jsonl        exchanges of the run (append-only)
  *
- * Writes are atomic (temporary file, then rename) or single appends of one short line, so a
- * crash never leaves a half-written file that a reader would take for a whole one.
+ * Writes are atomic (temporary file, then rename; artifacts also flushed to disk) or single
+ * appends of one short line, so a crash never leaves a half-written file that a reader would take
+ * for a whole one. A function id becomes a file name through `safeName`, which is injective; a run
+ * id is checked (`checkRunId`) before it names a folder.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
@@ -26,6 +28,8 @@ import { FileArtifacts, writeFileAtomic, type ArtifactKey } from './artifacts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
 import { SnapshotFolders } from './snapshots';
 import {
+  checkRunId,
+  isRunId,
   RepoProgressSchema,
   RunExistsError,
   RunManifestSchema,
@@ -45,9 +49,17 @@ import { addUsage, callUsage, emptyUsage, type Usage } from './usage';
 const CacheEntrySchema = z.object({ exchangeKey: z.string(), cachedAt: z.string() });
 const EvalResultEntrySchema = z.object({ functionId: z.string(), result: z.unknown() });
 
-/** Function ids become file names; anything outside a safe alphabet is replaced. */
-function safeName(id: string): string {
-  return id.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 200) || '_';
+/** Ids that are file names as they are: the factory's function ids (16 hex digits) and other short, plain ones. */
+const PLAIN_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/;
+
+/**
+ * The file name of a function id, different for different ids: a plain id stands for itself; any
+ * other (separators, other characters, a leading dot, over 120 characters) becomes its readable
+ * head, `~` and 32 hex digits of its SHA-256. A plain name never holds `~`, so the two never meet.
+ */
+export function safeName(id: string): string {
+  if (PLAIN_NAME.test(id)) return id;
+  return `${id.slice(0, 60).replace(/[^A-Za-z0-9._-]/g, '_')}~${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 32)}`;
 }
 
 async function readText(file: string): Promise<string | null> {
@@ -73,7 +85,7 @@ async function jsonNames(dir: string): Promise<string[]> {
  * One page of a folder of `<id>.json` files in name order, after the file of `after`: the parsed
  * files, and the id to ask after for the next page (null when there is none).
  */
-async function jsonFilePage<T>(dir: string, schema: z.ZodType<T>, after: string | null | undefined, limit: number): Promise<{ items: T[]; next: string | null }> {
+async function jsonFilePage<T>(dir: string, schema: z.ZodType<T>, idOf: (item: T) => string, after: string | null | undefined, limit: number): Promise<{ items: T[]; next: string | null }> {
   const from = after ? `${safeName(after)}.json` : null;
   const names = (await jsonNames(dir)).filter((n) => from === null || n > from);
   const page = names.slice(0, limit);
@@ -82,8 +94,9 @@ async function jsonFilePage<T>(dir: string, schema: z.ZodType<T>, after: string 
     const text = await readText(path.join(dir, name));
     if (text !== null) items.push(schema.parse(JSON.parse(text)));
   }
-  const last = page[page.length - 1];
-  return { items, next: names.length > limit && last ? last.slice(0, -'.json'.length) : null };
+  // The cursor is the last item's id (as with the PostgreSQL store); its file name follows from it.
+  const last = items[items.length - 1];
+  return { items, next: names.length > limit && last ? idOf(last) : null };
 }
 
 /** Lines of an append-only JSON lines file that parse; a torn last line (a crash) is skipped. */
@@ -137,8 +150,7 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   private runDir(runId: string): string {
-    if (!/^[\w.-]+$/.test(runId)) throw new Error(`not a run id: ${JSON.stringify(runId)}`);
-    return path.join(this.dataDir, 'store', 'runs', runId);
+    return path.join(this.dataDir, 'store', 'runs', checkRunId(runId));
   }
 
   async storeId(): Promise<string> {
@@ -175,12 +187,13 @@ export class LocalStore extends FileArtifacts implements Store {
 
   async appendExchange(entry: ExchangeIndexEntry): Promise<void> {
     const line = JSON.stringify(entry) + '\n';
+    if (entry.runId) checkRunId(entry.runId);
     await appendLine(this.exchangeIndexFile(entry.functionId), line);
-    if (entry.runId && /^[\w.-]+$/.test(entry.runId)) await appendLine(path.join(this.runDir(entry.runId), 'exchanges.jsonl'), line);
+    if (entry.runId && isRunId(entry.runId)) await appendLine(path.join(this.runDir(entry.runId), 'exchanges.jsonl'), line);
   }
 
   async listExchanges(functionId: string): Promise<ExchangeIndexEntry[]> {
-    // Sanitised file names could in principle collide; keep only this function's lines.
+    // One file per function id; lines are still checked against it.
     return jsonLines(await readText(this.exchangeIndexFile(functionId)), ExchangeIndexEntrySchema).filter((e) => e.functionId === functionId);
   }
 
@@ -283,7 +296,7 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async listRecords(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<RecordPage> {
-    const { items, next } = await jsonFilePage(this.recordsDir(runId), StoredRecordSchema, options.after, options.limit ?? 500);
+    const { items, next } = await jsonFilePage(this.recordsDir(runId), StoredRecordSchema, (r) => r.fn.functionId, options.after, options.limit ?? 500);
     return { records: items, next };
   }
 
@@ -331,7 +344,7 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async listEvalResults(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<EvalResultPage> {
-    const { items, next } = await jsonFilePage(this.evalDir(runId), EvalResultEntrySchema, options.after, options.limit ?? 200);
+    const { items, next } = await jsonFilePage(this.evalDir(runId), EvalResultEntrySchema, (e) => e.functionId, options.after, options.limit ?? 200);
     return { results: items, next };
   }
 

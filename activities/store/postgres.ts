@@ -18,11 +18,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
 import type { FunctionStage } from '../contracts';
-import { artifactKeyOf, isArtifactKey, type ArtifactKey } from './artifacts';
+import { artifactKeyOf, isArtifactKey, verifiedContent, type ArtifactKey } from './artifacts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
 import { migrate } from './postgres-migrations';
 import { packTree, SnapshotFolders } from './snapshots';
 import {
+  checkRunId,
   RepoProgressSchema,
   RunExistsError,
   RunManifestSchema,
@@ -156,7 +157,8 @@ export class PostgresStore implements Store {
   async put(content: string | Buffer): Promise<ArtifactKey> {
     const key = artifactKeyOf(content);
     const bytes = typeof content === 'string' ? Buffer.from(content, 'utf8') : content;
-    await this.pool.query('INSERT INTO artifacts (key, content) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING', [key, bytes]);
+    // An artifact already there is kept, unless its bytes were damaged: then they are written again.
+    await this.pool.query('INSERT INTO artifacts (key, content) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET content = excluded.content WHERE artifacts.content <> excluded.content', [key, bytes]);
     return key;
   }
 
@@ -173,7 +175,7 @@ export class PostgresStore implements Store {
     this.checkKey(key);
     const r = await this.pool.query<{ content: Buffer }>('SELECT content FROM artifacts WHERE key = $1', [key]);
     if (!r.rows[0]) throw new Error(`artifact ${key} is missing from the store at ${this.location}`);
-    return r.rows[0].content.toString('utf8');
+    return verifiedContent(key, r.rows[0].content, `the store at ${this.location}`);
   }
 
   async getJson<T = unknown>(key: ArtifactKey): Promise<T> {
@@ -258,6 +260,7 @@ export class PostgresStore implements Store {
   // LLM exchanges -----------------------------------------------------------------------------
 
   async appendExchange(entry: ExchangeIndexEntry): Promise<void> {
+    if (entry.runId) checkRunId(entry.runId);
     await this.pool.query('INSERT INTO exchanges (function_id, run_id, exchange_key, entry) VALUES ($1, $2, $3, $4) ON CONFLICT (function_id, exchange_key) DO NOTHING', [
       entry.functionId,
       entry.runId ?? null,
@@ -272,6 +275,7 @@ export class PostgresStore implements Store {
   }
 
   async *listRunExchanges(runId: string): AsyncIterable<ExchangeIndexEntry> {
+    checkRunId(runId);
     let after = '0';
     for (;;) {
       const r = await this.pool.query<{ id: string; entry: unknown }>('SELECT id, entry FROM exchanges WHERE run_id = $1 AND id > $2 ORDER BY id LIMIT $3', [runId, after, EXCHANGE_PAGE]);
@@ -282,6 +286,7 @@ export class PostgresStore implements Store {
   }
 
   async runUsage(runId: string): Promise<Usage> {
+    checkRunId(runId);
     const r = await this.pool.query<{ calls: string; cached: string | null; prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
       `SELECT count(*) AS calls,
               sum(CASE WHEN (entry->>'cached')::boolean THEN 1 ELSE 0 END) AS cached,
@@ -318,7 +323,7 @@ export class PostgresStore implements Store {
   // Runs ----------------------------------------------------------------------------------------
 
   async createRun(run: NewRun): Promise<RunManifest> {
-    if (!/^[\w.-]+$/.test(run.runId)) throw new Error(`not a run id: ${JSON.stringify(run.runId)}`);
+    checkRunId(run.runId);
     const manifest = RunManifestSchema.parse({ ...run, storeId: this.id, status: 'running', resumed: 0 });
     const r = await this.pool.query('INSERT INTO runs (run_id, manifest) VALUES ($1, $2) ON CONFLICT (run_id) DO NOTHING', [run.runId, JSON.stringify(manifest)]);
     if (r.rowCount !== 1) throw new RunExistsError(`run ${run.runId} already exists in the store at ${this.location}`);
@@ -326,11 +331,13 @@ export class PostgresStore implements Store {
   }
 
   async getRun(runId: string): Promise<RunManifest | null> {
+    checkRunId(runId);
     const r = await this.pool.query<{ manifest: unknown }>('SELECT manifest FROM runs WHERE run_id = $1', [runId]);
     return r.rows[0] ? RunManifestSchema.parse(r.rows[0].manifest) : null;
   }
 
   async updateRun(runId: string, patch: Partial<Pick<RunManifest, 'status' | 'summary' | 'finishedAt' | 'outDir' | 'resumed'>>): Promise<RunManifest> {
+    checkRunId(runId);
     return this.inTransaction(async (client) => {
       const r = await client.query<{ manifest: unknown }>('SELECT manifest FROM runs WHERE run_id = $1 FOR UPDATE', [runId]);
       if (!r.rows[0]) throw new Error(`no run ${runId} in the store at ${this.location}`);
@@ -343,6 +350,7 @@ export class PostgresStore implements Store {
   // Records -----------------------------------------------------------------------------------
 
   async putRecord(runId: string, record: StoredRecord): Promise<void> {
+    checkRunId(runId);
     const r = StoredRecordSchema.parse(record);
     const stage = r.accepted ? 'accepted' : r.rejection.stage;
     await this.pool.query(
@@ -353,11 +361,13 @@ export class PostgresStore implements Store {
   }
 
   async getRecord(runId: string, functionId: string): Promise<StoredRecord | null> {
+    checkRunId(runId);
     const r = await this.pool.query<{ record: unknown }>('SELECT record FROM records WHERE run_id = $1 AND function_id = $2', [runId, functionId]);
     return r.rows[0] ? StoredRecordSchema.parse(r.rows[0].record) : null;
   }
 
   async listRecords(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<RecordPage> {
+    checkRunId(runId);
     const { rows, next } = await this.pageByFunctionId('records', 'record', runId, options.after, options.limit ?? 500);
     return { records: rows.map((row) => StoredRecordSchema.parse(row.value)), next };
   }
@@ -383,12 +393,14 @@ export class PostgresStore implements Store {
   }
 
   async recordedIds(runId: string, functionIds: string[]): Promise<Set<string>> {
+    checkRunId(runId);
     if (functionIds.length === 0) return new Set();
     const r = await this.pool.query<{ function_id: string }>('SELECT function_id FROM records WHERE run_id = $1 AND function_id = ANY($2::text[])', [runId, functionIds]);
     return new Set(r.rows.map((row) => row.function_id));
   }
 
   async countRecords(runId: string): Promise<RecordCounts> {
+    checkRunId(runId);
     const r = await this.pool.query<{ stage: string; n: string }>('SELECT stage, count(*) AS n FROM records WHERE run_id = $1 GROUP BY stage', [runId]);
     const counts: RecordCounts = { total: 0, accepted: 0, byStage: {} };
     for (const row of r.rows) {
@@ -403,6 +415,7 @@ export class PostgresStore implements Store {
   // Evaluation results ------------------------------------------------------------------------
 
   async putEvalResult(runId: string, functionId: string, result: unknown): Promise<void> {
+    checkRunId(runId);
     await this.pool.query(
       `INSERT INTO eval_results (run_id, function_id, result) VALUES ($1, $2, $3)
        ON CONFLICT (run_id, function_id) DO UPDATE SET result = excluded.result, updated_at = now()`,
@@ -411,6 +424,7 @@ export class PostgresStore implements Store {
   }
 
   async listEvalResults(runId: string, options: { after?: string | null; limit?: number } = {}): Promise<EvalResultPage> {
+    checkRunId(runId);
     const { rows, next } = await this.pageByFunctionId('eval_results', 'result', runId, options.after, options.limit ?? 200);
     return { results: rows.map((row) => ({ functionId: row.function_id, result: row.value })), next };
   }
@@ -418,6 +432,7 @@ export class PostgresStore implements Store {
   // Repositories ------------------------------------------------------------------------------
 
   async putRepoProgress(runId: string, progress: RepoProgress): Promise<void> {
+    checkRunId(runId);
     const p = RepoProgressSchema.parse(progress);
     await this.pool.query(
       `INSERT INTO repo_progress (run_id, idx, done, progress) VALUES ($1, $2, $3, $4)
@@ -427,6 +442,7 @@ export class PostgresStore implements Store {
   }
 
   async listRepoProgress(runId: string): Promise<RepoProgress[]> {
+    checkRunId(runId);
     const r = await this.pool.query<{ progress: unknown }>('SELECT progress FROM repo_progress WHERE run_id = $1 ORDER BY idx', [runId]);
     return r.rows.map((row) => RepoProgressSchema.parse(row.progress) as RepoProgress);
   }

@@ -138,6 +138,42 @@ export class RunExistsError extends Error {
   override name = 'RunExistsError';
 }
 
+/** Longest run id: it names a folder, a key and the first part of every workflow id of the run. */
+export const RUN_ID_MAX_LENGTH = 128;
+const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+const RUN_ID_RULE = `1 to ${RUN_ID_MAX_LENGTH} letters, digits, '.', '_' or '-', starting with a letter or a digit, without '..'`;
+
+/** What is wrong with a run id (null when nothing is): no separators, control characters, `..`, or more than 128 characters. */
+export function runIdProblem(runId: string): string | null {
+  if (runId.length === 0 || runId.length > RUN_ID_MAX_LENGTH || !RUN_ID.test(runId) || runId.includes('..')) {
+    const shown = runId.length > 60 ? `${JSON.stringify(runId.slice(0, 60))}... (${runId.length} characters)` : JSON.stringify(runId);
+    return `not a run id: ${shown} (${RUN_ID_RULE})`;
+  }
+  return null;
+}
+
+export function isRunId(runId: string): boolean {
+  return runIdProblem(runId) === null;
+}
+
+/** A run id that breaks the rule, refused where it enters (a flag, a store call). */
+export class InvalidRunIdError extends Error {
+  override name = 'InvalidRunIdError';
+}
+
+/** The run id itself, or an `InvalidRunIdError` saying what is wrong with it. */
+export function checkRunId(runId: string): string {
+  const problem = runIdProblem(runId);
+  if (problem) throw new InvalidRunIdError(problem);
+  return runId;
+}
+
+/** A run id as a flag or field (zod). */
+export const RunIdSchema = z.string().superRefine((value, ctx) => {
+  const problem = runIdProblem(value);
+  if (problem) ctx.addIssue({ code: 'custom', message: problem });
+});
+
 /** The store does not answer (a database that is down, a wrong URL, a data directory that cannot be written). */
 export class StoreUnreachableError extends Error {
   override name = 'StoreUnreachableError';

@@ -5,15 +5,17 @@
  */
 import { z } from 'zod';
 
+const count = z.number().int().nonnegative();
+
 export const UsageSchema = z.object({
-  calls: z.number(),
+  calls: count,
   /** Calls answered from the cache (zero tokens, zero cost). */
-  cachedCalls: z.number(),
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  costUsd: z.number(),
+  cachedCalls: count,
+  promptTokens: count,
+  completionTokens: count,
+  costUsd: z.number().nonnegative(),
   /** Sum of call latencies, a measure of time spent waiting on the model (0 in files written before it was kept). */
-  latencyMs: z.number().default(0),
+  latencyMs: z.number().nonnegative().default(0),
 });
 export type Usage = z.infer<typeof UsageSchema>;
 

@@ -84,14 +84,17 @@ def compare_functions(source_a, source_b):
     return {"equivalent": diff is None, "difference": diff}
 
 
+def handle(request):
+    """{"a": source, "b": source} -> {"equivalent", "difference"} (launch.py's helper entry)."""
+    try:
+        return compare_functions(request["a"], request["b"])
+    except ValueError as exc:
+        return {"equivalent": False, "difference": str(exc)}
+
+
 def main():
     raw = sys.stdin.buffer.read().decode("utf-8") if sys.argv[1:] == ["-"] else "".join(sys.argv[1:])
-    request = json.loads(raw)
-    try:
-        result = compare_functions(request["a"], request["b"])
-    except ValueError as exc:
-        result = {"equivalent": False, "difference": str(exc)}
-    print(json.dumps(result))
+    print(json.dumps(handle(json.loads(raw))))
 
 
 if __name__ == "__main__":

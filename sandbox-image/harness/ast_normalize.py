@@ -20,10 +20,14 @@ def normalize(source):
         return {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def handle(request):
+    """{"sources": [...]} -> {"results": [...]} (launch.py's helper entry)."""
+    return {"results": [normalize(s) for s in request["sources"]]}
+
+
 def main():
     raw = sys.stdin.buffer.read().decode("utf-8") if sys.argv[1:] == ["-"] else "".join(sys.argv[1:])
-    request = json.loads(raw)
-    print(json.dumps({"results": [normalize(s) for s in request["sources"]]}))
+    print(json.dumps(handle(json.loads(raw))))
 
 
 if __name__ == "__main__":

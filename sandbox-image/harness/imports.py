@@ -144,9 +144,14 @@ def scan(sources):
     return {"imports": imports, "errors": errors}
 
 
+def handle(request):
+    """{"sources": {...}} -> {"imports", "errors"} (launch.py's helper entry)."""
+    return scan(request["sources"])
+
+
 def main():
     raw = sys.stdin.read() if sys.argv[1:] == ["-"] else "".join(sys.argv[1:])
-    print(json.dumps(scan(json.loads(raw)["sources"])))
+    print(json.dumps(handle(json.loads(raw))))
 
 
 if __name__ == "__main__":

@@ -1,26 +1,33 @@
-"""Runs one script inside a sandbox container, in a fresh run directory.
+"""Runs one script (or one of the harness's JSON helpers) inside a sandbox container.
 
 Started as `python3 -I launch.py <fields>` where the request travels as command-line arguments
 (`name count part...`, a value being its parts joined; `file:<path>` for extra files), or as
 `launch.py -` with the request as JSON on stdin when it is too large or holds NUL characters.
 `-I` keeps anything an earlier run left (a user site directory, PYTHON* variables) from running
-before the container is cleaned. Then:
+before the container is cleaned.
 
-1. the container is made clean: leftover processes of the scripts' uid killed, the writable
-   mounts emptied, OOM history checked; if that fails it exits with DIRTY_EXIT and the caller
-   retries on a fresh container;
-2. the script and its files are written into a fresh run directory, and this process forks: the
-   child runs the script as `python3 script.py` would (a fresh `__main__`, under coverage.py with
-   branch measurement when asked), its stdout/stderr being the exec's; this process, the
-   supervisor, keeps the script's source in its own memory and waits;
+This process is the supervisor. It runs as root inside the container with only CAP_KILL,
+CAP_SETUID, CAP_SETGID and CAP_SETPCAP (no other capability, no new privileges, a read-only root,
+no network), and the script runs as the scripts' uid (10001) in a child forked from it that gave
+all of that up: so the script can neither signal, trace nor outlive its supervisor, and cannot
+read or write what the supervisor keeps (RESULT_DIR, a root-only tmpfs). Then:
+
+1. the container is made clean by a child as the scripts' uid (their leftover processes killed,
+   the writable mounts emptied, OOM history checked); if that fails it exits with DIRTY_EXIT
+   and the caller retries on a fresh container;
+2. it forks the child, which drops to the scripts' uid with an empty capability bounding set,
+   writes the script and its files into a fresh run directory and runs the script as
+   `python3 script.py` would (a fresh `__main__`, under coverage.py with branch measurement when
+   asked), its stdout/stderr being the exec's; the supervisor keeps the script's source in its
+   own memory and waits. A helper request (`helper`: imports.py, ast_equiv.py, ast_normalize.py)
+   runs that helper's `handle` in the child instead, its JSON answer on stdout, after the same
+   cleaning;
 3. the supervisor enforces the run's time limit itself (a script whose worker died does not run
-   forever), then kills every process of the scripts' uid (what the script left running), and
-   only then writes `.repost-result.json`: coverage computed from the arcs the child sent through
-   a pipe and the source it kept, whether the child timed out, and the module a
-   ModuleNotFoundError named. No process of the script exists any more when the result is
-   written, so a result file the script wrote itself is replaced, never read; a script that
-   calls `os._exit` still sends its arcs first. The exit status is the script's; TIMEOUT_EXIT
-   with `timedOut` in the result means the supervisor's time limit ended it.
+   forever), then kills every other process in the container, and only then writes its result
+   to RESULT_DIR/<run directory's name>.json: coverage computed from the arcs the child sent
+   through a pipe and the source it kept, whether the child timed out, and the module a
+   ModuleNotFoundError named. The exit status is the script's (128+n when a signal n ended it);
+   TIMEOUT_EXIT with `timedOut` in the result means the supervisor's time limit ended it.
 
 Imports are kept to what the interpreter has loaded anyway: this file's start-up cost is part of
 every run's overhead. Everything else is imported only when needed.
@@ -35,6 +42,69 @@ import repost_hygiene as hygiene  # noqa: E402  (prefixed: a script may have its
 BAKED_PACKAGES = "/opt/repost/packages"
 DIRTY_EXIT = 199
 DIRTY_MARKER = "[repost-sandbox] container not clean:"
+SCRIPT_UID = 10001
+# Root-only (a tmpfs of mode 0700): the supervisor's results and its copy of the source.
+RESULT_DIR = "/run/repost"
+PR_CAPBSET_DROP = 24
+CAP_LAST = 63
+
+
+def _drop_bounding_set():
+    """Empties this process's capability bounding set (what every child inherits); keeps its own."""
+    if os.getuid() != 0:
+        return
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    for cap in range(CAP_LAST + 1):
+        prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)  # EINVAL past the kernel's last capability: fine
+
+
+def _become_script_user():
+    """In a forked child: the scripts' uid and gid, no supplementary group; every capability is gone."""
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(SCRIPT_UID)
+        os.setuid(SCRIPT_UID)
+    # The kernel's OOM killer takes the script's processes before the supervisor's.
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")
+    except OSError:
+        pass
+
+
+def _clean_container():
+    """make_clean() in a child as the scripts' uid (only it may empty their folders); its reasons."""
+    import json
+
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            _become_script_user()
+            os.write(write_fd, json.dumps(hygiene.make_clean()).encode())
+        finally:
+            os._exit(0)
+    os.close(write_fd)
+    chunks = []
+    while True:
+        chunk = os.read(read_fd, 65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(read_fd)
+    os.waitpid(pid, 0)
+    try:
+        reasons = json.loads(b"".join(chunks))
+    except ValueError:
+        return ["the cleaning did not finish"]
+    # What the scripts' uid cannot reach, the supervisor can: nothing else may be running now.
+    survivors = hygiene.kill_others()
+    if survivors:
+        reasons.append(f"{survivors} processes survived SIGKILL")
+    return reasons
 
 
 def _safe_join(root, name):
@@ -105,49 +175,97 @@ def _run_as_main(script_path):
     exec(compile(source, script_path, "exec"), main.__dict__)
 
 
-RESULT_NAME = ".repost-result.json"
 TIMEOUT_EXIT = 124
+# The process ended with status 0 but the supervisor cannot confirm a pass (see _verdict).
+UNCONFIRMED_EXIT = 125
 
 
 class _Reporter:
-    """The child's side of the pipe: sends the measured arcs (and a missing module) once."""
+    """The child's side of the pipe to the supervisor: the harness's own messages, one line each.
+
+    `snippet` lines (the test runner's results, in order), then exactly one `end`: the status
+    the harness saw the script end with, whether its main module finished (False when it called
+    os._exit), the module a ModuleNotFoundError named, and the measured arcs. The functions it
+    needs are taken before the script runs, so replacing `os.write` or `json.dumps` later does
+    not change what it sends.
+    """
 
     def __init__(self, fd, cov, script_path):
+        import json
+
         self.fd, self.cov, self.script_path = fd, cov, script_path
         self.pid = os.getpid()
         self.sent = False
+        self._write, self._getpid, self._dumps = os.write, os.getpid, json.dumps
 
-    def send(self, missing_module=None):
-        if self.sent or os.getpid() != self.pid:
+    def _send(self, message):
+        data = (self._dumps(message) + "\n").encode()
+        try:
+            while data:
+                data = data[self._write(self.fd, data):]
+        except OSError:
+            pass
+
+    def _mine(self):
+        return not self.sent and self._getpid() == self.pid
+
+    def snippet(self, index, status, detail):
+        if self._mine():
+            self._send({"kind": "snippet", "index": index, "status": status, "detail": detail})
+
+    def load_failed(self, detail):
+        if self._mine():
+            self._send({"kind": "load", "detail": detail})
+
+    def end(self, status, completed, missing_module=None, exited_in=None):
+        if not self._mine():
             return
         self.sent = True
-        message = {"missingModule": missing_module}
+        message = {"kind": "end", "status": status, "completed": completed, "missingModule": missing_module, "exitedIn": exited_in}
         if self.cov is not None:
             try:
                 self.cov.stop()
                 message["arcs"] = self.cov.get_data().arcs(self.script_path) or []
             except Exception as exc:  # noqa: BLE001 - the script may have broken coverage itself
                 message["note"] = f"coverage could not be collected: {type(exc).__name__}: {exc}"
-        import json
-
-        data = (json.dumps(message) + "\n").encode()
-        try:
-            while data:
-                data = data[os.write(self.fd, data):]
-        except OSError:
-            pass
+        self._send(message)
 
     def exit_hook(self, real_exit):
         def _exit(code):
-            self.send()
+            self.end(code & 0xFF if isinstance(code, int) else 1, completed=False)
             real_exit(code)
 
         return _exit
 
 
+def _new_implementation_in(tb):
+    """The `*_new_implementation` function a SystemExit came through uncaught, if any: the code
+    under test ended the script, so the tests after that call never ran."""
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_name
+        if name.endswith("_new_implementation"):
+            return name
+        tb = tb.tb_next
+    return None
+
+
+def _prepare_run_dir(run_dir, files, script_path, source):
+    """As the scripts' uid: the run directory with the script and its files."""
+    os.makedirs(run_dir, mode=0o700)
+    os.makedirs(os.path.join(run_dir, "cache"))
+    # RepoST's records write to /home/user/tmp (a tmpfs in the sandbox); make it as they expect.
+    if os.path.isdir("/home/user") and os.access("/home/user", os.W_OK):
+        os.makedirs("/home/user/tmp", exist_ok=True)
+    for path, text in files:
+        _write(path, text)
+    _write(script_path, source)
+
+
 def _child(request, run_dir, script_path, target, fd):
     """Runs the script in this (forked) process; never returns."""
     try:
+        _become_script_user()
+        _prepare_run_dir(run_dir, request["_files"], script_path, request["script"])
         cache_dir = os.path.join(run_dir, "cache")
         os.chdir(run_dir)
         os.environ["CACHE_DIR"] = cache_dir
@@ -175,6 +293,12 @@ def _child(request, run_dir, script_path, target, fd):
 
             cov = coverage.Coverage(branch=True, data_file=None, include=[script_path], config_file=False)
         reporter = _Reporter(fd, cov, script_path)
+        runner = None
+        if request.get("runner") is not None:
+            sys.path.insert(0, HARNESS_DIR)
+            import repost_test_runner as runner  # noqa: F811
+
+            sys.path.remove(HARNESS_DIR)
         # A script that ends its process without the interpreter's shutdown still reports first.
         import posix
 
@@ -186,19 +310,26 @@ def _child(request, run_dir, script_path, target, fd):
         sys.stderr.flush()
         os._exit(1)
 
-    status, missing = 0, None
+    real_exit = sys.exit
+    status, missing, exited_in = 0, None, None
     try:
-        _run_as_main(script_path)
+        if runner is not None:
+            runner.run(script_path, request["runner"], reporter)
+        else:
+            _run_as_main(script_path)
     except SystemExit as exc:
         status = _exit_code_of(exc)
+        exited_in = _new_implementation_in(exc.__traceback__)
     except BaseException as exc:  # noqa: BLE001 - everything uncaught is the script's failure
         status = 1
         if isinstance(exc, ModuleNotFoundError) and isinstance(exc.name, str):
             missing = exc.name
         _print_uncaught(exc, script_path)
-    reporter.send(missing)
-    # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run.
-    sys.exit(status)
+    reporter.end(status, completed=True, missing_module=missing, exited_in=exited_in)
+    # Like the interpreter's own shutdown: atexit handlers and non-daemon threads still run. The
+    # supervisor holds the run to the status sent above, whatever the process ends with.
+    real_exit(status)
+    os._exit(status)
 
 
 def _supervise(pid, fd, timeout):
@@ -211,6 +342,7 @@ def _supervise(pid, fd, timeout):
     except (AttributeError, OSError):
         pidfd = None  # old kernels: poll the child instead
     chunks, reading, timed_out, status = [], True, False, None
+    size = 0
     deadline = time.monotonic() + timeout if timeout > 0 else None
     while status is None:
         remaining = None if deadline is None else deadline - time.monotonic()
@@ -225,7 +357,9 @@ def _supervise(pid, fd, timeout):
         if fd in ready:
             chunk = os.read(fd, 65536)
             if chunk:
-                chunks.append(chunk)
+                size += len(chunk)
+                if size <= MAX_REPORT_BYTES:
+                    chunks.append(chunk)
             else:
                 reading = False
         if pidfd is None or pidfd in ready:
@@ -238,43 +372,90 @@ def _supervise(pid, fd, timeout):
         chunk = os.read(fd, 65536)
         if not chunk:
             break
-        chunks.append(chunk)
+        size += len(chunk)
+        if size <= MAX_REPORT_BYTES:
+            chunks.append(chunk)
+    if size > MAX_REPORT_BYTES:
+        chunks.append(b"\n[more than MAX_REPORT_BYTES]\n")  # not JSON: the report is refused
     return status, timed_out, b"".join(chunks)
 
 
-def _last_message(data):
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+SNIPPET_STATUSES = ("pass", "fail", "value", "error")
+
+
+def _read_report(data, snippets_expected):
+    """The child's messages, held to the protocol: (end message or None, runner report or None, what was wrong or None).
+
+    Anything else in the pipe (a line that is not the harness's, snippets out of order, a
+    second `end`, anything after it) means someone other than the harness wrote there: the whole
+    report is refused.
+    """
     import json
 
-    for line in reversed(data.decode("utf-8", "replace").splitlines()):
+    end, load, snippets = None, None, []
+    # Every message ends with a newline; an unterminated tail was cut by the process's death.
+    for line in data.decode("utf-8", "replace").split("\n")[:-1]:
+        if line == "":
+            continue
         try:
             message = json.loads(line)
         except ValueError:
-            continue
-        if isinstance(message, dict):
-            return message
-    return None
+            return None, None, "a line that is not the harness's"
+        kind = message.get("kind") if isinstance(message, dict) else None
+        if end is not None:
+            return None, None, "a message after the harness's final one"
+        if kind == "end" and isinstance(message.get("status"), int) and isinstance(message.get("completed"), bool):
+            end = message
+        elif kind == "snippet" and snippets_expected is not None and load is None:
+            if message.get("index") != len(snippets) or message.get("status") not in SNIPPET_STATUSES or not isinstance(message.get("detail"), str):
+                return None, None, "a test result out of the harness's order"
+            if len(snippets) >= snippets_expected:
+                return None, None, "more test results than tests"
+            snippets.append({"status": message["status"], "detail": message["detail"]})
+        elif kind == "load" and snippets_expected is not None and load is None and not snippets and isinstance(message.get("detail"), str):
+            load = message["detail"]
+        else:
+            return None, None, "a message the harness does not send"
+    runner = {"loadFailure": load, "snippets": snippets} if snippets_expected is not None else None
+    return end, runner, None
 
 
-def _fresh_dir(path):
-    """`path` as a real directory of this uid (the script may have replaced it with a link or a file)."""
-    if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
-        os.unlink(path)
-    os.makedirs(path, mode=0o700, exist_ok=True)
+def _verdict(code, end, problem):
+    """The run's exit status from what the supervisor observed (the child's own status `code`) and
+    the harness's report: a zero status passes only with one clean report of a finished main
+    module that ended with status 0. Returns (exit status, a note or None)."""
+    if code != 0:
+        return code, (f"the harness's report channel held {problem}: the report is refused" if problem else None)
+    if problem:
+        return UNCONFIRMED_EXIT, f"the harness's report channel held {problem}: the report is refused and the run cannot pass"
+    if end is None:
+        return UNCONFIRMED_EXIT, "the script's process ended with status 0 without the harness's report (it ended itself past the harness): the run cannot pass"
+    if not end["completed"]:
+        return UNCONFIRMED_EXIT, "the script ended its process with os._exit(0) before its main module finished: the run cannot pass"
+    if end["status"] == 0 and isinstance(end.get("exitedIn"), str):
+        return UNCONFIRMED_EXIT, f"{end['exitedIn']} ended the script with SystemExit(0), so the tests after that call never ran: the run cannot pass"
+    if end["status"] != 0:
+        return end["status"], f"the script's process ended with status 0 but its main module ended with status {end['status']} (sys.exit or the process's end was tampered with): status {end['status']} is kept"
+    return 0, None
 
 
-def _write_result(run_dir, script_path, source, target, message, timed_out):
-    """Coverage of the target span from the child's arcs and the source this process kept."""
+def _result_path(run_dir):
+    return os.path.join(RESULT_DIR, os.path.basename(run_dir) + ".json")
+
+
+def _write_result(run_dir, source, target, message, timed_out, verdict=None, runner=None, problem=None):
+    """The run's result: the verdict's note, the test runner's results, and coverage of the target
+    span from the child's arcs and the source this process kept (none when the report was refused)."""
     import json
 
-    result = {"notes": [], "coverage": None, "timedOut": timed_out, "missingModule": None}
+    result = {"notes": [], "coverage": None, "timedOut": timed_out, "missingModule": None, "verdict": verdict, "runner": runner}
     if message is not None and isinstance(message.get("missingModule"), str):
         result["missingModule"] = message["missingModule"]
-    try:
-        _fresh_dir(run_dir)
-    except OSError as exc:
-        result["notes"].append(f"the run directory could not be restored: {exc}")
     if target:
-        if message is None or not isinstance(message.get("arcs"), list):
+        if problem:
+            result["notes"].append(f"no coverage: the harness's report channel held {problem}")
+        elif message is None or not isinstance(message.get("arcs"), list):
             result["notes"].append(
                 (message or {}).get("note") or "the script ended its process before its coverage could be sent (killed by a signal or by its own doing)"
             )
@@ -284,54 +465,107 @@ def _write_result(run_dir, script_path, source, target, message, timed_out):
                 from repost_coverage_span import span_report
                 import coverage
 
-                if os.path.lexists(script_path):
-                    os.unlink(script_path)
-                _write(script_path, source)
-                cov = coverage.Coverage(branch=True, data_file=None, include=[script_path], config_file=False)
-                cov.get_data().add_arcs({script_path: [tuple(a) for a in message["arcs"] if isinstance(a, list) and len(a) == 2]})
-                result["coverage"] = span_report(cov, script_path, target)
+                # The supervisor's own copy of the source, where the script never could write.
+                kept = os.path.join(RESULT_DIR, os.path.basename(run_dir), "eval_script.py")
+                _write(kept, source)
+                cov = coverage.Coverage(branch=True, data_file=None, include=[kept], config_file=False)
+                cov.get_data().add_arcs({kept: [tuple(a) for a in message["arcs"] if isinstance(a, list) and len(a) == 2]})
+                result["coverage"] = span_report(cov, kept, target)
             except LookupError as exc:
                 result["notes"].append(str(exc))
             except Exception as exc:  # noqa: BLE001
                 result["notes"].append(f"coverage could not be measured: {type(exc).__name__}: {exc}")
-    path = os.path.join(run_dir, RESULT_NAME)
     try:
-        if os.path.lexists(path):
-            os.unlink(path) if not os.path.isdir(path) or os.path.islink(path) else hygiene._remove_tree(path)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        with open(_result_path(run_dir), "w", encoding="utf-8") as fh:
             json.dump(result, fh)
     except OSError:
         pass  # the caller notes the missing result
 
 
+def _empty_result_dir():
+    """Results of earlier runs go: each is read right after its own run."""
+    if not os.path.isdir(RESULT_DIR):
+        return
+    for name in os.listdir(RESULT_DIR):
+        path = os.path.join(RESULT_DIR, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            hygiene._remove_tree(path)
+        else:
+            os.unlink(path)
+
+
+def _run_helper(request, timeout):
+    """A JSON helper in a child as the scripts' uid, after the same cleaning as a script; its exit status."""
+    import json
+
+    name = request["helper"]
+    if name not in HELPERS:
+        print(f"[repost-sandbox] unknown helper {name!r}", file=sys.stderr)
+        return 2
+    read_fd, write_fd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_fd)
+            os.close(write_fd)
+            _become_script_user()
+            os.chdir("/scratch")
+            module = __import__(name[:-3])
+            answer = json.dumps(module.handle(json.loads(request["input"])))
+            sys.stdout.write(answer)
+            sys.stdout.flush()
+        except BaseException as exc:  # noqa: BLE001
+            print(f"[repost-sandbox] {name} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            sys.stderr.flush()
+            os._exit(1)
+        os._exit(0)
+    os.close(write_fd)
+    status, timed_out, _ = _supervise(pid, read_fd, timeout)
+    if timed_out:
+        return TIMEOUT_EXIT
+    code = os.waitstatus_to_exitcode(status)
+    return code if code >= 0 else 128 - code
+
+
+HELPERS = ("imports.py", "ast_equiv.py", "ast_normalize.py")
+
 
 def main():
     request = _read_request(sys.argv[1:])
-    reasons = hygiene.make_clean()
+    _drop_bounding_set()
+    reasons = _clean_container()
     if reasons:
         print(DIRTY_MARKER, "; ".join(reasons), file=sys.stderr)
         sys.stderr.flush()
         os._exit(DIRTY_EXIT)
+    _empty_result_dir()
     # The script sees an empty stdin, like a non-interactive run.
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.stdin = open(0, "r", closefd=False)
+    timeout = float(request.get("timeoutSec") or 0)
+    if request.get("helper"):
+        os._exit(_run_helper(request, timeout))
 
     run_dir = request["runDir"]
-    os.makedirs(run_dir, mode=0o700)
-    os.makedirs(os.path.join(run_dir, "cache"))
-    # RepoST's records write to /home/user/tmp (a tmpfs in the sandbox); make it as they expect.
-    if os.path.isdir("/home/user") and os.access("/home/user", os.W_OK):
-        os.makedirs("/home/user/tmp", exist_ok=True)
-    for name, text in (request.get("files") or {}).items():
-        _write(_safe_join(run_dir, name), text)
-    script_path = _safe_join(run_dir, request.get("scriptName") or "eval_script.py")
     source = request["script"]
-    _write(script_path, source)
     target = (request.get("coverage") or {}).get("functionName")
-    timeout = float(request.get("timeoutSec") or 0)
+    if isinstance(request.get("runner"), str):
+        import json
+
+        request["runner"] = json.loads(request["runner"])
+    # Paths are checked here; the child (as the scripts' uid) writes them.
+    try:
+        request["_files"] = [(_safe_join(run_dir, name), text) for name, text in (request.get("files") or {}).items()]
+        script_path = _safe_join(run_dir, request.get("scriptName") or "eval_script.py")
+    except ValueError as exc:
+        print(f"[repost-sandbox] {exc}", file=sys.stderr)
+        sys.stderr.flush()
+        _write_result(run_dir, source, None, None, False)
+        os._exit(2)
 
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
@@ -342,13 +576,23 @@ def main():
         _child(request, run_dir, script_path, target, write_fd)
     os.close(write_fd)
     status, timed_out, data = _supervise(pid, read_fd, timeout)
-    _write_result(run_dir, script_path, source, target, _last_message(data), timed_out)
+    runner_request = request.get("runner")
+    expected = len(runner_request["snippets"]) if isinstance(runner_request, dict) else None
+    end, runner, problem = _read_report(data, expected)
     if timed_out:
+        _write_result(run_dir, source, target, end, True, None, runner, problem)
         print(f"[repost-sandbox] the run exceeded its {timeout:g}s time limit and was killed", file=sys.stderr)
         sys.stderr.flush()
         os._exit(TIMEOUT_EXIT)
-    code = os.waitstatus_to_exitcode(status)
-    os._exit(code if code >= 0 else 128 - code)
+    observed = os.waitstatus_to_exitcode(status)
+    observed = observed if observed >= 0 else 128 - observed
+    code, note = _verdict(observed, end, problem)
+    _write_result(run_dir, source, target, end, False, note, runner, problem)
+    if code == UNCONFIRMED_EXIT and observed == 0:
+        # The process said 0 and nothing on stderr says otherwise: the reason it is not a pass goes there.
+        print(f"[repost-sandbox] {note}", file=sys.stderr)
+        sys.stderr.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,11 @@
 """Keeps a warm container clean between runs; used by launch.py at both ends of every run.
 
 Every process a script can start runs under the scripts' uid, so `kill(-1, SIGKILL)` from that
-uid reaches all of them and nothing else (PID 1 runs under another uid). The writable places are
-small tmpfs mounts that are emptied whole. A container found dirty (a process that survives,
-a file that cannot be removed, an OOM kill in its history) is reported so the pool replaces it.
+uid reaches all of them and nothing else (PID 1 runs under another uid); from the supervisor
+(root in the container, with CAP_KILL) it reaches every process but PID 1 and itself. The
+writable places are small tmpfs mounts that are emptied whole, by the scripts' uid (the
+supervisor has no right to read them). A container found dirty (a process that survives, a file
+that cannot be removed, an OOM kill in its history) is reported so the pool replaces it.
 """
 import os
 import time
@@ -14,23 +16,24 @@ WRITABLE = ["/scratch", "/tmp", "/dev/shm", "/home/user"]
 
 
 def _own_processes():
+    """Live processes `kill(-1)` from this one reaches: of its uid, or (root) all but PID 1."""
     me, uid = os.getpid(), os.getuid()
     found = []
     for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == me:
+        if not entry.isdigit() or int(entry) in (me, 1):
             continue
         try:
             with open(f"/proc/{entry}/status") as fh:
                 fields = dict(line.split(":", 1) for line in fh if ":" in line)
         except OSError:
             continue
-        if int(fields["Uid"].split()[1]) == uid and not fields["State"].strip().startswith("Z"):
+        if (uid == 0 or int(fields["Uid"].split()[1]) == uid) and not fields["State"].strip().startswith("Z"):
             found.append(int(entry))
     return found
 
 
 def kill_others():
-    """Kills every other process of this uid; returns how many survived."""
+    """Kills every other process this one may signal (see _own_processes); returns how many survived."""
     left = _own_processes()
     for _ in range(20):
         if not left:

@@ -1,27 +1,25 @@
 """Runs many small test snippets against one evaluation script in a single run.
 
-Started from a run's script (see activities/eval/test-runner.ts) with the run directory holding
-`candidate_module.py` (an evaluation script, imported under another name so its `__main__`
-block does not run) and `runner_request.json`:
+Started by launch.py in the script's child when the run request holds `runner`:
 
-    {"mode": "matrix" | "outputs", "target": "name" | "Class.method", "snippets": [...],
-     "timeoutSec": 10, "nonce": "..."}
+    {"mode": "matrix" | "outputs", "target": "name" | "Class.method", "snippets": [...], "timeoutSec": 10}
+
+The evaluation script is imported under another name (so its `__main__` block does not run), then:
 
 - matrix: `<name>_new_implementation` (the candidate) takes the place of `<name>`, then each
   snippet (a candidate test) runs in a fresh copy of the module's namespace; a snippet passes
-  when it raises nothing. One line per snippet: `REPOST-RUNNER <nonce> <i> pass|fail <type>`.
+  when it raises nothing: `pass`, or `fail` with the exception's type.
 - outputs: nothing is replaced; each snippet's last statement is an expression whose `repr` is
-  reported: `REPOST-RUNNER <nonce> <i> value <json repr>` or `... error <type>`.
+  reported: `value` with the repr, or `error` with the exception's type.
 
-Lines go straight to the original stdout as each snippet ends, so what finished is known even if
-a later snippet kills the process; the snippets' own printing is discarded. Each snippet has its
-own time limit (SIGALRM).
+Results go to the supervisor through the harness's report channel as each snippet ends (so what
+finished is known even if a later snippet kills the process), never through the script's standard
+streams or its files: nothing the candidate prints or writes is read as a result. The snippets'
+and the module's own printing is discarded. Each snippet has its own time limit (SIGALRM).
 """
 import ast
 import importlib.util
 import io
-import json
-import os
 import signal
 import sys
 
@@ -74,30 +72,24 @@ def _run_snippet(module, source, mode):
     return None
 
 
-def main(module_file="candidate_module.py", request_file="runner_request.json"):
-    with open(request_file, encoding="utf-8") as fh:
-        request = json.load(fh)
-    mode, nonce = request["mode"], request["nonce"]
+def run(script_path, request, reporter):
+    """Runs every snippet of `request` against the script at `script_path`, reporting each."""
+    mode, snippets = request["mode"], request["snippets"]
     timeout = max(1, int(request.get("timeoutSec", 10)))
-    real_stdout = os.dup(1)
-
-    def report(*fields):
-        os.write(real_stdout, (" ".join(["REPOST-RUNNER", nonce] + [str(f) for f in fields]) + "\n").encode("utf-8"))
-
-    # The snippets' and the module's own output would only crowd the report out.
+    # The snippets' and the module's own output would only crowd the exec's streams.
     sys.stdout = io.StringIO()
     signal.signal(signal.SIGALRM, _on_alarm)
     try:
         signal.alarm(timeout * 3)
-        module = _load(module_file)
+        module = _load(script_path)
         if mode == "matrix":
             _bind_candidate(module, request["target"])
         signal.alarm(0)
     except BaseException as exc:  # noqa: BLE001 - any failure to load fails every snippet
         signal.alarm(0)
-        report("load", "fail", type(exc).__name__)
+        reporter.load_failed(type(exc).__name__)
         return
-    for i, source in enumerate(request["snippets"]):
+    for i, source in enumerate(snippets):
         sys.stdout = io.StringIO()
         try:
             signal.alarm(timeout)
@@ -105,13 +97,13 @@ def main(module_file="candidate_module.py", request_file="runner_request.json"):
             signal.alarm(0)
         except BaseException as exc:  # noqa: BLE001 - a failing snippet is a result, not an error
             signal.alarm(0)
-            report(i, "fail" if mode == "matrix" else "error", type(exc).__name__)
+            reporter.snippet(i, "fail" if mode == "matrix" else "error", type(exc).__name__)
             continue
         if mode == "matrix":
-            report(i, "pass", "-")
+            reporter.snippet(i, "pass", "")
         else:
             text = repr(value)
             if len(text) > MAX_REPR:
-                report(i, "error", "ReprTooLong")
+                reporter.snippet(i, "error", "ReprTooLong")
             else:
-                report(i, "value", json.dumps(text))
+                reporter.snippet(i, "value", text)

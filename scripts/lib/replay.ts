@@ -12,6 +12,7 @@ import { candidateIds, summarizeRun, type RunSummaryFile } from '../../activitie
 import { writeRunOutputs } from '../../activities/report/run-outputs';
 import { applyRunSettings, frozenPipelineSettings, overrideRunSettings, pipelineSettingsFrom, queuesFrom, RunSettingsSchema } from '../../activities/run-settings';
 import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
+import { functionWorkflowId } from '../../workflows/ids';
 import { RunIdKey } from '../../workflows/search-attributes';
 import type { Config } from '../../temporal.config';
 
@@ -65,8 +66,9 @@ export async function replayRejected(options: {
     chosen.map(
       (r) =>
         client.workflow.execute('functionWorkflow', {
-          workflowId: `${runId}/fn/${r.fn.functionId}/replay-${stamp}`,
+          workflowId: `${functionWorkflowId(runId, r.fn)}/replay-${stamp}`,
           taskQueue: config.temporal.taskQueues.workflows,
+          workflowExecutionTimeout: pipeline.timeouts.functionWorkflowMs,
           args: [{ run, fn: r.fn, settings: pipeline, queues: queuesFrom(config) }],
           typedSearchAttributes: [{ key: RunIdKey, value: runId }],
         }) as Promise<FunctionOutcome>,

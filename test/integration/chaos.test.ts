@@ -15,6 +15,7 @@ import { allRecords, type Store } from '../../activities/store/types';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { loadLlmScript, startScriptedLlmServer, type LlmScript } from '../../scripts/lib/scripted-llm-server';
 import { acceptedQualnames } from '../support/fixtures';
+import { functionWorkflowId } from '../../workflows/ids';
 import { requireEnv, startTestFactory, testConfig, workerEnv, type TestFactory } from '../support/factory';
 import { spawnWorker, waitFor } from '../support/processes';
 import Docker from 'dockerode';
@@ -150,7 +151,7 @@ describe('failures inside a crawl become recorded outcomes', () => {
     const { RepositoryAnalyzer } = await import('../../activities/analysis');
     const dir = (await factory.store.openSnapshot(pinned!.kind === 'local' ? pinned!.pinned!.repoId : '', pinned!.kind === 'local' ? pinned!.pinned!.commit : ''))!;
     const fnId = (await RepositoryAnalyzer.open(dir, { ...factory.config.analysis, repoId: 'textkit', commit: pinned!.kind === 'local' ? pinned!.pinned!.commit : '' })).functions().find((f) => f.qualname === 'word_frequencies')!.id;
-    const squatter = await factory.client.workflow.start('functionWorkflow', { workflowId: `${runId}/fn/${fnId}`, taskQueue: `nobody-polls-${runId}`, args: [] });
+    const squatter = await factory.client.workflow.start('functionWorkflow', { workflowId: functionWorkflowId(runId, { repoId: 'textkit', qualname: 'word_frequencies', functionId: fnId }), taskQueue: `nobody-polls-${runId}`, args: [] });
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: demoSource, runId });
       expect(summary.functions).toBe(4);

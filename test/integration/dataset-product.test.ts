@@ -239,7 +239,9 @@ print(json.dumps(out))
         records.map((r) => ({ ...r, license: r.repo_name === 'textkit' ? 'mit' : 'apache-2.0' })),
       );
       const to = path.join(factory.dataDir, 'export-licensed');
-      fs.mkdirSync(path.join(to, 'data'), { recursive: true });
+      // An earlier export (its marker proves it), with a stale file in its data: replaced whole.
+      expect((await tool('scripts/export.ts', [runDir, '--to', to], factory.dataDir)).code).toBe(0);
+      expect(JSON.parse(fs.readFileSync(path.join(to, '.repost-export.json'), 'utf8'))).toMatchObject({ exporter: 'repost-factory' });
       fs.writeFileSync(path.join(to, 'data', 'stale-00000-of-00001.parquet'), 'from an earlier export');
       const exported = await tool('scripts/export.ts', [licensed, '--to', to], factory.dataDir);
       expect(exported.code).toBe(0);

@@ -80,7 +80,10 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     const listed: string[] = [];
     for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-demo"` })) listed.push(wf.workflowId);
     expect(listed).toEqual(expect.arrayContaining(['it-demo/crawl', 'it-demo/repo/0']));
-    expect(listed.filter((id) => id.startsWith('it-demo/fn/'))).toHaveLength(4);
+    // Function workflows show the repository and the qualified name: `it-demo/fn/textkit/slugify/<function id>`.
+    expect(listed.filter((id) => id.startsWith('it-demo/fn/')).map((id) => id.replace(/\/[0-9a-f]{16}$/, '')).sort()).toEqual(
+      ['Interval.merge', 'collapse_spaces', 'slugify', 'word_frequencies'].map((q) => `it-demo/fn/textkit/${q}`),
+    );
   });
 
   it("writes RepoST's own format: every accepted record passes RepoST-style ground-truth runs with its recorded coverage", async () => {

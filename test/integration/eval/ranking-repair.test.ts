@@ -14,6 +14,7 @@ import { parseEvalDataset } from '../../../activities/eval/dataset';
 import { parseEvalLines } from '../../../activities/eval/run-files';
 import type { EvalSummary } from '../../../activities/eval/summary';
 import { runEval } from '../../../scripts/lib/eval-run';
+import { evalFunctionWorkflowId } from '../../../workflows/ids';
 import { fenced } from '../../support/eval-scripts';
 import { startTestFactory, type TestFactory } from '../../support/factory';
 
@@ -174,8 +175,8 @@ describe('ranking, self-repair and augmentation', () => {
     fs.writeFileSync(faulty, rows.map((r) => JSON.stringify(r)).join('\n'));
     // clamp's function workflow cannot start: its id is taken by a workflow no worker serves.
     const runId = `faulty-${Date.now().toString(36)}`;
-    const clampId = parseEvalDataset(JSON.stringify(DATASET[0])).at(0)!.functionId;
-    const squatter = await factory.client.workflow.start('evalFunctionWorkflow', { workflowId: `${runId}/eval/${clampId}`, taskQueue: `nobody-polls-${runId}`, args: [] });
+    const clamp = parseEvalDataset(JSON.stringify(DATASET[0])).at(0)!;
+    const squatter = await factory.client.workflow.start('evalFunctionWorkflow', { workflowId: evalFunctionWorkflowId(runId, 'eval', clamp), taskQueue: `nobody-polls-${runId}`, args: [] });
     try {
       const done = await runEval({
         config: factory.config,

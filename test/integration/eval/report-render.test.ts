@@ -13,6 +13,7 @@ import { summarize } from '../../../activities/eval/summary';
 import { PALETTE } from '../../../activities/report/charts';
 import { DEMO_DATASET } from '../../support/fixtures';
 import { countColour, readPng, rowsWithColour } from '../../support/png';
+import { runScript } from '../../support/processes';
 import { launchChromium, type HeadlessChromium } from '../../support/tools';
 
 const records = parseEvalDataset(fs.readFileSync(DEMO_DATASET, 'utf8'));
@@ -59,10 +60,11 @@ describe('the evaluation report in a browser', () => {
 
   beforeAll(async () => {
     browser = await launchChromium();
+    const pages = new Set([`file://${file}`, `file://${path.join(dir, 'hostile-report.html')}`]);
     await browser.context.route('**/*', (route) => {
       const url = route.request().url();
-      if (url !== `file://${file}`) requests.push(url);
-      return url === `file://${file}` ? route.continue() : route.abort();
+      if (!pages.has(url)) requests.push(url);
+      return pages.has(url) ? route.continue() : route.abort();
     });
   });
   afterAll(async () => {
@@ -102,5 +104,54 @@ describe('the evaluation report in a browser', () => {
     // Nothing loaded from elsewhere: no script, no external source or link.
     expect(fs.readFileSync(file, 'utf8')).not.toMatch(/<script|<link|\b(src|href)=/);
     expect(requests).toEqual([]);
+  });
+
+  it('eval.ts --report escapes hostile names from a run folder and refuses a summary that is not one', async () => {
+    const hostile = {
+      model: '"><img src=x onerror="document.title=\'pwned\'">',
+      repo: '<script>document.title="pwned"</script>',
+      file: '</p><svg onload="document.title=\'pwned\'">',
+    };
+    const good = runSummary('model-a', [1, 2, 3]);
+    const poisoned = {
+      ...good,
+      model: hostile.model,
+      runId: `${hostile.model}-run`,
+      dataset: { ...good.dataset, file: hostile.file },
+      byRepository: { [hostile.repo]: Object.values(good.byRepository)[0]! },
+      errors: [{ functionId: 'f', error: hostile.repo }],
+      errorCount: 1,
+      exceptionTypes: { initial: { [hostile.model]: 3 }, final: {} },
+    };
+    const runDir = path.join(dir, 'hostile-run');
+    fs.mkdirSync(runDir);
+    fs.writeFileSync(path.join(runDir, 'eval-summary.json'), JSON.stringify(poisoned));
+    const out = path.join(dir, 'hostile-report.html');
+    const made = await runScript('scripts/eval.ts', ['--report', out, runDir], { env: {} });
+    expect({ code: made.code, stderr: made.stderr }).toEqual({ code: 0, stderr: '' });
+
+    const html = fs.readFileSync(out, 'utf8');
+    expect(html).not.toMatch(/<script|<img|<svg onload|onerror="/);
+    const page = await browser.context.newPage();
+    await page.goto(`file://${out}`);
+    // The names are shown as text, and none of them became markup that ran.
+    expect(await page.title()).not.toBe('pwned');
+    const text = await page.evaluate(() => document.body.innerText);
+    expect(text).toContain(hostile.model);
+    expect(text).toContain(hostile.repo);
+    expect(text).toContain(hostile.file);
+    expect(await page.$$eval('img, script, body svg[onload]', (els) => els.length)).toBe(0);
+    await page.close();
+    expect(requests).toEqual([]);
+
+    // A value of the wrong type (markup where a count belongs) is refused, naming the file and the field.
+    const badDir = path.join(dir, 'bad-run');
+    fs.mkdirSync(badDir);
+    fs.writeFileSync(path.join(badDir, 'eval-summary.json'), JSON.stringify({ ...good, evaluated: '<script>document.title="pwned"</script>' }));
+    const badOut = path.join(dir, 'bad-report.html');
+    const refused = await runScript('scripts/eval.ts', ['--report', badOut, badDir], { env: {} });
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`${path.join(badDir, 'eval-summary.json')} is not an evaluation summary: evaluated:`);
+    expect(fs.existsSync(badOut)).toBe(false);
   });
 });

@@ -174,16 +174,16 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
     const init = await run('import os, signal\ntry:\n    os.kill(1, signal.SIGKILL)\nexcept PermissionError:\n    print("refused")\n');
     expect(init.status).toBe('passed');
     expect(init.stdout.trim()).toBe('refused');
-    // Under exec the parent lives outside the container (getppid() is 0: the own process group).
-    const result = await run('import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n');
-    expect(result.status).toBe('error');
-    expect(result.exitCode).toBe(137);
+    // Its parent is the supervisor, under another uid: signalling it is refused too.
+    const result = await run('import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGKILL)\nexcept PermissionError:\n    print("refused", os.getppid() > 1)\n');
+    expect(result.status).toBe('passed');
+    expect(result.stdout.trim()).toBe('refused True');
     const all = await run('import os, signal\nos.kill(-1, signal.SIGKILL)\nos.kill(os.getpid(), signal.SIGKILL)\n');
     expect(all.status).toBe('error');
     await expectUnaffected();
   });
 
-  test('a fake result file and os._exit(0) get the real coverage, not the fake one', async () => {
+  test('a fake result file and os._exit(0) get the real coverage, not the fake one, and no pass', async () => {
     const fake = { notes: [], coverage: { target: 'f', startLine: 1, endLine: 4, hasBranches: true, rate: 1, lines: { total: 3, covered: 3, rate: 1 },
       branches: { total: 2, taken: 2, rate: 1 }, arcs: { total: 4, taken: 4 }, missingLines: [], missingBranches: [], summary: 'forged' } };
     const forge = (ending: string) =>
@@ -199,13 +199,61 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
         ending,
       ].join('\n');
     const exited = await executor.run({ script: forge('os._exit(0)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
-    expect(exited.status).toBe('passed');
+    // os._exit(0) skips the end of the main module: the supervisor does not count it as a pass.
+    expect(exited).toMatchObject({ status: 'error', exitCode: 125 });
     expect(exited.coverage).toMatchObject({ target: 'f', rate: 0.5, branches: { total: 2, taken: 1 }, missingLines: [4] });
     expect(exited.coverage?.summary).not.toBe('forged');
     // Killing itself leaves no coverage to send: none is reported, never the forged one.
     const killed = await executor.run({ script: forge('import signal\nos.kill(os.getpid(), signal.SIGKILL)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
     expect(killed.status).toBe('error');
     expect(killed.coverage).toBeNull();
+    await expectUnaffected();
+  });
+
+  test('a daemon killing every Python process, closed outputs and a killed supervisor: the next script and AST comparison are unaffected', async () => {
+    const killer = [
+      'import os, signal, time',
+      'if os.fork() == 0:',
+      '    os.setsid()',
+      '    if os.fork() > 0:',
+      '        os._exit(0)',
+      '    null = os.open(os.devnull, os.O_RDWR)',
+      '    for fd in (0, 1, 2):',
+      '        os.dup2(null, fd)',
+      '    me = os.getpid()',
+      '    time.sleep(0.3)',
+      '    while True:',
+      '        for entry in os.listdir("/proc"):',
+      '            if entry.isdigit() and int(entry) != me:',
+      '                try:',
+      '                    with open(f"/proc/{entry}/cmdline", "rb") as fh:',
+      '                        if b"python" in fh.read():',
+      '                            os.kill(int(entry), signal.SIGKILL)',
+      '                except OSError:',
+      '                    pass',
+      'os.wait()',
+      'refused = False',
+      'try:',
+      '    os.kill(os.getppid(), signal.SIGKILL)',
+      'except PermissionError:',
+      '    refused = True',
+      'print("supervisor kill refused:", refused, flush=True)',
+      'os.close(1)',
+      'os.close(2)',
+      'time.sleep(30)',
+    ].join('\n');
+    const recycledBefore = executor.poolStats?.recycled ?? 0;
+    const result = await run(killer);
+    // The daemon killed the script; the supervisor survived, ended the daemon and reported.
+    expect(result.stdout).toBe('supervisor kill refused: True\n');
+    expect(result).toMatchObject({ status: 'error', exitCode: 137 });
+    expect(result.notes.join('\n')).not.toMatch(/supervisor left no result/);
+    // Ended by a signal: that container is never lent again.
+    if (mode === 'pool') expect(executor.poolStats!.recycled).toBe(recycledBefore + 1);
+    const trivial = await executor.run({ script: 'print(sum(range(10)))\n', timeoutSec: 20 });
+    expect(trivial).toMatchObject({ status: 'passed', exitCode: 0, stdout: '45\n' });
+    expect(await executor.astEquivalent('def f(a):\n    return a + 1\n', 'def f(a):\n    # same\n    return (a + 1)\n')).toEqual({ equivalent: true, difference: null });
+    expect(await executor.astNormalize(['x  =  1'])).toEqual([{ ok: true, normalized: 'x = 1' }]);
     await expectUnaffected();
   });
 

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { tarGz, type TarMember } from '../../support/archives';
 
 /** Writes `<dir>/<name>-<version>.tar.gz` holding a setup.py-only project (no pyproject.toml). */
 export function makeSdist(dir: string, name: string, version: string, setupPy: string): string {
@@ -15,5 +16,13 @@ export function makeSdist(dir: string, name: string, version: string, setupPy: s
   const archive = path.join(dir, `${name}-${version}.tar.gz`);
   execFileSync('tar', ['-C', work, '-czf', archive, `${name}-${version}`]);
   fs.rmSync(work, { recursive: true, force: true });
+  return archive;
+}
+
+/** Writes `<dir>/<fileName>` as a gzipped tarball of exactly these members (any names, in order). */
+export function writeTarball(dir: string, fileName: string, members: TarMember[]): string {
+  fs.mkdirSync(dir, { recursive: true });
+  const archive = path.join(dir, fileName);
+  fs.writeFileSync(archive, tarGz(members));
   return archive;
 }

@@ -11,7 +11,7 @@ import { PackageStore, type PackageSettings } from '../../../activities/sandbox/
 import { ensureSandboxImage } from '../../../sandbox-image/build';
 import { BUNDLED_UV } from '../../../activities/sandbox/uv';
 import { containerEnd, containersOf, docker, freshStore, makeExecutor, testConfig, waitFor } from './sandbox-env';
-import { makeSdist } from './local-sdist';
+import { makeSdist, writeTarball } from './local-sdist';
 
 let image: string;
 const roots: string[] = [];
@@ -161,6 +161,143 @@ describe('source-only packages', () => {
     } finally {
       await executor.close();
     }
+  });
+
+  test('a member named like a tar option is data: the archive is refused with the reason, nothing runs on the host', async () => {
+    // Host `tar -xOf ARCHIVE MEMBER` would take this name for an option and run the shell command
+    // (in the worker's folder, with its environment). Read in-process, it is only a name.
+    const marker = `repost-owned-${process.pid}`;
+    const evil = `--use-compress-program=sh -c 'echo owned > ${marker}' a/pyproject.toml`;
+    const setupPy = 'from setuptools import setup\nsetup(name="repost-tarname", version="1.0")\n';
+    writeTarball(links, 'repost-tarname-1.0.tar.gz', [
+      { name: evil, body: '[build-system]\nrequires = ["setuptools"]\n' },
+      { name: 'repost-tarname-1.0/setup.py', body: setupPy },
+      { name: 'repost-tarname-1.0/PKG-INFO', body: 'Metadata-Version: 1.0\nName: repost-tarname\nVersion: 1.0\n' },
+    ]);
+    const s = store({ findLinks: [links] });
+    const r = await s.ensure(['repost-tarname']);
+    expect(r).toMatchObject({ ok: false, failure: { kind: 'build-failed', packages: ['repost-tarname'] } });
+    if (!r.ok) {
+      expect(r.failure.message).toMatch(/source archive of repost-tarname 1\.0 \(repost-tarname-1\.0\.tar\.gz\) is refused: its top folder "--use-compress-program=sh -c 'echo owned > repost-owned-\d+' a" is not repost-tarname-1\.0\//);
+    }
+    for (const where of [process.cwd(), os.tmpdir(), s.root, links]) expect(fs.existsSync(path.join(where, marker))).toBe(false);
+  });
+
+  test('a hostile build: only its one right wheel reaches the wheelhouse; the worker keeps heartbeating', async () => {
+    // Its setup.py leaves, beside its own wheel: a wheel of six 99.0 (which would beat PyPI's six
+    // in every later resolution), a link to a file, a FIFO named like a wheel, a 2 GB file named
+    // like one of its own wheels, and it tries to fill the output folder.
+    const setupPy = [
+      'import os, zipfile',
+      'from setuptools import setup',
+      'out = "/opt/repost/build-output"',
+      'def once(name, make):',
+      '    if not os.path.lexists(os.path.join(out, name)):',
+      '        make(os.path.join(out, name))',
+      'def six_wheel(path):',
+      '    with zipfile.ZipFile(path, "w") as z:',
+      '        z.writestr("six.py", "POISONED = True\\n__version__ = \'99.0\'\\n")',
+      '        z.writestr("six-99.0.dist-info/METADATA", "Metadata-Version: 2.1\\nName: six\\nVersion: 99.0\\n")',
+      '        z.writestr("six-99.0.dist-info/WHEEL", "Wheel-Version: 1.0\\nGenerator: x\\nRoot-Is-Purelib: true\\nTag: py2-none-any\\nTag: py3-none-any\\n")',
+      '        z.writestr("six-99.0.dist-info/RECORD", "")',
+      'once("six-99.0-py2.py3-none-any.whl", six_wheel)',
+      'once("passwd.whl", lambda p: os.symlink("/etc/passwd", p))',
+      'once("fifo.whl", os.mkfifo)',
+      'written = 0',
+      'try:',
+      '    with open(os.path.join(out, "fill.bin"), "wb") as f:',
+      '        while written < 2 * 1024 ** 3:',
+      '            f.write(b"\\0" * (1 << 20))',
+      '            f.flush()',
+      '            written += 1 << 20',
+      'except OSError:',
+      '    pass',
+      'os.unlink(os.path.join(out, "fill.bin"))',
+      'def huge(path):',
+      '    with open(path, "wb") as f:',
+      '        f.truncate(2 * 1024 ** 3)',
+      'once("repost_poison-1.0-py2-none-any.whl", huge)',
+      'os.makedirs("repost_poison", exist_ok=True)',
+      'open("repost_poison/__init__.py", "w").write("FILLED = %d\\n" % written)',
+      'setup(name="repost-poison", version="1.0", packages=["repost_poison"])',
+      '',
+    ].join('\n');
+    makeSdist(links, 'repost-poison', '1.0', setupPy);
+    const root = freshStore();
+    roots.push(root);
+    const scratchMb = testConfig().scratchMb;
+    const executor = await makeExecutor('pool', { workerId: `poison-${process.pid}`, packages: { ...testConfig().packages, findLinks: [links] } }, root);
+    let beats = 0;
+    try {
+      const result = await executor.run(
+        { script: 'import repost_poison, six\nprint(repost_poison.FILLED, six.__version__, hasattr(six, "POISONED"))\n', install: true },
+        { heartbeat: () => (beats += 1) },
+      );
+      expect(result.stderr).toBe('');
+      expect(result.status).toBe('passed');
+      const [filled, sixVersion, poisoned] = result.stdout.trim().split(' ');
+      // The output folder is a tmpfs of scratchMb: filling it stopped there.
+      expect(Number(filled)).toBeGreaterThan(0);
+      expect(Number(filled)).toBeLessThanOrEqual(scratchMb * 1024 * 1024);
+      expect(sixVersion).not.toBe('99.0');
+      expect(poisoned).toBe('False');
+      expect(fs.readdirSync(path.join(root, 'wheelhouse'))).toEqual(['repost_poison-1.0-py3-none-any.whl']);
+      const notes = result.notes.join('\n');
+      expect(notes).toMatch(/"six-99\.0-py2\.py3-none-any\.whl": a wheel of six 99\.0, not of repost-poison 1\.0: refused/);
+      expect(notes).toMatch(/"passwd\.whl": a symlink, not a regular file: refused/);
+      expect(notes).toMatch(/"fifo\.whl": a fifo, not a regular file: refused/);
+      expect(notes).toMatch(/"repost_poison-1\.0-py2-none-any\.whl": 2147483648 bytes, more than the \d+ a build may hand over: refused/);
+      expect(beats).toBeGreaterThan(0);
+      // A later resolution in this store gets the index's six, not the build's.
+      const later = await executor.packages.ensure(['six']);
+      if (!later.ok) throw new Error(later.error);
+      expect(later.set.packages).toEqual([{ name: 'six', version: sixVersion }]);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  test("a wheel shipping the store's manifest name cannot change other environments", async () => {
+    // An in-tree build backend writes the wheel itself, with a top-level .repost-packages.json.
+    const backend = [
+      'import base64, hashlib, os, zipfile',
+      'NAME = "repost_manifest-1.0-py3-none-any.whl"',
+      'FILES = {',
+      '    "repost_manifest.py": "X = 1\\n",',
+      '    ".repost-packages.json": "{\\"planted\\": true}\\n",',
+      '    "repost_manifest-1.0.dist-info/METADATA": "Metadata-Version: 2.1\\nName: repost-manifest\\nVersion: 1.0\\n",',
+      '    "repost_manifest-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\\nGenerator: test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",',
+      '}',
+      'def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):',
+      '    record = []',
+      '    with zipfile.ZipFile(os.path.join(wheel_directory, NAME), "w") as z:',
+      '        for name, text in FILES.items():',
+      '            data = text.encode()',
+      '            z.writestr(name, data)',
+      '            digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()',
+      '            record.append(f"{name},sha256={digest},{len(data)}")',
+      '        record.append("repost_manifest-1.0.dist-info/RECORD,,")',
+      '        z.writestr("repost_manifest-1.0.dist-info/RECORD", "\\n".join(record) + "\\n")',
+      '    return NAME',
+      '',
+    ].join('\n');
+    writeTarball(links, 'repost-manifest-1.0.tar.gz', [
+      { name: 'repost-manifest-1.0/pyproject.toml', body: '[build-system]\nrequires = []\nbuild-backend = "backend"\nbackend-path = ["."]\n' },
+      { name: 'repost-manifest-1.0/backend.py', body: backend },
+      { name: 'repost-manifest-1.0/PKG-INFO', body: 'Metadata-Version: 2.1\nName: repost-manifest\nVersion: 1.0\n' },
+    ]);
+    const s = store({ findLinks: [links] });
+    const one = await s.ensure(['repost-manifest']);
+    if (!one.ok) throw new Error(one.error);
+    const two = await s.ensure(['repost-manifest', 'six']);
+    if (!two.ok) throw new Error(two.error);
+    // The wheel's files are shared (hard links into uv's cache); the store's manifest is each set's own.
+    expect(fs.statSync(path.join(two.set.hostPath, 'repost_manifest.py')).ino).toBe(fs.statSync(path.join(one.set.hostPath, 'repost_manifest.py')).ino);
+    const manifestOf = (dir: string) => path.join(dir, '.repost-packages.json');
+    expect(fs.statSync(manifestOf(two.set.hostPath)).ino).not.toBe(fs.statSync(manifestOf(one.set.hostPath)).ino);
+    expect(s.lookup(['repost-manifest'])?.requirements).toEqual(['repost-manifest']);
+    expect(s.lookup(['repost-manifest', 'six'])?.requirements).toEqual(['repost-manifest', 'six']);
+    expect(JSON.parse(fs.readFileSync(manifestOf(one.set.hostPath), 'utf8')).requirements).toEqual(['repost-manifest']);
   });
 
   test('a build that fails is reported as such, with the package and the build output', async () => {

@@ -15,6 +15,9 @@ interface Command {
   sample?: { limit: number; seed: number };
   refs?: RepoRef[];
   maxSizeKb?: number;
+  maxTarballBytes?: number;
+  tarballDeadlineMs?: number;
+  retries?: number;
 }
 
 async function main(): Promise<void> {
@@ -33,8 +36,10 @@ async function main(): Promise<void> {
     perPage: cmd.perPage,
     searchIntervalMs: 0,
     retryAfterUnitMs: 10,
-    retries: 3,
+    retries: cmd.retries ?? 3,
     log: (m) => logs.push(m),
+    maxTarballBytes: cmd.maxTarballBytes,
+    tarballDeadlineMs: cmd.tarballDeadlineMs,
   });
   if (cmd.op === 'search') {
     const result = await gh.search(cmd.filters ?? {}, cmd.sample ?? { limit: 100, seed: 0 });

@@ -4,6 +4,8 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
@@ -104,6 +106,39 @@ describe('GitHub source', () => {
       filters: { licenses: ['mit', 'apache-2.0'], minStars: 5, createdFrom: '2023-01-01', createdTo: '2026-12-31' },
     });
     expect(out.repos.map((r) => r.id).sort()).toEqual(['acme/shop', 'acme/webapp', 'apache/thing', 'datalab/mlkit']);
+  });
+
+  it('downloads over https only, within a size cap and a deadline: anything else is a skip with the reason', async () => {
+    // A redirect to plain http elsewhere (another server, which must never be asked).
+    const elsewhere: string[] = [];
+    const other = http.createServer((req, res) => {
+      elsewhere.push(req.url ?? '');
+      res.end('not a tarball');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    const port = (other.address() as AddressInfo).port;
+    const recorded = (id: string) => gh.repos.find((r) => r.full_name === id)!;
+    gh.tarballRedirects.set('acme/webapp', `http://127.0.0.1:${port}/webapp.tar.gz`);
+    gh.stalledTarballs.add('datalab/mlkit');
+    try {
+      const refs = ['acme/webapp', 'acme/shop', 'datalab/mlkit'].map((id) => ref(id, recorded(id)._recorded.head_sha));
+      const shopBytes = gh.tarballs.get('acme/shop')!.length;
+      const out = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir: path.join(dataDir, 'guarded'), op: 'snapshot', refs, maxTarballBytes: shopBytes - 1, tarballDeadlineMs: 1500, retries: 0 });
+      expect(out.results[0]).toEqual({ ok: false, skip: { repoId: 'acme/webapp', stage: 'fetch', reason: `tarball: refused http URL http://127.0.0.1:${port}: source downloads use https only` } });
+      expect(elsewhere).toEqual([]);
+      expect(out.results[1]).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: `tarball: ${shopBytes} bytes, larger than ${shopBytes - 1} bytes: refused` } });
+      expect(out.results[2]).toEqual({ ok: false, skip: { repoId: 'datalab/mlkit', stage: 'fetch', reason: 'tarball: not downloaded within 1500 ms: refused' } });
+      // The same tarballs within the limits are downloaded (the mlkit one once it no longer stalls).
+      gh.stalledTarballs.clear();
+      const fine = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir: path.join(dataDir, 'guarded'), op: 'snapshot', refs: refs.slice(1), maxTarballBytes: 1024 * 1024, tarballDeadlineMs: 60_000, retries: 0 });
+      expect(fine.results.map((r) => (r.ok ? "ok" : r.skip.reason))).toEqual(["ok", "ok"]);
+    } finally {
+      gh.tarballRedirects.clear();
+      gh.stalledTarballs.clear();
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+    }
+    // A base URL that is not https (other than a local stand-in on the loopback interface) is refused outright.
+    await expect(drive({ baseURL: 'http://example.com', dataDir, op: 'snapshot', refs: [ref('acme/shop')] })).rejects.toThrow(/github\.baseURL http:\/\/example\.com: refused http URL/);
   });
 
   it('pins, downloads and extracts snapshots; records every bad repository as a skip and goes on', async () => {

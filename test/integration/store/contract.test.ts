@@ -7,15 +7,23 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ExchangeIndexEntry } from '../../../activities/store/exchanges';
+import { Client as PgClient } from 'pg';
+import { CorruptArtifactError } from '../../../activities/store/artifacts';
 import { LocalStore } from '../../../activities/store/local';
 import { PostgresStore } from '../../../activities/store/postgres';
-import { RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';
+import { InvalidRunIdError, RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';
 import { createStoreDatabase } from '../../support/store-database';
 import { datasetRecordOf } from '../../support/records';
 
 interface Backend {
   /** A store on a fresh, empty backing (folder or database). */
-  open(): Promise<{ store: Store; /** Another worker's view of the same store, with a data directory of its own where it has one. */ second(): Promise<Store> }>;
+  open(): Promise<{
+    store: Store;
+    /** Another worker's view of the same store, with a data directory of its own where it has one. */
+    second(): Promise<Store>;
+    /** Damages a stored artifact's bytes behind the store's back (a bad disk, a hand edit). */
+    corrupt(key: string, bytes: Buffer): Promise<void>;
+  }>;
 }
 
 const tmp = (prefix: string) => fs.mkdtempSync(path.join(os.tmpdir(), prefix));
@@ -26,8 +34,9 @@ const BACKENDS: [string, Backend][] = [
     {
       async open() {
         const dir = tmp('repost-store-local-');
+        const store = new LocalStore(dir);
         // Workers sharing a local store share its folder (one machine).
-        return { store: new LocalStore(dir), second: async () => new LocalStore(dir) };
+        return { store, second: async () => new LocalStore(dir), corrupt: async (key, bytes) => fs.writeFileSync(store.pathOf(key), bytes) };
       },
     },
   ],
@@ -36,7 +45,16 @@ const BACKENDS: [string, Backend][] = [
     {
       async open() {
         const url = await createStoreDatabase('contract');
-        return { store: await PostgresStore.connect(url, tmp('repost-store-pg-')), second: () => PostgresStore.connect(url, tmp('repost-store-pg2-')) };
+        const corrupt = async (key: string, bytes: Buffer) => {
+          const client = new PgClient({ connectionString: url });
+          await client.connect();
+          try {
+            await client.query('UPDATE artifacts SET content = $2 WHERE key = $1', [key, bytes]);
+          } finally {
+            await client.end();
+          }
+        };
+        return { store: await PostgresStore.connect(url, tmp('repost-store-pg-')), second: () => PostgresStore.connect(url, tmp('repost-store-pg2-')), corrupt };
       },
     },
   ],
@@ -111,10 +129,12 @@ function treeListing(root: string): Record<string, string> {
 describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
   let store: Store;
   let second: () => Promise<Store>;
+  let corrupt: (key: string, bytes: Buffer) => Promise<void>;
   const opened: Store[] = [];
   beforeAll(async () => {
     const b = await backend.open();
     store = b.store;
+    corrupt = b.corrupt;
     second = async () => {
       const s = await b.second();
       opened.push(s);
@@ -147,6 +167,70 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     await expect(store.get('not-a-key')).rejects.toThrow(/not an artifact key/);
     // Another process reads what this one wrote.
     expect(await (await second()).get(key)).toBe('hello\nworld ✓');
+  });
+
+  it('checks an artifact against its key when reading it: a damaged one is an error naming the key, and writing it again repairs it', async () => {
+    const content = 'the sandboxed script\n'.repeat(50);
+    const key = await store.put(content);
+    for (const damage of [Buffer.from(content.replace('sandboxed', 'sandboxeD')), Buffer.from(content.slice(0, 100)), Buffer.alloc(0)]) {
+      await corrupt(key, damage);
+      const read = store.get(key);
+      await expect(read).rejects.toBeInstanceOf(CorruptArtifactError);
+      await expect(store.get(key)).rejects.toThrow(new RegExp(`artifact ${key} in .* is corrupt`));
+      await expect(store.getJson(key)).rejects.toThrow(/is corrupt/);
+    }
+    // Written again (a retried activity, a re-run), the artifact is whole again.
+    expect(await store.put(content)).toBe(key);
+    expect(await store.get(key)).toBe(content);
+    expect(await (await second()).get(key)).toBe(content);
+  });
+
+  it('refuses a run id that could name another folder or break a key, wherever it enters', async () => {
+    const bad = ['..', '.', '../run-1', 'a/b', 'a\\b', 'run\n1', 'run\u00001', ' run', '.hidden', 'r..x', 'x'.repeat(129), ''];
+    for (const runId of bad) {
+      await expect(store.createRun(newRun(runId))).rejects.toBeInstanceOf(InvalidRunIdError);
+      await expect(store.getRun(runId)).rejects.toThrow(/not a run id/);
+      await expect(store.putRecord(runId, accepted('0001', 'run-1'))).rejects.toThrow(/not a run id/);
+      await expect(store.listRecords(runId)).rejects.toThrow(/not a run id/);
+      await expect(store.putEvalResult(runId, '0001', {})).rejects.toThrow(/not a run id/);
+      await expect(store.putRepoProgress(runId, { index: 0, outcome: { repoId: null, source: { kind: 'github', fullName: 'a/b' }, skipped: 'x', candidates: 0, accepted: 0, rejected: 0 }, candidatePages: [], done: true })).rejects.toThrow(/not a run id/);
+      await expect(store.runUsage(runId)).rejects.toThrow(/not a run id/);
+      if (runId) await expect(store.appendExchange(exchange('fz', runId, 9))).rejects.toThrow(/not a run id/);
+    }
+    // The longest run id allowed is a run id.
+    const longest = `r${'x'.repeat(127)}`;
+    await store.createRun(newRun(longest));
+    expect((await store.getRun(longest))?.runId).toBe(longest);
+  });
+
+  it('keeps records and results of different function ids apart, whatever characters and length they have', async () => {
+    const run = 'run-names';
+    const long = 'f'.repeat(3000);
+    const ids = ['a/b', 'a_b', 'a:b', 'a b', '../a_b', '.a_b', `${long}1`, `${long}2`, 'ü', 'u', '0001'];
+    for (const id of ids) await store.putRecord(run, rejected(id, 'execute', `reason of ${id}`));
+    for (const id of ids) await store.putEvalResult(run, id, { of: id });
+    for (const id of ids) {
+      const r = await store.getRecord(run, id);
+      expect(r?.fn.functionId).toBe(id);
+      expect(r && !r.accepted && r.rejection.reason).toBe(`reason of ${id}`);
+    }
+    // Listed a page at a time, each once.
+    const listed: string[] = [];
+    for await (const r of allRecords(store, run, 2)) listed.push(r.fn.functionId);
+    expect([...listed].sort()).toEqual([...ids].sort());
+    const results: string[] = [];
+    for await (const r of allEvalResults(store, run, 3)) {
+      expect(r.result).toEqual({ of: r.functionId });
+      results.push(r.functionId);
+    }
+    expect([...results].sort()).toEqual([...ids].sort());
+    expect((await store.countRecords(run)).total).toBe(ids.length);
+    expect([...(await store.recordedIds(run, ['a/b', 'a_c', `${long}1`]))].sort()).toEqual(['a/b', `${long}1`]);
+    // Exchanges of two such functions stay apart too.
+    await store.appendExchange(exchange('a/b', 'run-names', 11));
+    await store.appendExchange(exchange('a_b', 'run-names', 12));
+    expect((await store.listExchanges('a/b')).map((e) => e.promptTokens)).toEqual([111]);
+    expect((await store.listExchanges('a_b')).map((e) => e.promptTokens)).toEqual([112]);
   });
 
   it('round-trips a snapshot, symlinks included, and another worker materialises it', async () => {

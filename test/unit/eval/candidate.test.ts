@@ -1,4 +1,4 @@
-import { extractCandidate } from '../../../activities/eval/candidate';
+import { definesAtLineStart, extractCandidate } from '../../../activities/eval/candidate';
 import { candidateScript, insertPreamble } from '../../../activities/eval/candidate-script';
 
 const CLAMP = 'def clamp(x, lo=0, hi=10):\n    """Limit x to [lo, hi]."""\n    return max(lo, min(x, hi))\n';
@@ -49,6 +49,21 @@ describe('taking a candidate from an answer', () => {
     expect(extractCandidate('I cannot do that.', target)).toEqual({ ok: false, detail: 'the answer has no code block' });
     expect(extractCandidate('  ', target)).toEqual({ ok: false, detail: 'the answer is empty' });
     expect(extractCandidate('```python\ndef limit(x):\n    return x\n```', target)).toEqual({ ok: false, detail: 'the answer defines limit but not clamp' });
+  });
+
+  it('takes a function name from a dataset as text, never as a pattern', () => {
+    // Names with regular-expression metacharacters: `f(` used to throw, `.*` matched anything.
+    for (const qualname of ['f(', 'a.*', 'x+', '[g', 'h)', 'k\\', '(?<n>', 'a|b', '$^']) {
+      const t = { qualname, origFunc: 'def f(x):\n    return x\n' };
+      expect(() => extractCandidate('Nothing to see here.', t)).not.toThrow();
+      expect(extractCandidate('def clamp(x):\n    return x\n', t)).toEqual({ ok: false, detail: 'the answer has no code block' });
+    }
+    expect(definesAtLineStart('def clamp(x):', '.*')).toBe(false);
+    expect(definesAtLineStart('x = 1\n  async   def clamp (x):', 'clamp')).toBe(true);
+    expect(definesAtLineStart('def clampx(x):', 'clamp')).toBe(false);
+    expect(definesAtLineStart('define clamp(x):', 'clamp')).toBe(false);
+    // A megabyte of blank lines before the definition is read in one pass.
+    expect(definesAtLineStart(`${'\n   '.repeat(250_000)}def clamp(x):`, 'clamp')).toBe(true);
   });
 
   it('keeps a block cut off at the token limit: Python will judge it', () => {

@@ -1,7 +1,7 @@
 import { augmentedScript, augmentedTestName, deterministicCases, parseInputCases, scriptWithoutTests } from '../../../activities/eval/augmentation';
 import { mergeCandidateTests, splitCandidateTests } from '../../../activities/eval/candidate-tests';
 import { outcomeOf } from '../../../activities/eval/outcome';
-import { matrixRow, parseRunnerOutput, runnerRequest } from '../../../activities/eval/test-runner';
+import { matrixRow, runnerRequest, snippetResults } from '../../../activities/eval/test-runner';
 import type { SandboxResult } from '../../../activities/sandbox/schema';
 
 function result(over: Partial<SandboxResult>): SandboxResult {
@@ -47,27 +47,27 @@ describe('candidate tests for ranking', () => {
 });
 
 describe('the snippet runner protocol', () => {
-  it('builds one run: the harness launcher, the module and the request as files', () => {
-    const { request, nonce } = runnerRequest({ mode: 'matrix', script: 'x = 1\n', target: 'f', snippets: ['assert 1', 'assert 0'], snippetTimeoutSec: 5, nonce: 'abc' });
-    expect(nonce).toBe('abc');
-    // The harness module is loaded from its file, never named in an import the executor would try to install.
-    expect(request.script).toContain('/repost_test_runner.py")');
-    expect(request.script).not.toMatch(/^\s*(import|from) repost_test_runner/m);
-    expect(request.files!['candidate_module.py']).toBe('x = 1\n');
-    expect(JSON.parse(request.files!['runner_request.json']!)).toEqual({ mode: 'matrix', target: 'f', snippets: ['assert 1', 'assert 0'], timeoutSec: 5, nonce: 'abc' });
+  it('builds one run: the evaluation script, and the runner request beside it (no file, no secret)', () => {
+    const request = runnerRequest({ mode: 'matrix', script: 'x = 1\n', target: 'f', snippets: ['assert 1', 'assert 0'], snippetTimeoutSec: 5 });
+    // The script itself is what the import scan reads and the runner loads as a module.
+    expect(request.script).toBe('x = 1\n');
+    expect(request.files).toBeUndefined();
+    expect(request.runner).toEqual({ mode: 'matrix', target: 'f', snippets: ['assert 1', 'assert 0'], timeoutSec: 5 });
     expect(request.timeoutSec).toBe(25);
     expect(request.install).toBe(true);
   });
 
-  it('reads results by nonce; a missing line fails, a forged one is ignored', () => {
-    const out = ['REPOST-RUNNER n1 0 pass -', 'printed by a test', 'REPOST-RUNNER other 1 pass -', 'REPOST-RUNNER n1 1 fail ZeroDivisionError', 'REPOST-RUNNER n1 3 value "[1, 2]"'].join('\n');
-    const results = parseRunnerOutput(out, 'n1', 4);
-    expect(results).toEqual([{ status: 'pass' }, { status: 'fail', type: 'ZeroDivisionError' }, { status: 'missing' }, { status: 'value', repr: '[1, 2]' }]);
+  it('reads results from the run\'s runner report; a missing one fails, a load failure fails all', () => {
+    const runner = { loadFailure: null, snippets: [{ status: 'pass' as const, detail: '' }, { status: 'fail' as const, detail: 'ZeroDivisionError' }, { status: 'value' as const, detail: '[1, 2]' }] };
+    const results = snippetResults({ runner }, 4);
+    expect(results).toEqual([{ status: 'pass' }, { status: 'fail', type: 'ZeroDivisionError' }, { status: 'value', repr: '[1, 2]' }, { status: 'missing' }]);
     expect(matrixRow(results)).toBe('1000');
-    expect(parseRunnerOutput('REPOST-RUNNER n1 load fail SyntaxError', 'n1', 2)).toEqual([
+    expect(snippetResults({ runner: { loadFailure: 'SyntaxError', snippets: [] } }, 2)).toEqual([
       { status: 'fail', type: 'SyntaxError' },
       { status: 'fail', type: 'SyntaxError' },
     ]);
+    // A refused report (or none at all) gives no result, whatever the run printed.
+    expect(snippetResults({ runner: null }, 2)).toEqual([{ status: 'missing' }, { status: 'missing' }]);
   });
 });
 

@@ -1,6 +1,11 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { EXPORT_COLUMNS, columnData, huggingFaceFeatures, parquetSchema } from '../../../activities/export/columns';
 import { hubLicenseId, renderDatasetCard, type DatasetCardInput } from '../../../activities/export/dataset-card';
+import { EXPORT_MARKER, exportRun } from '../../../activities/export/export-run';
 import { toYaml } from '../../../activities/export/yaml';
+import type { RunReader } from '../../../activities/dataset/run-reader';
 import { ProductRecordSchema, type ProductRecord } from '../../../activities/dataset/product-record';
 import { DatasetRecordSchema } from '../../../activities/store/records';
 import { StatisticsBuilder } from '../../../activities/dataset/statistics';
@@ -108,5 +113,57 @@ describe('dataset card', () => {
     expect(card).toContain('| train | 0.8 | no |');
     expect(card).toContain('| coverageThreshold | `0.8` |');
     expect(card).toContain('| tests | `tests@1` | 1 |');
+  });
+});
+
+describe('the export target', () => {
+  /** A reader that must not be read: a refused target is refused before any record is. */
+  const untouchable = new Proxy({ runId: 'run-1', location: 'nowhere', outDir: null }, {
+    get: (target, key) => (key in target ? target[key as keyof typeof target] : () => { throw new Error(`read ${String(key)}`); }),
+  }) as unknown as RunReader;
+  /** Every file under a folder with its content (links as their target), to show nothing changed. */
+  const snapshot = (dir: string): Record<string, string> =>
+    Object.fromEntries(
+      (fs.readdirSync(dir, { recursive: true }) as string[]).sort().map((rel) => {
+        const abs = path.join(dir, rel);
+        const st = fs.lstatSync(abs);
+        return [rel, st.isSymbolicLink() ? `-> ${fs.readlinkSync(abs)}` : st.isDirectory() ? '/' : fs.readFileSync(abs, 'utf8')];
+      }),
+    );
+
+  it('refuses a clone of a dataset repository (README.md, data/ and .git) and leaves it as it was', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-export-clone-'));
+    fs.writeFileSync(path.join(dir, 'README.md'), '---\nlicense: mit\n---\nSomeone else\'s dataset.\n');
+    fs.mkdirSync(path.join(dir, 'data'));
+    fs.writeFileSync(path.join(dir, 'data', 'train-00000-of-00001.parquet'), 'theirs');
+    fs.mkdirSync(path.join(dir, '.git', 'objects'), { recursive: true });
+    fs.writeFileSync(path.join(dir, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+    const before = snapshot(dir);
+    await expect(exportRun(untouchable, dir)).rejects.toThrow(/is not empty and is not an earlier export \(no \.repost-export\.json; it holds .*\.git.*\); nothing was changed/);
+    expect(snapshot(dir)).toEqual(before);
+    expect(fs.readdirSync(path.dirname(dir)).filter((n) => n.startsWith(`${path.basename(dir)}.export-`))).toEqual([]);
+  });
+
+  it('refuses an earlier export that holds other files, and a marker that is not the exporter\'s own file', async () => {
+    const marker = JSON.stringify({ exporter: 'repost-factory', runId: 'run-0' });
+    const withExtra = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-export-extra-'));
+    fs.writeFileSync(path.join(withExtra, EXPORT_MARKER), marker);
+    fs.writeFileSync(path.join(withExtra, 'README.md'), 'card');
+    fs.mkdirSync(path.join(withExtra, '.git'));
+    const before = snapshot(withExtra);
+    await expect(exportRun(untouchable, withExtra)).rejects.toThrow(/earlier export that now holds other files too \(\.git\); nothing was changed/);
+    expect(snapshot(withExtra)).toEqual(before);
+
+    // A marker that is a link to a marker elsewhere, or one that names no exporter, proves nothing.
+    const elsewhere = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'repost-export-marker-')), EXPORT_MARKER);
+    fs.writeFileSync(elsewhere, marker);
+    const linked = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-export-linked-'));
+    fs.symlinkSync(elsewhere, path.join(linked, EXPORT_MARKER));
+    fs.writeFileSync(path.join(linked, 'README.md'), 'card');
+    await expect(exportRun(untouchable, linked)).rejects.toThrow(/is not an earlier export/);
+    const forged = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-export-forged-'));
+    fs.writeFileSync(path.join(forged, EXPORT_MARKER), '{"exporter": "someone"}');
+    await expect(exportRun(untouchable, forged)).rejects.toThrow(/is not an earlier export/);
+    expect(fs.readFileSync(path.join(forged, EXPORT_MARKER), 'utf8')).toBe('{"exporter": "someone"}');
   });
 });

@@ -128,3 +128,42 @@ describe('parseDocstringAnswer', () => {
     expect(parseDocstringAnswer('Return the', 'length')).toMatchObject({ ok: false, failure: 'truncated' });
   });
 });
+
+describe('answers of any size are read in one pass', () => {
+  // Inputs on which the former regular expressions backtracked (cubic in a line's length, 39 s on a
+  // 16 KB comment line); here each must simply be read, with the right result, in the test's run.
+  it('a 16 KB comment line with "..." and a subject but no claim is an ordinary comment', () => {
+    const line = `x = 1  ${'# the code ... and more '.repeat(700)}`;
+    expect(line.length).toBeGreaterThan(16_000);
+    expect(findAbbreviation(line)).toBeUndefined();
+    expect(findAbbreviation(`${line} is new`)).toBeUndefined();
+    // The same line ending in a claim is an abbreviation, however long.
+    expect(findAbbreviation(`${line} is unchanged`) === `${line} is unchanged`.trim()).toBe(true);
+    expect(findAbbreviation(`${'# note '.repeat(3000)} (omitted)`) === undefined).toBe(true);
+    expect(findAbbreviation(`${'# note '.repeat(3000)}# (omitted)`) !== undefined).toBe(true);
+  });
+
+  it('a 1 MB answer: long comments, fence-like lines and white space runs', () => {
+    const filler = Array.from({ length: 40 }, (_, i) => `    # step ${i} ${'... the function '.repeat(1000)}`).join('\n');
+    const fenceLike = `\`\`\`${'a'.repeat(100_000)}\``;
+    const answer = `Here it is.\n${fenceLike}\n\`\`\`python\ndef f(x):\n${filler}\n    return x${' '.repeat(200_000)}\n\`\`\`\n${' \t'.repeat(100_000)}\n`;
+    expect(answer.length).toBeGreaterThan(1_000_000);
+    const parsed = parseCodeAnswer(answer);
+    expect(parsed.ok).toBe(true);
+    if (parsed.ok) {
+      expect(parsed.code.startsWith('def f(x):\n    # step 0 ')).toBe(true);
+      expect(parsed.code.endsWith('    return x\n')).toBe(true);
+    }
+  });
+
+  it('a 1 MB verdict: blank lines, runs of spaces and emphasis around the answer', () => {
+    const reasoning = `REASONING: ${'fine, '.repeat(50_000)}${' '.repeat(300_000)}x`;
+    const text = `${reasoning}\n${'\n'.repeat(200_000)}${'  '.repeat(100_000)}**ANSWER:** yes${' ,'.repeat(100_000)}`;
+    expect(text.length).toBeGreaterThan(1_000_000);
+    const v = parseVerdict(text);
+    expect(v).toMatchObject({ ok: true, answer: 'yes' });
+    if (v.ok) expect(v.reasoning.endsWith('x')).toBe(true);
+    // No answer at all, in a megabyte of near-misses.
+    expect(parseVerdict(`${'answer '.repeat(150_000)}\n${'ANSWER*_ \n'.repeat(10_000)}`)).toMatchObject({ ok: false, failure: 'no_answer' });
+  });
+});

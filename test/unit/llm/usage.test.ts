@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { estimateCostUsd } from '../../../activities/llm';
-import { LocalStore } from '../../../activities/store/local';
+import { LocalStore, safeName } from '../../../activities/store/local';
 import { sumUsage, usageBy, type UsageEntry } from '../../../activities/store/usage';
 
 const tempDataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'repost-usage-'));
@@ -29,13 +29,13 @@ describe('cost and usage accounting', () => {
     expect(usageBy(entries, 'runId').get('run')!.calls).toBe(3);
   });
 
-  it('skips a torn last line in the index, and keeps functions whose ids sanitise alike apart', async () => {
+  it('skips a torn last line in the index, and keeps lines of other functions out', async () => {
     const dataDir = tempDataDir();
     try {
       const line = (functionId: string) =>
         JSON.stringify({ exchangeKey: 'sha256-' + '0'.repeat(64), step: 'tests', model: 'm', cached: false, promptTokens: 1, completionTokens: 1, costUsd: 0, latencyMs: 1, functionId, recordedAt: 'now' });
-      // 'a/b' and 'a:b' both sanitise to the file name 'a_b'.
-      const file = path.join(dataDir, 'llm-index', 'a_b.jsonl');
+      // The index file of 'a/b', holding a stray line of 'a:b' and a torn last line.
+      const file = path.join(dataDir, 'llm-index', `${safeName('a/b')}.jsonl`);
       fs.mkdirSync(path.dirname(file), { recursive: true });
       fs.writeFileSync(file, `${line('a/b')}\n${line('a:b')}\n{"exchangeKey": "sha256-tor`);
       expect((await new LocalStore(dataDir).listExchanges('a/b')).map((e) => e.functionId)).toEqual(['a/b']);

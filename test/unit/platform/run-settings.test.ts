@@ -6,6 +6,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { RunConfigs } from '../../../activities/run-context';
 import { freezeRunSettings, frozenPipelineSettings, pipelineSettingsFrom, runSettingsFrom } from '../../../activities/run-settings';
 import { sandboxActivityBudgetMs } from '../../../activities/sandbox/budget';
+import { functionWorkflowBudgetMs } from '../../../activities/workflow-budgets';
 import { LocalStore } from '../../../activities/store/local';
 import { loadConfig } from '../../../temporal.config';
 
@@ -39,7 +40,10 @@ describe('the pipeline settings a run freezes', () => {
   it('take every time budget from the configuration', () => {
     const config = loadConfig({ env: {}, overrides: { llm: { timeoutSec: 40, rateLimitWaitSec: 20 }, temporal: { ioTimeoutSec: 600, heartbeatTimeoutSec: 15 }, sandbox: { timeoutSec: 30 } } });
     const pipeline = pipelineSettingsFrom(config);
-    expect(pipeline.timeouts).toEqual({ llmMs: 60_000, ioMs: 600_000, heartbeatMs: 15_000, sandboxMs: sandboxActivityBudgetMs(config.sandbox) });
+    expect(pipeline.timeouts).toMatchObject({ llmMs: 60_000, ioMs: 600_000, heartbeatMs: 15_000, sandboxMs: sandboxActivityBudgetMs(config.sandbox) });
+    // The children's limits are derived from those budgets unless the configuration sets them.
+    expect(pipeline.timeouts.functionWorkflowMs).toBe(functionWorkflowBudgetMs(pipeline.timeouts, config.loops));
+    expect(pipelineSettingsFrom(loadConfig({ env: {}, overrides: { temporal: { childTimeoutSec: { function: 99 } } } })).timeouts.functionWorkflowMs).toBe(99_000);
     expect(pipelineSettingsFrom(loadConfig({ env: {}, overrides: { sandbox: { timeoutSec: 31 } } })).timeouts.sandboxMs).toBeGreaterThan(pipeline.timeouts.sandboxMs);
   });
 

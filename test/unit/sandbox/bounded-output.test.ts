@@ -36,3 +36,12 @@ describe('BoundedOutput', () => {
     expect(out.toString()).not.toMatch(/\uFFFD/);
   });
 });
+
+test('bytes(): every byte while nothing was cut, null once something was', () => {
+  const out = new BoundedOutput(8);
+  out.push(Buffer.from([0, 1, 2]));
+  out.push(Buffer.from([3, 255]));
+  expect(out.bytes()).toEqual(Buffer.from([0, 1, 2, 3, 255]));
+  out.push(Buffer.from('abcd'));
+  expect(out.bytes()).toBeNull();
+});

@@ -1,4 +1,4 @@
-import { chunk, jsonHarnessCommand, launchCommand } from '../../../activities/sandbox/harness-command';
+import { chunk, harnessResultPath, helperCommand, launchCommand } from '../../../activities/sandbox/harness-command';
 
 describe('harness commands', () => {
   test('launch fields are name, count, parts; values survive the split', () => {
@@ -23,8 +23,19 @@ describe('harness commands', () => {
     expect(JSON.parse(big.stdin!.toString())).toMatchObject({ runDir: '/r', packageDir: '/p', coverage: null, timeoutSec: 5 });
     const nul = launchCommand({ runDir: '/r', script: 'print(1)', files: { d: 'a\0b' }, coverage: 'g', packageDir: null, timeoutSec: 5 });
     expect(JSON.parse(nul.stdin!.toString())).toMatchObject({ files: { d: 'a\0b' }, coverage: { functionName: 'g' } });
-    // Harness helpers are killed inside the container at their limit, whatever happens outside.
-    expect(jsonHarnessCommand('ast_equiv.py', { a: 'x' }, 30).cmd).toEqual(['timeout', '-s', 'KILL', '30', 'python3', '-I', '/opt/repost/harness/ast_equiv.py', '{"a":"x"}']);
+    // Harness helpers go through the supervisor too (its cleaning, its time limit).
+    expect(helperCommand('ast_equiv.py', { a: 'x' }, 30).cmd).toEqual(['python3', '-I', '/opt/repost/harness/launch.py', 'helper', '1', 'ast_equiv.py', 'input', '1', '{"a":"x"}', 'timeoutSec', '1', '30']);
+    const large = helperCommand('imports.py', { sources: { 'a.py': 'x'.repeat(2 * 1024 * 1024) } }, 30);
+    expect(large.cmd.at(-1)).toBe('-');
+    expect(JSON.parse(JSON.parse(large.stdin!.toString()).input).sources['a.py']).toHaveLength(2 * 1024 * 1024);
+    // A test-runner request travels as one more field (JSON), in both encodings.
+    const runner = { mode: 'matrix' as const, target: 'f', snippets: ['assert f(1)'], timeoutSec: 5 };
+    const small = launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5, runner });
+    expect(small.cmd.slice(small.cmd.indexOf('runner'), small.cmd.indexOf('runner') + 3)).toEqual(['runner', '1', JSON.stringify(runner)]);
+    const viaStdin = launchCommand({ runDir: '/r', script: 'x'.repeat(2 * 1024 * 1024), files: {}, coverage: null, packageDir: null, timeoutSec: 5, runner });
+    expect(JSON.parse(viaStdin.stdin!.toString()).runner).toEqual(runner);
+    // The result lives in the supervisor's own folder, named after the run directory.
+    expect(harnessResultPath('/scratch/run-abc')).toBe('/run/repost/run-abc.json');
   });
 
   test('chunks never split a surrogate pair', () => {

@@ -1,4 +1,4 @@
-import { compareVersions, parseSdistFilename, parseVersion, satisfies } from '../../../activities/sandbox/pep440';
+import { canonicalVersion, compareVersions, parseSdistFilename, parseVersion, sameVersion, satisfies } from '../../../activities/sandbox/pep440';
 
 const v = (t: string) => parseVersion(t)!;
 
@@ -24,4 +24,18 @@ test('sdist file names, dashes in old names included', () => {
   expect(parseSdistFilename('python-dateutil-2.8.2.tar.gz')).toMatchObject({ name: 'python-dateutil', version: { text: '2.8.2' } });
   expect(parseSdistFilename('docopt-0.6.2.tar.gz')).toMatchObject({ name: 'docopt', version: { text: '0.6.2' } });
   expect(parseSdistFilename('docopt-0.6.2-py3-none-any.whl')).toBeNull();
+});
+
+test('canonical versions: spellings of one version compare equal, others do not', () => {
+  expect(canonicalVersion('1.0.0')).toBe('1');
+  expect(canonicalVersion('v1.0-Alpha.1')).toBe('1a1');
+  expect(canonicalVersion('2.0-post')).toBe('2.post0');
+  expect(canonicalVersion('2.0-3')).toBe('2.post3');
+  expect(canonicalVersion('1.2.dev4+Local_Build')).toBe('1.2.dev4+local.build');
+  expect(canonicalVersion('0!1.5rc2')).toBe('1.5rc2');
+  expect(canonicalVersion('not a version')).toBeNull();
+  expect(sameVersion('1.0', '1.0.0')).toBe(true);
+  expect(sameVersion('1.0a1', '1.0a2')).toBe(false);
+  expect(sameVersion('99.0', '1.16.0')).toBe(false);
+  expect(sameVersion('x', 'x')).toBe(false);
 });

@@ -22,6 +22,12 @@ describe('RepoST records', () => {
     );
   });
 
+  test('a line that is not valid JSON is named by its number, blank lines counted', () => {
+    const good = '{"func_name": "f", "idx": 1, "orig_func": "def f(): pass", "eval_script": "x"}';
+    expect(() => parseRecordsJsonl(`${good}\n\n${good}\n{"func_name": "g", "idx": 2,\n${good}\n`)).toThrow(/^record on line 4: not valid JSON \(/);
+    expect(() => parseRecordsJsonl(`${good}\r\n${good.slice(0, 20)}`)).toThrow(/^record on line 2: not valid JSON/);
+  });
+
   test('the ground-truth request measures the original by default, the copy on request', () => {
     const [record] = parseRecordsJsonl(fs.readFileSync(FIXTURE, 'utf8')).filter((r) => r.func_name === 'Angle.zero');
     const original = groundTruthRequest(record!);

@@ -1,6 +1,6 @@
 /** The pool's bookkeeping, with opaque tokens standing for containers (it never looks inside them). */
 import type Docker from 'dockerode';
-import { WarmPool } from '../../../activities/sandbox/warm-pool';
+import { WarmPool, lendableAfter } from '../../../activities/sandbox/warm-pool';
 
 function tokens() {
   let next = 0;
@@ -93,5 +93,23 @@ describe('WarmPool', () => {
     const pending = pool.acquire();
     await pool.close();
     await expect(pending).rejects.toThrow(/closed/);
+  });
+});
+
+describe('lendableAfter', () => {
+  test('a run that ended normally gives its container back, passed or not', () => {
+    expect(lendableAfter({ status: 'passed', exitCode: 0, resultRead: null })).toBe(true);
+    expect(lendableAfter({ status: 'failed', exitCode: 1, resultRead: true })).toBe(true);
+    expect(lendableAfter({ status: 'error', exitCode: 3, resultRead: true })).toBe(true);
+  });
+
+  test('a timeout, an OOM kill, a fault, a signal or a missing result: never lent again', () => {
+    expect(lendableAfter({ status: 'timeout', exitCode: null, resultRead: true })).toBe(false);
+    expect(lendableAfter({ status: 'oom', exitCode: 137, resultRead: true })).toBe(false);
+    expect(lendableAfter({ status: 'infrastructure', exitCode: null, resultRead: null })).toBe(false);
+    expect(lendableAfter({ status: 'error', exitCode: 137, resultRead: true })).toBe(false);
+    expect(lendableAfter({ status: 'error', exitCode: 143, resultRead: true })).toBe(false);
+    expect(lendableAfter({ status: 'error', exitCode: 1, resultRead: false })).toBe(false);
+    expect(lendableAfter({ status: 'passed', exitCode: 0, resultRead: false })).toBe(false);
   });
 });

@@ -1,0 +1,68 @@
+/**
+ * How long a child workflow (a repository, a function, an evaluation's function) may run before
+ * Temporal ends it, so no parent waits forever on a child that is stuck (a worker pool that never
+ * comes back, a step that keeps failing over to another worker). A child that times out becomes a
+ * recorded outcome of its parent with the reason, like any other failed child.
+ *
+ * Unless the configuration sets them (`temporal.childTimeoutSec.*`), the limits are derived from
+ * the activity budgets: the sum of one full budget (`startToCloseTimeout`) of every step the child
+ * can take one after another, plus a margin per step for Temporal's retry backoff. A child on
+ * time never comes near it: steps rarely take their whole budget, let alone all of them.
+ */
+import type { PipelineSettings } from './contracts';
+import type { EvalSettings } from './eval/settings';
+
+type Budgets = PipelineSettings['timeouts'];
+type Loops = Pick<PipelineSettings, 'regenerateAttempts' | 'debugRounds' | 'coverageRounds'>;
+
+/** Backoff between retries of one step (the transient-fault retry policy waits about 4.5 minutes in all). */
+const RETRY_MARGIN_MS = 5 * 60_000;
+
+/** Steps of each kind taken one after another, and what they may take in all. */
+function total(budgets: Budgets, steps: { io: number; llm: number; sandbox: number }): number {
+  return steps.io * budgets.ioMs + steps.llm * budgets.llmMs + steps.sandbox * budgets.sandboxMs + (steps.io + steps.llm + steps.sandbox) * RETRY_MARGIN_MS;
+}
+
+/**
+ * One function of a crawl: prepare and the record (io); the sandbox and test answers with their
+ * regenerations, the debug and coverage rounds and the two LLM checks; the first run, a run per
+ * round and the AST check.
+ */
+export function functionWorkflowBudgetMs(budgets: Budgets, loops: Loops): number {
+  const attempts = loops.regenerateAttempts + 1;
+  return total(budgets, {
+    io: 2,
+    llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + 2,
+    sandbox: 1 + loops.debugRounds + loops.coverageRounds + 1,
+  });
+}
+
+/**
+ * One repository: its snapshot, its candidate listing and pages, its outcome (io), and its
+ * functions in waves of the function window, each wave a function's budget.
+ */
+export function repoWorkflowBudgetMs(budgets: Budgets, loops: Loops, crawl: { maxFunctionsPerRepo: number; functionWindow: number }): number {
+  const waves = Math.ceil(crawl.maxFunctionsPerRepo / crawl.functionWindow);
+  const pages = Math.ceil(crawl.maxFunctionsPerRepo / 100) + 1;
+  return total(budgets, { io: 3 + pages, llm: 0, sandbox: 0 }) + waves * functionWorkflowBudgetMs(budgets, loops);
+}
+
+/** Answers for a generated docstring (the evaluation workflow asks up to three times). */
+const DOCSTRING_ATTEMPTS = 3;
+
+/**
+ * One function of an evaluation run: the prompt (a docstring asked up to three times), the samples
+ * in waves of the sample window (each an answer and a run, and per repair round another of each),
+ * the ranking (candidate tests, a matrix run per wave and one for the ground truth), training
+ * targets, and the result; or, when augmenting, the inputs, the ground truth's runs and the check.
+ */
+export function evalFunctionBudgetMs(budgets: Budgets, settings: Pick<EvalSettings, 'task' | 'n' | 'sampleWindow' | 'repairRounds' | 'select' | 'testSamples' | 'determinismRuns'>): number {
+  if (settings.task === 'augment') return total(budgets, { io: 1, llm: 1, sandbox: settings.determinismRuns + 1 });
+  const waves = Math.ceil(settings.n / settings.sampleWindow);
+  const ranking = settings.task === 'eval' && settings.select !== 'none';
+  return total(budgets, {
+    io: 1 + (ranking ? 2 : 0),
+    llm: DOCSTRING_ATTEMPTS + waves * (1 + settings.repairRounds) + (ranking ? Math.ceil(settings.testSamples / settings.sampleWindow) : 0),
+    sandbox: waves * (1 + settings.repairRounds) + (ranking ? waves + 1 : 0) + (settings.task === 'rft' ? 1 : 0),
+  });
+}
