@@ -327,15 +327,22 @@ describe('source-only packages', () => {
     const s = store({ findLinks: [links] }, workerId);
     const controller = new AbortController();
     const pending = s.ensure(['repost-slowbuild'], { signal: controller.signal });
-    // The build's own container (`pip wheel`), not one that prepared its build requirements.
-    const building = async () => (await containersOf(workerId)).find((c) => /\bpip wheel\b/.test(c.Command) && c.State === 'running');
+    // The container where `pip wheel` runs, not one that byte-compiled the build requirements.
+    const building = async () => {
+      for (const c of await containersOf(workerId)) {
+        if (c.State !== 'running') continue;
+        const top = (await docker.getContainer(c.Id).top({ ps_args: '-o pid,args' }).catch(() => ({ Processes: [] }))) as { Processes: string[][] };
+        if (top.Processes.some((p) => p.join(' ').includes('pip wheel'))) return c;
+      }
+      return undefined;
+    };
     expect(await waitFor(async () => (await building()) !== undefined, 60_000)).toBe(true);
     const build = (await building())!;
     const ended = containerEnd(build.Id);
     controller.abort();
     expect(await pending).toMatchObject({ ok: false, failure: { kind: 'cancelled' } });
-    // The build (a 120 s sleep, under a 300 s install limit) was killed by the cancellation, not
-    // left to finish: the container died of SIGKILL while the build still ran, and was removed.
+    // The build (a 120 s sleep, under a 300 s install limit) was stopped by the cancellation, not
+    // left to finish: its container died of SIGKILL while the build still ran, and was removed.
     expect(await ended).toEqual({ exitCode: '137', removed: true });
     expect((await containersOf(workerId)).map((c) => c.Id)).not.toContain(build.Id);
   });
