@@ -27,7 +27,7 @@ import { z } from 'zod';
 import { SandboxExecutor, type SandboxExecutorConfig } from '../../activities/sandbox';
 import { SCRIPT_USER, runContainerOptions } from '../../activities/sandbox/container-spec';
 import { startExec } from '../../activities/sandbox/docker-exec';
-import { removeContainer } from '../../activities/sandbox/executor';
+import { removeContainer } from '../../activities/sandbox/containers';
 import { PackageStore } from '../../activities/sandbox/package-store';
 import { groundTruthRequest, mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome, type RepostRecord } from '../../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../../sandbox-image/build';
