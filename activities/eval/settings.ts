@@ -8,7 +8,7 @@ import type { Config } from '../../temporal.config';
 import type { PipelineSettings } from '../contracts';
 import { pipelineSettingsFrom } from '../run-settings';
 import { sandboxActivityBudgetMs } from '../sandbox/budget';
-import { evalFunctionBudgetMs } from '../workflow-budgets';
+import { stepsBudgetMs, type Budgets } from '../workflow-budgets';
 
 /** Where the prompt's description of the target comes from (RepoST's Table 8 settings). */
 export const DOCSTRING_MODES = ['original', 'none', 'generated'] as const;
@@ -103,4 +103,24 @@ export function evalPipelineSettings(config: Config, settings: EvalSettings): Pi
   const child = config.temporal.childTimeoutSec.evalFunction;
   // The run's function workflows are evaluation functions: their own limit, from their own steps.
   return { ...base, timeouts: { ...timeouts, functionWorkflowMs: child !== undefined ? child * 1000 : evalFunctionBudgetMs(timeouts, settings) } };
+}
+
+/** Answers for a generated docstring (the evaluation workflow asks up to three times). */
+const DOCSTRING_ATTEMPTS = 3;
+
+/**
+ * One function of an evaluation run: the prompt (a docstring asked up to three times), the samples
+ * in waves of the sample window (each an answer and a run, and per repair round another of each),
+ * the ranking (candidate tests, a matrix run per wave and one for the ground truth), training
+ * targets, and the result; or, when augmenting, the inputs, the ground truth's runs and the check.
+ */
+export function evalFunctionBudgetMs(budgets: Budgets, settings: Pick<EvalSettings, 'task' | 'n' | 'sampleWindow' | 'repairRounds' | 'select' | 'testSamples' | 'determinismRuns'>): number {
+  if (settings.task === 'augment') return stepsBudgetMs(budgets, { io: 1, llm: 1, sandbox: settings.determinismRuns + 1 });
+  const waves = Math.ceil(settings.n / settings.sampleWindow);
+  const ranking = settings.task === 'eval' && settings.select !== 'none';
+  return stepsBudgetMs(budgets, {
+    io: 1 + (ranking ? 2 : 0),
+    llm: DOCSTRING_ATTEMPTS + waves * (1 + settings.repairRounds) + (ranking ? Math.ceil(settings.testSamples / settings.sampleWindow) : 0),
+    sandbox: waves * (1 + settings.repairRounds) + (ranking ? waves + 1 : 0) + (settings.task === 'rft' ? 1 : 0),
+  });
 }

@@ -1,5 +1,5 @@
-import { evalFunctionBudgetMs, functionWorkflowBudgetMs, repoWorkflowBudgetMs } from '../../../activities/workflow-budgets';
-import { evalPipelineSettings, parseEvalSettings } from '../../../activities/eval/settings';
+import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from '../../../activities/workflow-budgets';
+import { evalFunctionBudgetMs, evalPipelineSettings, parseEvalSettings } from '../../../activities/eval/settings';
 import { pipelineSettingsFrom } from '../../../activities/run-settings';
 import { loadConfig } from '../../../temporal.config';
 
