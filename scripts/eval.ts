@@ -33,7 +33,7 @@ import { renderEvalReport } from '../activities/eval/report';
 import { evalPaths } from '../activities/eval/run-files';
 import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
 import { readEvalSummaryFile } from '../activities/eval/summary-file';
-import { runCommand, UsageError } from './lib/cli';
+import { CommandFailure, runCommand, UsageError } from './lib/cli';
 import { runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
@@ -82,8 +82,13 @@ function writeCombinedReport(out: string, runDirs: string[]): number {
   // A run folder may come from anywhere: each summary is validated whole before it reaches the page.
   const summaries = runDirs.map((d) => {
     const file = evalPaths(d).summary;
-    if (!fs.existsSync(file)) throw new Error(`${d} holds no eval-summary.json`);
-    return readEvalSummaryFile(file);
+    if (!fs.existsSync(file)) throw new CommandFailure(`${d} holds no eval-summary.json`);
+    try {
+      return readEvalSummaryFile(file);
+    } catch (err) {
+      // The refusal names the file and the field; it is the input's fault, not a bug (no stack).
+      throw new CommandFailure((err as Error).message);
+    }
   });
   fs.writeFileSync(out, renderEvalReport(summaries, { title: `Evaluation report: ${summaries.length} run(s)`, generatedAt: new Date().toISOString() }));
   console.log(`report over ${summaries.length} run(s) written to ${path.resolve(out)}`);

@@ -15,7 +15,7 @@ import { buildDatasetImage } from '../activities/sandbox/dataset-image';
 import { mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../sandbox-image/build';
 import { dataPaths, loadConfig } from '../temporal.config';
-import { runCommand, UsageError } from './lib/cli';
+import { CommandFailure, runCommand, UsageError } from './lib/cli';
 
 /** Every subcommand's flags (each takes the ones its usage line names). */
 const OPTIONS = {
@@ -103,7 +103,7 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
     records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
   } catch (err) {
     // The file and the line of a record that is not valid JSON or not a record.
-    throw new Error(`${positionals[0]}: ${(err as Error).message}`);
+    throw new CommandFailure(`${positionals[0]}: ${(err as Error).message}`);
   }
   if (values.limit) records = records.slice(0, positive.parse(values.limit));
   const executor = await makeExecutor(values.strict ?? false);

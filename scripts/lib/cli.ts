@@ -46,8 +46,8 @@ export class CommandFailure extends Error {
 const PROJECT_ROOT = path.resolve(__dirname, '..', '..');
 
 /** Errors whose message is all the user needs, by name: bad usage (exit 2) and failures (exit 1). */
-const BAD_USAGE = new Set(['ConfigError', 'RunExistsError', 'RunNotFoundError', 'RepoListError', 'EvalRefusal', 'EvalSettingsError']);
-const KNOWN_FAILURES = new Set(['RunFileError', 'RunFilesError', 'StoreUnreachableError', 'StoreMismatchError', 'SchemaTooNewError', 'ForeignServerError', 'ExportError', 'SourceError']);
+const BAD_USAGE = new Set(['ConfigError', 'RunExistsError', 'RunNotFoundError', 'InvalidRunIdError', 'RepoListError', 'EvalRefusal', 'EvalSettingsError']);
+const KNOWN_FAILURES = new Set(['RunFileError', 'RunFilesError', 'StoreUnreachableError', 'StoreMismatchError', 'SchemaTooNewError', 'ForeignServerError', 'ExportError', 'SourceError', 'CorruptArtifactError']);
 
 /** The command's name in messages: its path without `scripts/` and `.ts` (`report`, `bench/crawl`, `workers/main`). */
 export function commandName(file: string): string {

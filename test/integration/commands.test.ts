@@ -44,4 +44,22 @@ describe('every command-line script', () => {
     const rows = await eachCommand(files, ['--no-such-flag'], (file, r) => ({ file, code: r.code, stdout: r.stdout, stderr: r.stderr }));
     expect(rows).toEqual(files.map((file) => ({ file, code: 2, stdout: '', stderr: `${commandName(path.join(PROJECT_ROOT, file))}: unknown option --no-such-flag (see --help)\n` })));
   });
+
+  it('refuses a run id that is no run id wherever one enters, with exit code 2 and nothing started', async () => {
+    const bad = '../elsewhere';
+    const calls: [string, string[]][] = [
+      ['scripts/status.ts', [bad]],
+      ['scripts/start.ts', ['--run-id', bad, '--resume']],
+      ['scripts/start.ts', ['--attach', bad]],
+      ['scripts/replay.ts', ['--run', bad]],
+      ['scripts/eval.ts', ['--dataset', 'none.jsonl', '--run-id', bad]],
+      ['scripts/rft.ts', ['--dataset', 'none.jsonl', '--run-id', bad]],
+    ];
+    const rows = [];
+    for (const [file, args] of calls) {
+      const r = await runScript(file, args, { env: cleanEnv({}), exactEnv: true, timeoutMs: 120_000 });
+      rows.push({ file, code: r.code, stdout: r.stdout, refused: r.stderr.startsWith(`${commandName(path.join(PROJECT_ROOT, file))}: `) && r.stderr.includes(`not a run id: "${bad}"`) && r.stderr.includes('(see --help)') });
+    }
+    expect(rows).toEqual(calls.map(([file]) => ({ file, code: 2, stdout: '', refused: true })));
+  });
 });

@@ -3,7 +3,8 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { RunNotFoundError } from '../../../activities/dataset/run-reader';
-import { RunExistsError, StoreUnreachableError } from '../../../activities/store/types';
+import { CorruptArtifactError } from '../../../activities/store/artifacts';
+import { InvalidRunIdError, RunExistsError, StoreUnreachableError } from '../../../activities/store/types';
 import { CommandFailure, commandName, describeError, usageOf, UsageError } from '../../../scripts/lib/cli';
 import { ConfigError } from '../../../temporal.config';
 
@@ -46,7 +47,9 @@ describe('the command-line runner', () => {
     expect(describeError(new ConfigError('invalid configuration'))).toEqual({ message: 'invalid configuration', code: 2 });
     expect(describeError(new RunExistsError('run r already exists'))).toEqual({ message: 'run r already exists', code: 2 });
     expect(describeError(new RunNotFoundError('no run r'))).toEqual({ message: 'no run r', code: 2 });
+    expect(describeError(new InvalidRunIdError('not a run id: "../r"'))).toEqual({ message: 'not a run id: "../r"', code: 2 });
     expect(describeError(new StoreUnreachableError('cannot reach the store'))).toEqual({ message: 'cannot reach the store', code: 1 });
+    expect(describeError(new CorruptArtifactError('artifact sha256-0 in /s is corrupt'))).toEqual({ message: 'artifact sha256-0 in /s is corrupt', code: 1 });
     expect(describeError(new CommandFailure('no function f in a.py'))).toEqual({ message: 'no function f in a.py', code: 1 });
     const bug = describeError(new TypeError('x is undefined'));
     expect(bug).toMatchObject({ code: 1, message: 'x is undefined', stack: expect.stringContaining('TypeError: x is undefined') });
