@@ -112,9 +112,9 @@ export class LlmGateway {
     options: LlmGatewayOptions = {},
   ) {
     this.client = new OpenAI({
-      baseURL: config.llm.baseURL,
+      baseURL: config.llm.baseUrl,
       apiKey: config.llm.apiKey,
-      timeout: config.llm.timeoutMs,
+      timeout: config.llm.timeoutSec * 1000,
       // Retrying is Temporal's job: one activity attempt = one HTTP request, visible in history.
       maxRetries: 0,
     });
@@ -160,7 +160,7 @@ export class LlmGateway {
       promptId: req.promptId,
       promptVersion: req.promptVersion,
       attempt,
-      baseURL: this.config.llm.baseURL,
+      baseURL: this.config.llm.baseUrl,
       request: { model, messages: req.messages, temperature, maxTokens },
       cacheKey,
     };
@@ -203,21 +203,21 @@ export class LlmGateway {
       try {
         raw = await this.client.chat.completions.create(
           { model, messages, temperature, max_tokens: maxTokens },
-          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) },
+          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutSec * 1000, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
       } catch (err) {
         throw classifyLlmError(err, {
           model,
-          baseURL: this.config.llm.baseURL,
+          baseURL: this.config.llm.baseUrl,
           elapsedMs: performance.now() - started,
-          timeoutMs: opts.llm.timeoutMs,
+          timeoutMs: opts.llm.timeoutSec * 1000,
         });
       }
       const latencyMs = Math.round(performance.now() - started);
       const parsed = CompletionSchema.safeParse(raw);
       if (!parsed.success) {
         throw new LlmTransientError(
-          `LLM endpoint returned a completion without usable choices (model ${model} at ${this.config.llm.baseURL}): ${parsed.error.issues[0]?.message ?? 'invalid'}`,
+          `LLM endpoint returned a completion without usable choices (model ${model} at ${this.config.llm.baseUrl}): ${parsed.error.issues[0]?.message ?? 'invalid'}`,
           undefined,
           undefined,
         );
@@ -245,7 +245,7 @@ export class LlmGateway {
       if (useCache && this.record) await this.store.cachePut(cacheKey, exchangeKey);
       return { text, model, promptTokens, completionTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
     } catch (err) {
-      const failure = err instanceof LlmTransientError || err instanceof LlmPermanentError ? err : classifyLlmError(err, { model, baseURL: this.config.llm.baseURL });
+      const failure = err instanceof LlmTransientError || err instanceof LlmPermanentError ? err : classifyLlmError(err, { model, baseURL: this.config.llm.baseUrl });
       await this.persist({
         ...base,
         response: null,

@@ -4,8 +4,8 @@ export { LlmGateway, modelForStep, STEP_HEADER, FUNCTION_HEADER, type LlmGateway
 export { LlmTransientError, LlmPermanentError, classifyLlmError, parseRetryAfter, type LlmError } from './errors';
 export { RateLimiter, TokenBucket, type RateLimits, type RatePermit } from './rate-limiter';
 export { cacheKeyOf } from './cache';
-export { EXCHANGE_SCHEMA, ExchangeIndexEntrySchema, type ExchangeRecord, type ExchangeIndexEntry } from './exchange';
-export { estimateCostUsd, sumUsage, usageBy, addUsage, mergeUsage, emptyUsage, type UsageTotals, type UsageEntry, type UsageDimension } from './cost';
+export { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';
+export { estimateCostUsd, type PriceTable } from './cost';
 export { estimateTokens, estimateMessagesTokens } from './tokens';
 export {
   renderPrompt,

@@ -16,7 +16,8 @@
  * summary and the survivors' diffs (as one text, an artifact) out.
  */
 import type { MutationSpec } from './harness-command';
-import type { RunHooks, RunLimits, SandboxExecutor } from './executor';
+import type { SandboxExecutor } from './executor';
+import type { RunHooks, RunLimits } from './run-request';
 import { newImplementationName, withNewImplementation } from './new-implementation';
 import type { MutantResult, MutationReport, SandboxResult, SandboxStatus } from './schema';
 

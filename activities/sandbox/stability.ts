@@ -8,7 +8,8 @@
  *
  * The plan and the comparison are pure; `checkStability` runs them.
  */
-import type { RunHooks, RunRequest, SandboxExecutor } from './executor';
+import type { SandboxExecutor } from './executor';
+import type { RunHooks, RunRequest } from './run-request';
 import type { SandboxResult, SandboxStatus } from './schema';
 
 export const DEFAULT_STABILITY_RUNS = 3;

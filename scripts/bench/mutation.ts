@@ -20,7 +20,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { z } from 'zod';
 import { SandboxExecutor, type SandboxExecutorConfig } from '../../activities/sandbox';
@@ -28,6 +27,7 @@ import { testMutants, type MutationOutcome } from '../../activities/sandbox/muta
 import { groundTruthRequest, mapConcurrent, parseRecords, runGroundTruth, type RepostRecord } from '../../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../../sandbox-image/build';
 import { dataPaths, loadConfig } from '../../temporal.config';
+import { runCommand } from '../lib/cli';
 
 function quantile(values: number[], q: number): number {
   const s = [...values].sort((a, b) => a - b);
@@ -47,16 +47,15 @@ async function timed<T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> 
   return { value, ms: performance.now() - t0 };
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },
-      cap: { type: 'string', default: '30' },
-      concurrency: { type: 'string' },
-      'skip-throughput': { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-  });
+const OPTIONS = {
+  records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },
+  cap: { type: 'string', default: '30' },
+  concurrency: { type: 'string' },
+  'skip-throughput': { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+async function main(values: { records?: string; cap?: string; concurrency?: string; 'skip-throughput'?: boolean; json?: boolean }): Promise<void> {
   const cap = z.coerce.number().int().positive().parse(values.cap);
   const cores = os.cpus().length;
   const concurrency = values.concurrency ? z.coerce.number().int().positive().parse(values.concurrency) : cores;
@@ -155,7 +154,4 @@ async function main(): Promise<void> {
   if (values.json) console.log(JSON.stringify(report, null, 2));
 }
 
-main().catch((err: Error) => {
-  console.error(err.stack ?? err.message);
-  process.exit(1);
-});
+runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(values) });
