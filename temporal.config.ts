@@ -196,6 +196,39 @@ export const ConfigSchema = z.object({
       evalRequiresAstMatch: z.boolean().default(true),
       /** Regenerations after an output that failed to parse or a failed sanity check. */
       regenerateAttempts: nonNegativeInt.default(2),
+      /**
+       * Test strength after the coverage rounds: the mutation score of the record's tests (the
+       * share of wrong implementations, made from the target by small changes, that they reject).
+       * Off by default; when on, every record carries its score, and a record below its split's
+       * minimum goes through mutation rounds (tests asked for that tell the surviving mutants
+       * apart), then is rejected at stage `mutation` if still below.
+       */
+      mutation: z
+        .object({
+          enabled: z.boolean().default(false),
+          /** Score a training record must reach (0: scored, never rejected). */
+          minScore: fraction.default(0),
+          /** Score an evaluation record must reach. */
+          evalMinScore: fraction.default(0),
+          /** Rounds asking for tests that kill the surviving mutants. */
+          rounds: nonNegativeInt.default(1),
+          /** Mutants per function at most (sampled with `seed`). */
+          cap: positiveInt.max(500).default(30),
+          seed: nonNegativeInt.default(0),
+        })
+        .prefault({}),
+      /**
+       * Stability: the script run with the ground truth `runs` times (each with another
+       * PYTHONHASHSEED, run folder and clock); a record whose outcome or coverage differs is flaky.
+       * 0: off.
+       */
+      stability: z
+        .object({
+          runs: z.number().int().min(0).max(10).refine((n) => n !== 1, 'a stability check compares at least 2 runs (0: off)').default(0),
+          /** Keep a flaky record, labelled `stability: flaky`, instead of rejecting it at stage `stability`. */
+          keepFlaky: z.boolean().default(false),
+        })
+        .prefault({}),
     })
     .prefault({}),
   /** Candidate filters (each rule can be switched off) and context limits of the static analysis. */

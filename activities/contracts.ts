@@ -33,6 +33,10 @@ export interface PipelineSettings {
   /** Evaluation records need the sandboxed function's AST to equal the original's. */
   evalRequiresAstMatch: boolean;
   regenerateAttempts: number;
+  /** Test strength after the coverage rounds (absent in runs frozen before it existed: off). */
+  mutation?: { enabled: boolean; minScore: number; evalMinScore: number; rounds: number };
+  /** The stability check: runs of the script with the ground truth (0: off). */
+  stability?: { runs: number; keepFlaky: boolean };
   maxFunctionsPerRepo: number;
   seed: number;
   functionWindow: number;
@@ -138,6 +142,32 @@ export interface ExecutionSummary {
   packages: { name: string; version: string }[];
 }
 
+/** A record's mutation score (sandbox/mutation.ts); the survivors' diffs are an artifact. */
+export interface MutationScore {
+  /** scored; no_mutants (the body gave none); ground_truth_failed (the script fails with its ground truth). */
+  status: 'scored' | 'no_mutants' | 'ground_truth_failed';
+  /** killed / run; null unless scored. */
+  score: number | null;
+  made: number;
+  /** The timed-out ones included. */
+  killed: number;
+  survived: number;
+  timedOut: number;
+  notRun: number;
+  /** Artifact: the surviving mutants' diffs, for a person to judge (an equivalent mutant cannot be told apart automatically). */
+  survivorsKey: string;
+  /** One line for histories and rejections. */
+  summary: string;
+}
+
+/** The stability check's verdict on a script (sandbox/stability.ts). */
+export interface StabilityVerdict {
+  verdict: 'stable' | 'flaky';
+  /** What differed between the runs. */
+  reason: string | null;
+  runs: number;
+}
+
 export type FunctionStage =
   | 'prepare'
   | 'sandbox'
@@ -145,6 +175,8 @@ export type FunctionStage =
   | 'execute'
   | 'debug'
   | 'coverage'
+  | 'stability'
+  | 'mutation'
   | 'ast_check'
   | 'functionality_check'
   | 'test_check'
@@ -162,6 +194,8 @@ export interface FunctionOutcome {
   reason: string;
   debugRounds: number;
   coverageRounds: number;
+  /** Rounds asking for tests that kill surviving mutants (absent before the stage existed). */
+  mutationRounds?: number;
   branchCoverage: number | null;
   tokens: number;
 }
@@ -174,6 +208,8 @@ export interface RecordThresholds {
   coverage: number;
   /** The sandboxed function's AST must equal the original's (no LLM functionality check can admit it). */
   astCheckRequired: boolean;
+  /** The mutation score the tests must reach; null: not scored. */
+  mutationScore?: number | null;
 }
 
 /** Everything the record writer needs; texts are artifact keys. */
@@ -189,6 +225,10 @@ export interface RecordInput {
   functionality: string | null;
   testCorrectness: string | null;
   promptVersions: Record<string, string>;
+  /** The final script's mutation score (null: not scored). */
+  mutation?: MutationScore | null;
+  /** The final script's stability verdict (null: not checked). */
+  stability?: StabilityVerdict | null;
 }
 
 export interface RepoOutcome {

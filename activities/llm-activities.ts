@@ -162,6 +162,14 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
       return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script }));
     },
 
+    async killMutants({ run, fn, prepared, scriptKey, survivorsKey, score, round, previous }) {
+      const script = await store.get(scriptKey);
+      const survivors = await store.get(survivorsKey);
+      const { answer, promptVersion } = await ask('mutation', { functionName: fn.qualname, script, survivors, score, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt: round, previous });
+      const originalFunction = await original(prepared);
+      return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script }));
+    },
+
     async checkFunctionality({ run, fn, prepared, scriptKey }) {
       const script = await store.get(scriptKey);
       const sandboxedFunction = definitionSource(script, fn.qualname) ?? script;

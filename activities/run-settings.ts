@@ -116,6 +116,13 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     evalCoverageThreshold: config.loops.evalCoverageThreshold,
     evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
     regenerateAttempts: config.loops.regenerateAttempts,
+    mutation: {
+      enabled: config.loops.mutation.enabled,
+      minScore: config.loops.mutation.minScore,
+      evalMinScore: config.loops.mutation.evalMinScore,
+      rounds: config.loops.mutation.rounds,
+    },
+    stability: { runs: config.loops.stability.runs, keepFlaky: config.loops.stability.keepFlaky },
     maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
     seed: config.crawl.seed,
     functionWindow: config.crawl.functionWindow,

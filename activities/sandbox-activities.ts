@@ -1,14 +1,18 @@
 /**
  * Container activities (task queue `sandbox`): run an evaluation script with the ground truth
- * copied in as `<name>_new_implementation`, and compare the sandboxed function's AST with the
- * original's. They heartbeat while the container runs and honour cancellation.
+ * copied in as `<name>_new_implementation`, compare the sandboxed function's AST with the
+ * original's, score the script's tests against mutants of the target, and run it several times
+ * to see whether its verdict is stable. They heartbeat while the container runs and honour
+ * cancellation.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
-import type { ExecutionSummary } from './contracts';
+import type { ExecutionSummary, FunctionRef, MutationScore, PreparedFunction } from './contracts';
 import { definitionSource } from './dataset/script-parts';
 import { activityHooks, RunConfigs } from './run-context';
-import { newImplementationName, runLimitsOf, summaryLine, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { newImplementationName, runLimitsOf, summaryLine, withNewImplementation, type RunRequest, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { testMutants, type MutationSummary } from './sandbox/mutation';
+import { checkStability } from './sandbox/stability';
 import type { Store } from './store/types';
 import type { SandboxActivities } from './types';
 
@@ -18,8 +22,37 @@ export interface SandboxDependencies {
   executor: SandboxExecutor;
 }
 
+/** Not the script's fault: Temporal retries the activity. */
+function infrastructureFailure(what: string): ApplicationFailure {
+  return ApplicationFailure.retryable(`sandbox infrastructure failure: ${what}`, 'SandboxInfrastructure');
+}
+
+/** One line of a mutation score, for histories and rejections. */
+export function mutationLine(m: MutationSummary): string {
+  if (m.status === 'ground_truth_failed') return `no score: the script fails with its ground truth (${m.groundTruth})`;
+  if (m.status === 'no_mutants') return `no score: the target gave no mutant${m.notes.length ? ` (${m.notes.join('; ').slice(0, 200)})` : ''}`;
+  const notRun = m.notRun ? `, ${m.notRun} not run` : '';
+  return `mutation score ${m.score!.toFixed(3)}: ${m.killed} of ${m.killed + m.survived} mutants killed (${m.timedOut} by a timeout), ${m.survived} survived${notRun}`;
+}
+
 export function createSandboxActivities({ config, store, executor }: SandboxDependencies): SandboxActivities {
   const runs = new RunConfigs(config, store);
+
+  /** The run of a script with the ground truth in place, as every ground-truth run of the pipeline makes it. */
+  async function groundTruthRun(run: Parameters<RunConfigs['forRun']>[0], fn: FunctionRef, prepared: PreparedFunction, scriptKey: string, installs: string[]) {
+    const runConfig = await runs.forRun(run);
+    const script = await store.get(scriptKey);
+    const original = await store.get(prepared.sourceKey);
+    const request: Omit<RunRequest, 'script'> = {
+      install: true,
+      requirements: installs,
+      localModules: prepared.localModules,
+      timeoutSec: runConfig.sandbox.timeoutSec,
+      limits: runLimitsOf(runConfig.sandbox),
+    };
+    return { runConfig, script, original, request };
+  }
+
   return {
     async executeScript({ run, fn, prepared, scriptKey, coverage, installs }): Promise<ExecutionSummary> {
       const runConfig = await runs.forRun(run);
@@ -52,10 +85,8 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
               },
               activityHooks(),
             );
-      if (result.status === 'infrastructure') {
-        // Not the script's fault: let Temporal retry the activity.
-        throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${summaryLine(result)}`, 'SandboxInfrastructure');
-      }
+      // Not the script's fault: let Temporal retry the activity.
+      if (result.status === 'infrastructure') throw infrastructureFailure(summaryLine(result));
       const c = result.coverage;
       return {
         status: result.status,
@@ -74,6 +105,43 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
           : null,
         packages: result.packages,
       };
+    },
+
+    async scoreMutants({ run, fn, prepared, scriptKey, installs }): Promise<MutationScore> {
+      const { runConfig, script, original, request } = await groundTruthRun(run, fn, prepared, scriptKey, installs);
+      const { cap, seed } = runConfig.loops.mutation;
+      const outcome = await testMutants(
+        executor,
+        { script, originalFunction: original, functionName: fn.qualname, ...request },
+        { cap, seed },
+        activityHooks(),
+      );
+      if (outcome.result.status === 'infrastructure') throw infrastructureFailure(summaryLine(outcome.result));
+      const m = outcome.summary;
+      return {
+        status: m.status,
+        score: m.score,
+        made: m.made,
+        killed: m.killed,
+        survived: m.survived,
+        timedOut: m.timedOut,
+        notRun: m.notRun,
+        survivorsKey: await store.put(outcome.survivorsText),
+        summary: mutationLine(m),
+      };
+    },
+
+    async checkStability({ run, fn, prepared, scriptKey, installs, runs: count }) {
+      const { script, original, request } = await groundTruthRun(run, fn, prepared, scriptKey, installs);
+      const result = await checkStability(
+        executor,
+        { ...request, script: withNewImplementation(script, original, fn.qualname), coverage: { functionName: newImplementationName(fn.qualname) } },
+        count,
+        activityHooks(),
+      );
+      // A run the sandbox itself failed says nothing about the script.
+      if (result.verdict === 'inconclusive') throw infrastructureFailure(result.reason ?? 'a stability run failed in the sandbox');
+      return { verdict: result.verdict, reason: result.reason?.slice(0, 2000) ?? null, runs: count };
     },
 
     async astCheck({ run, fn, prepared, scriptKey }) {

@@ -8,6 +8,7 @@ import type {
   FunctionOutcome,
   FunctionRef,
   LlmStepResult,
+  MutationScore,
   PreparedFunction,
   PreviousAnswer,
   RecordInput,
@@ -17,6 +18,7 @@ import type {
   RunOutputs,
   RunRef,
   RunSummary,
+  StabilityVerdict,
   VerdictResult,
 } from './contracts';
 import type { OpenBenchmarkRunInput, OpenedBenchmarkRun } from './benchmark/open-run';
@@ -49,6 +51,8 @@ export interface LlmActivities {
   generateTests(input: StepInput & { sandboxScriptKey: string; attempt: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
   debugScript(input: StepInput & { scriptKey: string; resultKey: string; round: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
   improveCoverage(input: StepInput & { scriptKey: string; resultKey: string; round: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
+  /** Tests that tell the surviving mutants (`survivorsKey`, their diffs) from the ground truth; `score` the score so far. */
+  killMutants(input: StepInput & { scriptKey: string; survivorsKey: string; score: number; round: number; previous?: PreviousAnswer }): Promise<LlmStepResult>;
   checkFunctionality(input: StepInput & { scriptKey: string }): Promise<VerdictResult>;
   checkTests(input: StepInput & { scriptKey: string }): Promise<VerdictResult>;
 }
@@ -56,6 +60,10 @@ export interface LlmActivities {
 export interface SandboxActivities {
   executeScript(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; coverage: boolean; installs: string[] }): Promise<ExecutionSummary>;
   astCheck(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<{ equivalent: boolean; difference: string | null }>;
+  /** The script's mutation score: its target's mutants each placed as the new implementation, in one container run. */
+  scoreMutants(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; installs: string[] }): Promise<MutationScore>;
+  /** The script run with the ground truth `runs` times, each with another hash seed, run folder and clock. */
+  checkStability(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; installs: string[]; runs: number }): Promise<StabilityVerdict>;
 }
 
 /** Live benchmark firings (task queue `io`). */

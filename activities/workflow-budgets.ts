@@ -13,7 +13,10 @@
 import type { PipelineSettings } from './contracts';
 
 export type Budgets = PipelineSettings['timeouts'];
-type Loops = Pick<PipelineSettings, 'regenerateAttempts' | 'debugRounds' | 'coverageRounds'>;
+type Loops = Pick<PipelineSettings, 'regenerateAttempts' | 'debugRounds' | 'coverageRounds'> & {
+  mutation?: Pick<NonNullable<PipelineSettings['mutation']>, 'enabled' | 'rounds'>;
+  stability?: Pick<NonNullable<PipelineSettings['stability']>, 'runs'>;
+};
 
 /** Backoff between retries of one step (the transient-fault retry policy waits about 4.5 minutes in all). */
 const RETRY_MARGIN_MS = 5 * 60_000;
@@ -25,15 +28,19 @@ export function stepsBudgetMs(budgets: Budgets, steps: { io: number; llm: number
 
 /**
  * One function of a crawl: prepare and the record (io); the sandbox and test answers with their
- * regenerations, the debug and coverage rounds and the two LLM checks; the first run, a run per
- * round and the AST check.
+ * regenerations, the debug, coverage and mutation rounds and the two LLM checks; the first run, a
+ * run per round, the stability check and the mutation score (and in a mutation round each of the
+ * three again) and the AST check.
  */
 export function functionWorkflowBudgetMs(budgets: Budgets, loops: Loops): number {
   const attempts = loops.regenerateAttempts + 1;
+  const stability = (loops.stability?.runs ?? 0) > 0 ? 1 : 0;
+  const mutation = loops.mutation?.enabled ? 1 : 0;
+  const mutationRounds = mutation ? (loops.mutation?.rounds ?? 0) : 0;
   return stepsBudgetMs(budgets, {
     io: 2,
-    llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + 2,
-    sandbox: 1 + loops.debugRounds + loops.coverageRounds + 1,
+    llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + mutationRounds + 2,
+    sandbox: 1 + loops.debugRounds + loops.coverageRounds + stability + mutation + mutationRounds * (2 + stability) + 1,
   });
 }
 

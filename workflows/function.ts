@@ -2,9 +2,12 @@
  * One function through RepoST's sandbox testing, each step one activity and each round
  * visible in the history:
  *   prepare -> sandbox (LLM) -> tests (LLM) -> execute with the ground truth as the new implementation
- *   -> up to k debug rounds -> coverage rounds until the threshold -> AST equivalence, LLM
- *   functionality check, LLM test check -> record (accepted, or rejected with stage and reason).
- * An evaluation-split function needs the evaluation thresholds (full coverage, equal ASTs).
+ *   -> up to k debug rounds -> coverage rounds until the threshold
+ *   -> [stability check] -> [mutation score, mutation rounds until the minimum score]
+ *   -> AST equivalence, LLM functionality check, LLM test check
+ *   -> record (accepted, or rejected with stage and reason).
+ * An evaluation-split function needs the evaluation thresholds (full coverage, equal ASTs). The
+ * bracketed stages run when the run's settings ask for them (`loops.stability`, `loops.mutation`).
  */
 import { ActivityFailure, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type {
@@ -13,11 +16,13 @@ import type {
   FunctionRef,
   FunctionStage,
   LlmStepResult,
+  MutationScore,
   PipelineSettings,
   PreparedFunction,
   PreviousAnswer,
   RecordThresholds,
   RunRef,
+  StabilityVerdict,
   TaskQueues,
 } from '../activities/contracts';
 import { activityProxies } from './activities';
@@ -42,9 +47,16 @@ export function coverageOf(exec: ExecutionSummary): number {
 
 /** What the function must reach: the evaluation split's thresholds, or the training split's. */
 export function thresholdsFor(fn: FunctionRef, settings: PipelineSettings): RecordThresholds {
+  const m = settings.mutation;
+  const mutationScore = m?.enabled ? (fn.split === 'eval' ? m.evalMinScore : m.minScore) : null;
   return fn.split === 'eval'
-    ? { coverage: settings.evalCoverageThreshold, astCheckRequired: settings.evalRequiresAstMatch }
-    : { coverage: settings.coverageThreshold, astCheckRequired: false };
+    ? { coverage: settings.evalCoverageThreshold, astCheckRequired: settings.evalRequiresAstMatch, mutationScore }
+    : { coverage: settings.coverageThreshold, astCheckRequired: false, mutationScore };
+}
+
+/** A mutation score below the minimum; a script with no mutant to kill has nothing to fall short of. */
+export function belowMinScore(m: MutationScore, minScore: number): boolean {
+  return m.status === 'scored' && m.score! < minScore;
 }
 
 /** What an unusable answer was, to tell the model on the next attempt. */
@@ -70,6 +82,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     tokens: 0,
     debugRounds: 0,
     coverageRounds: 0,
+    mutationRounds: 0,
     prepared: null as PreparedFunction | null,
     scriptKey: null as string | null,
     exec: null as ExecutionSummary | null,
@@ -77,6 +90,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     functionality: null as string | null,
     testCorrectness: null as string | null,
     promptVersions: {} as Record<string, string>,
+    mutation: null as MutationScore | null,
+    stability: null as StabilityVerdict | null,
   };
 
   /**
@@ -103,11 +118,12 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       reason,
       debugRounds: state.debugRounds,
       coverageRounds: state.coverageRounds,
+      ...(state.mutationRounds > 0 ? { mutationRounds: state.mutationRounds } : {}),
       branchCoverage: state.exec?.coverage?.branchCoverage ?? null,
       tokens: state.tokens,
     };
-    const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions } = state;
-    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
+    const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions, mutation, stability } = state;
+    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions, mutation, stability });
     upsertSearchAttributes([{ key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' }]);
     progress(stage, accepted ? `accepted: ${reason}` : `rejected: ${reason.slice(0, 300)}`);
     return outcome;
@@ -155,6 +171,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     const tested = await withRegeneration('tests', (attempt, previous) => llm(P.tests).generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }));
     if (!tested.ok) return await finish('tests', `${tested.failure}: ${tested.detail}`);
     let scriptKey = (state.scriptKey = tested.scriptKey);
+    // The install lines that came with the script in use (the runs after execution take them again).
+    let installs = tested.installs;
 
     // Execution with the ground truth copied in as `<name>_new_implementation`, then debug rounds.
     stage = 'execute';
@@ -171,7 +189,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       if (!fixed.ok) continue;
       state.promptVersions.debug = fixed.promptVersion;
       scriptKey = state.scriptKey = fixed.scriptKey;
-      exec = state.exec = await sandbox(P.debug).executeScript({ run, fn, prepared, scriptKey, coverage: true, installs: fixed.installs });
+      installs = fixed.installs;
+      exec = state.exec = await sandbox(P.debug).executeScript({ run, fn, prepared, scriptKey, coverage: true, installs });
     }
     if (exec.status !== 'passed') {
       const rounds = state.debugRounds;
@@ -193,12 +212,58 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       const next: ExecutionSummary = await sandbox(P.coverage).executeScript({ run, fn, prepared, scriptKey: improved.scriptKey, coverage: true, installs: improved.installs });
       if (next.status === 'passed' && coverageOf(next) > coverageOf(exec)) {
         scriptKey = state.scriptKey = improved.scriptKey;
+        installs = improved.installs;
         exec = state.exec = next;
       }
     }
     const reached = coverageOf(exec);
     if (reached < coverageThreshold) {
       return await finish('coverage', `coverage ${reached.toFixed(3)} below ${coverageThreshold} after ${state.coverageRounds} round(s)`);
+    }
+
+    // Stability: the script run with the ground truth several times (another hash seed, run folder
+    // and clock each time); a verdict that differs is flaky: rejected, or kept and labelled.
+    const stabilityRuns = settings.stability?.runs ?? 0;
+    const stable = async (key: string, installs: string[]) =>
+      sandbox(P.coverage).checkStability({ run, fn, prepared, scriptKey: key, installs, runs: stabilityRuns });
+    if (stabilityRuns > 0) {
+      stage = 'stability';
+      progress(stage, `running the script ${stabilityRuns} times`);
+      const verdict = (state.stability = await stable(scriptKey, installs));
+      if (verdict.verdict === 'flaky' && !settings.stability!.keepFlaky) return await finish('stability', `flaky: ${verdict.reason}`);
+    }
+
+    // Mutation score, then mutation rounds: ask for tests that kill the surviving mutants; keep a
+    // new script only if it passes with the ground truth at the coverage reached, is stable and
+    // kills more. Then the minimum decides.
+    const minScore = thresholds.mutationScore ?? null;
+    if (minScore !== null) {
+      stage = 'mutation';
+      progress(stage, 'scoring the tests against mutants of the target');
+      let score = (state.mutation = await sandbox(P.coverage).scoreMutants({ run, fn, prepared, scriptKey, installs }));
+      previous = undefined;
+      while (belowMinScore(score, minScore) && state.mutationRounds < settings.mutation!.rounds) {
+        const round = ++state.mutationRounds;
+        progress(stage, `round ${round}: ${score.summary} < ${minScore}`);
+        const sharper: LlmStepResult = await llm(P.coverage).killMutants({ run, fn, prepared, scriptKey, survivorsKey: score.survivorsKey, score: score.score!, round, previous });
+        state.tokens += sharper.tokens;
+        previous = previousOf(sharper);
+        if (!sharper.ok) continue;
+        state.promptVersions.mutation = sharper.promptVersion;
+        const next: ExecutionSummary = await sandbox(P.coverage).executeScript({ run, fn, prepared, scriptKey: sharper.scriptKey, coverage: true, installs: sharper.installs });
+        if (next.status !== 'passed' || coverageOf(next) < coverageThreshold) continue;
+        const nextStability = stabilityRuns > 0 ? await stable(sharper.scriptKey, sharper.installs) : null;
+        if (nextStability?.verdict === 'flaky') continue;
+        const nextScore = await sandbox(P.coverage).scoreMutants({ run, fn, prepared, scriptKey: sharper.scriptKey, installs: sharper.installs });
+        if (nextScore.status === 'scored' && nextScore.killed > score.killed) {
+          scriptKey = state.scriptKey = sharper.scriptKey;
+          installs = sharper.installs;
+          exec = state.exec = next;
+          score = state.mutation = nextScore;
+          state.stability = nextStability ?? state.stability;
+        }
+      }
+      if (belowMinScore(score, minScore)) return await finish('mutation', `${score.summary}; below ${minScore} after ${state.mutationRounds} round(s)`);
     }
 
     // Final checks: AST equivalence, with the LLM functionality check when the trees differ
@@ -227,7 +292,9 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     state.testCorrectness = testVerdict.answer;
     if (testVerdict.answer !== 'yes') return await finish('test_check', `tests judged incorrect: ${testVerdict.reasoning}`);
 
-    return await finish('accepted', `coverage ${reached.toFixed(3)}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)`);
+    const strength = state.mutation?.score != null ? `, mutation score ${state.mutation.score.toFixed(3)}` : '';
+    const rounds = state.mutationRounds > 0 ? `, ${state.mutationRounds} mutation round(s)` : '';
+    return await finish('accepted', `coverage ${coverageOf(exec).toFixed(3)}${strength}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)${rounds}`);
   } catch (err) {
     // A record that could not be written is not a stage's outcome: let the parent record the failure.
     if (err instanceof ActivityFailure && err.activityType === 'writeRecord') throw err;

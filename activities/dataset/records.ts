@@ -24,6 +24,8 @@ export const STAGE_ORDER: readonly FunctionStage[] = [
   'execute',
   'debug',
   'coverage',
+  'stability',
+  'mutation',
   'ast_check',
   'functionality_check',
   'test_check',
@@ -50,6 +52,21 @@ async function textOf(store: Artifacts, key: string | null | undefined): Promise
 export interface Thresholds {
   coverage: number;
   astCheckRequired: boolean;
+  mutationScore?: number | null;
+}
+
+/** A record's test-strength fields: its mutation score and counts, its survivors, its stability. */
+function strengthFields(input: RecordInput, thresholds: Thresholds, survivors: string | null) {
+  const m = input.mutation ?? null;
+  return {
+    mutation_score: m?.score ?? null,
+    mutants: m ? { made: m.made, killed: m.killed, survived: m.survived, timed_out: m.timedOut, not_run: m.notRun } : null,
+    mutation_survivors: m && m.survived > 0 ? survivors : null,
+    mutation_min_score: thresholds.mutationScore ?? null,
+    mutation_rounds: input.outcome.mutationRounds ?? 0,
+    stability: input.stability?.verdict ?? null,
+    stability_reason: input.stability?.reason ?? null,
+  };
 }
 
 /** Builds the stored form of a function's end; texts are read from the artifacts. */
@@ -57,6 +74,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
   const { run, fn, outcome, execution } = input;
   if (outcome.accepted) {
     const result = execution ? await store.getJson<{ coverage?: { summary?: string; rate?: number } | null }>(execution.resultKey) : null;
+    const m = input.mutation ?? null;
     const record: DatasetRecord = {
       func_name: fn.qualname,
       idx: fn.functionId,
@@ -84,6 +102,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       debug_rounds: outcome.debugRounds,
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
+      ...strengthFields(input, thresholds, m ? await textOf(store, m.survivorsKey) : null),
     };
     return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
   }
@@ -101,6 +120,8 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       debug_rounds: outcome.debugRounds,
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
+      mutation_rounds: outcome.mutationRounds ?? 0,
+      mutation_score: input.mutation?.score ?? null,
     },
     ...(settingsKey ? { settingsKey } : {}),
   };

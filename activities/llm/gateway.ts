@@ -30,6 +30,8 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
     tests: m.tests,
     debug: m.debug,
     coverage: m.coverage,
+    // Tests that kill surviving mutants are written as coverage tests are.
+    mutation: m.coverage,
     check_functionality: m.check,
     check_tests: m.check,
     docstring: m.docstring,

@@ -38,6 +38,8 @@ export interface PromptVars {
   debug: { functionName: string; script: string; errorMessage: string } & WithCacheDir;
   /** `coverage` is the branch coverage reached so far, 0..1. */
   coverage: { functionName: string; script: string; missingLines: string; missingBranches: string; coverage: number } & WithCacheDir;
+  /** `survivors`: the surviving mutants' diffs; `score`: the share of mutants the tests kill so far, 0..1. */
+  mutation: { functionName: string; script: string; survivors: string; score: number } & WithCacheDir;
   /** `functionName` defaults to the name defined by `originalFunction`. */
   check_functionality: { originalFunction: string; sandboxedFunction: string; functionName?: string };
   check_tests: { functionName: string; script: string };
@@ -180,6 +182,7 @@ function valuesFor<K extends PromptKind>(kind: K, vars: PromptVars[K]): { functi
     if (typeof value === 'string') values[key] = value;
   }
   if (kind === 'coverage') values.coveragePercent = percent(Number(v.coverage));
+  if (kind === 'mutation') values.scorePercent = percent(Number(v.score));
   return { functionName, values };
 }
 

@@ -7,6 +7,7 @@ export type LlmStep =
   | 'tests'
   | 'debug'
   | 'coverage'
+  | 'mutation'
   | 'check_functionality'
   | 'check_tests'
   | 'docstring'
@@ -21,6 +22,7 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'tests',
   'debug',
   'coverage',
+  'mutation',
   'check_functionality',
   'check_tests',
   'docstring',

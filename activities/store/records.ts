@@ -40,6 +40,19 @@ export const DatasetRecordSchema = z.object({
   debug_rounds: z.number().int(),
   coverage_rounds: z.number().int(),
   llm_tokens: z.number(),
+  // Test strength: null when the run did not measure it (written on every record; absent in records written before it existed).
+  /** Killed / run of the target's mutants (each placed as the new implementation). */
+  mutation_score: z.number().min(0).max(1).nullable().optional(),
+  /** Mutants made, killed (timed-out ones included), survived, timed out and not run. */
+  mutants: z.object({ made: z.number().int(), killed: z.number().int(), survived: z.number().int(), timed_out: z.number().int(), not_run: z.number().int() }).nullable().optional(),
+  /** The surviving mutants' diffs, for a person to judge (an equivalent mutant cannot be told apart automatically). */
+  mutation_survivors: z.string().nullable().optional(),
+  /** The score this record had to reach (null: no minimum applied). */
+  mutation_min_score: z.number().nullable().optional(),
+  mutation_rounds: z.number().int().optional(),
+  /** The stability check's verdict (null: not checked); a flaky record is here only when the run kept flaky records. */
+  stability: z.enum(['stable', 'flaky']).nullable().optional(),
+  stability_reason: z.string().nullable().optional(),
 });
 export type DatasetRecord = z.infer<typeof DatasetRecordSchema>;
 
@@ -54,6 +67,9 @@ export const RejectionSchema = z.object({
   debug_rounds: z.number().int(),
   coverage_rounds: z.number().int(),
   llm_tokens: z.number(),
+  mutation_rounds: z.number().int().optional(),
+  /** The mutation score the script reached, when it was scored. */
+  mutation_score: z.number().nullable().optional(),
 });
 export type Rejection = z.infer<typeof RejectionSchema>;
 

@@ -66,12 +66,15 @@ async function main(): Promise<void> {
     generateTests: async () => (await sleep(STEP_MS), ok()),
     debugScript: async () => (await sleep(STEP_MS), ok()),
     improveCoverage: async () => (await sleep(STEP_MS), ok()),
+    killMutants: async () => (await sleep(STEP_MS), ok()),
     checkFunctionality: async () => (await sleep(STEP_MS), { ok: true, answer: 'same', reasoning: 'stand-in', promptVersion: 'stand-in@1', tokens: 10 }),
     checkTests: async () => (await sleep(STEP_MS), { ok: true, answer: 'yes', reasoning: 'stand-in', promptVersion: 'stand-in@1', tokens: 10 }),
   };
   const sandbox: SandboxActivities = {
     executeScript: async () => (await sleep(STEP_MS), passed),
     astCheck: async () => (await sleep(STEP_MS), { equivalent: true, difference: null }),
+    scoreMutants: async () => (await sleep(STEP_MS), { status: 'scored', score: 1, made: 1, killed: 1, survived: 0, timedOut: 0, notRun: 0, survivorsKey: 'stand-in', summary: 'stand-in' }),
+    checkStability: async () => (await sleep(STEP_MS), { verdict: 'stable', reason: null, runs: 2 }),
   };
 
   installQuietRuntime();

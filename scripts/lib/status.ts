@@ -23,6 +23,7 @@ const STAGE_OF_STEP: Record<LlmStep, FunctionStage> = {
   tests: 'tests',
   debug: 'debug',
   coverage: 'coverage',
+  mutation: 'mutation',
   check_functionality: 'functionality_check',
   check_tests: 'test_check',
   docstring: 'sandbox',

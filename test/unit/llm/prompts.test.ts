@@ -26,6 +26,7 @@ const varsByKind: { [K in PromptKind]: PromptVars[K] } = {
   tests: { functionName: sample.func_name, script: sample.eval_script },
   debug: { functionName: sample.func_name, script: sample.eval_script, errorMessage: "NameError: name 'List' is not defined" },
   coverage: { functionName: sample.func_name, script: sample.eval_script, missingLines: '12: return []', missingBranches: '10->12', coverage: 0.5 },
+  mutation: { functionName: sample.func_name, script: sample.eval_script, survivors: '## 1. comparison, line 3\n-    if a < b:\n+    if a <= b:', score: 0.25 },
   check_functionality: { originalFunction: sample.orig_func, sandboxedFunction: sample.eval_script },
   check_tests: { functionName: sample.func_name, script: sample.eval_script },
   docstring: { functionName: sample.func_name, code: sample.orig_func },
@@ -78,6 +79,9 @@ describe('prompt templates', () => {
     expect(cov).toContain('50%');
     expect(cov).toContain('10->12');
     expect(cov).toContain('12: return []');
+    const mut = renderPrompt('mutation', varsByKind.mutation).messages[1]!.content;
+    expect(mut).toContain('25%');
+    expect(mut).toContain('+    if a <= b:');
     expect(renderPrompt('check_functionality', varsByKind.check_functionality).messages[1]!.content).toContain(sample.orig_func);
   });
 
