@@ -225,7 +225,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     // and clock each time); a verdict that differs is flaky: rejected, or kept and labelled.
     const stabilityRuns = settings.stability?.runs ?? 0;
     const stable = async (key: string, installs: string[]) =>
-      sandbox(P.coverage).checkStability({ run, fn, prepared, scriptKey: key, installs, runs: stabilityRuns });
+      sandbox(P.strength).checkStability({ run, fn, prepared, scriptKey: key, installs, runs: stabilityRuns });
     if (stabilityRuns > 0) {
       stage = 'stability';
       progress(stage, `running the script ${stabilityRuns} times`);
@@ -235,26 +235,27 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
 
     // Mutation score, then mutation rounds: ask for tests that kill the surviving mutants; keep a
     // new script only if it passes with the ground truth at the coverage reached, is stable and
-    // kills more. Then the minimum decides.
+    // kills more. Then the minimum decides (docs/architecture.md, invariant 13).
     const minScore = thresholds.mutationScore ?? null;
     if (minScore !== null) {
       stage = 'mutation';
       progress(stage, 'scoring the tests against mutants of the target');
-      let score = (state.mutation = await sandbox(P.coverage).scoreMutants({ run, fn, prepared, scriptKey, installs }));
+      const first = await sandbox(P.strength).scoreMutants({ run, fn, prepared, scriptKey, installs });
+      let score = (state.mutation = first);
       previous = undefined;
       while (belowMinScore(score, minScore) && state.mutationRounds < settings.mutation!.rounds) {
         const round = ++state.mutationRounds;
         progress(stage, `round ${round}: ${score.summary} < ${minScore}`);
-        const sharper: LlmStepResult = await llm(P.coverage).killMutants({ run, fn, prepared, scriptKey, survivorsKey: score.survivorsKey, score: score.score!, round, previous });
+        const sharper: LlmStepResult = await llm(P.strength).killMutants({ run, fn, prepared, scriptKey, survivorsKey: score.survivorsKey, score: score.score!, round, previous });
         state.tokens += sharper.tokens;
         previous = previousOf(sharper);
         if (!sharper.ok) continue;
         state.promptVersions.mutation = sharper.promptVersion;
-        const next: ExecutionSummary = await sandbox(P.coverage).executeScript({ run, fn, prepared, scriptKey: sharper.scriptKey, coverage: true, installs: sharper.installs });
+        const next: ExecutionSummary = await sandbox(P.strength).executeScript({ run, fn, prepared, scriptKey: sharper.scriptKey, coverage: true, installs: sharper.installs });
         if (next.status !== 'passed' || coverageOf(next) < coverageThreshold) continue;
         const nextStability = stabilityRuns > 0 ? await stable(sharper.scriptKey, sharper.installs) : null;
         if (nextStability?.verdict === 'flaky') continue;
-        const nextScore = await sandbox(P.coverage).scoreMutants({ run, fn, prepared, scriptKey: sharper.scriptKey, installs: sharper.installs });
+        const nextScore = await sandbox(P.strength).scoreMutants({ run, fn, prepared, scriptKey: sharper.scriptKey, installs: sharper.installs });
         if (nextScore.status === 'scored' && nextScore.killed > score.killed) {
           scriptKey = state.scriptKey = sharper.scriptKey;
           installs = sharper.installs;
@@ -263,7 +264,10 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
           state.stability = nextStability ?? state.stability;
         }
       }
-      if (belowMinScore(score, minScore)) return await finish('mutation', `${score.summary}; below ${minScore} after ${state.mutationRounds} round(s)`);
+      if (belowMinScore(score, minScore)) {
+        const before = state.mutationRounds > 0 ? ` (${first.score!.toFixed(3)} before them)` : '';
+        return await finish('mutation', `${score.summary}; below ${minScore} after ${state.mutationRounds} mutation round(s)${before}`);
+      }
     }
 
     // Final checks: AST equivalence, with the LLM functionality check when the trees differ

@@ -11,6 +11,8 @@ export type Priority = 1 | 2 | 3 | 4 | 5;
 export const PIPELINE_PRIORITY = {
   /** Final checks and the record: the function is nearly done. */
   checks: 1,
+  /** The stability check, the mutation score and the mutation rounds: past the coverage rounds, near the end too. */
+  strength: 1,
   coverage: 2,
   debug: 3,
   /** Test generation and the first execution. */

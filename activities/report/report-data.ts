@@ -21,6 +21,10 @@ export interface RecordRow {
   split: string;
   license: string | null;
   coverage: number | null;
+  /** Killed / run of the target's mutants; null when the run did not score it. */
+  mutationScore: number | null;
+  /** The stability check's verdict, when there was one. */
+  stability: string | null;
   tests: number;
   scriptLines: number;
   scriptTokens: number;
@@ -91,6 +95,8 @@ function recordRow(r: ProductRecord, m: ReturnType<typeof measureRecord>, exchan
     split: r.split,
     license: r.license ?? null,
     coverage: r.coverage_rate,
+    mutationScore: r.mutation_score ?? null,
+    stability: r.stability ?? null,
     tests: m.tests,
     scriptLines: m.evalScript.lines,
     scriptTokens: m.evalScript.tokens,

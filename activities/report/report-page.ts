@@ -111,6 +111,7 @@ function funnelSection(data: RunReportData): string {
 function distributions(data: RunReportData): string {
   const accepted = data.records;
   const coverage = accepted.flatMap((r) => (r.coverage === null ? [] : [r.coverage]));
+  const scores = accepted.flatMap((r) => (r.mutationScore === null ? [] : [r.mutationScore]));
   const lines = accepted.map((r) => r.scriptLines);
   const tests = accepted.map((r) => r.tests);
   const roundsAccepted = accepted.map((r) => r.debugRounds + r.coverageRounds);
@@ -118,6 +119,9 @@ function distributions(data: RunReportData): string {
   return (
     `<h2 id="distributions">Distributions over accepted records</h2><div class="grid">` +
     figure('Branch coverage', histogram({ title: 'Branch coverage of accepted records', series: [{ name: 'records', values: coverage }], bins: fractionBins(), xLabel: 'branch coverage of the target' })) +
+    (scores.length
+      ? figure('Mutation score', histogram({ title: 'Mutation score of accepted records (mutants killed / run)', series: [{ name: 'records', values: scores }], bins: fractionBins(), xLabel: 'mutation score of the tests' }))
+      : '') +
     figure('Eval script length', histogram({ title: 'Eval script length', series: [{ name: 'records', values: lines }], bins: rangeBins(lines), xLabel: 'lines' })) +
     figure('Tests per script', histogram({ title: 'Tests per script', series: [{ name: 'records', values: tests }], bins: integerBins(tests), xLabel: 'assert statements in test functions' })) +
     figure(
@@ -173,7 +177,8 @@ function recordsTable(data: RunReportData, links: ReportLinks): string {
     const check = r.astEqual ? 'AST equal' : r.functionality ? `LLM: ${r.functionality}` : '–';
     return (
       `<tr><td><code>${esc(r.repo)}</code></td><td><code>${esc(r.path)}::${esc(r.qualname)}</code></td><td>${esc(r.split)}</td>` +
-      `<td class="num" data-sort="${r.coverage ?? -1}">${pct(r.coverage)}</td><td class="num">${r.tests}</td><td class="num">${r.scriptLines}</td>` +
+      `<td class="num" data-sort="${r.coverage ?? -1}">${pct(r.coverage)}</td>` +
+      `<td class="num" data-sort="${r.mutationScore ?? -1}">${pct(r.mutationScore)}${r.stability === 'flaky' ? ' (flaky)' : ''}</td><td class="num">${r.tests}</td><td class="num">${r.scriptLines}</td>` +
       `<td class="num">${r.debugRounds}/${r.coverageRounds}</td><td>${esc(check)}</td><td class="num">${formatNumber(r.llmTokens)}</td>` +
       `<td>${esc(r.libraries.join(', '))}</td>` +
       `<td><a href="${esc(links.script(r.functionId))}">script</a> · <a href="${esc(links.exchanges(r.functionId))}">${r.exchanges} exchange${r.exchanges === 1 ? '' : 's'}</a></td></tr>`
@@ -182,7 +187,7 @@ function recordsTable(data: RunReportData, links: ReportLinks): string {
   return (
     `<h2 id="records">Accepted records (<span id="records-table-count">${data.records.length}</span>)</h2>` +
     `<input class="filter" data-table="records-table" placeholder="filter records">` +
-    `<table id="records-table" class="sortable"><thead><tr><th>repository</th><th>function</th><th>split</th><th class="num">coverage</th><th class="num">tests</th><th class="num">script lines</th>` +
+    `<table id="records-table" class="sortable"><thead><tr><th>repository</th><th>function</th><th>split</th><th class="num">coverage</th><th class="num">mutation score</th><th class="num">tests</th><th class="num">script lines</th>` +
     `<th class="num">debug/cov. rounds</th><th>equivalence</th><th class="num">LLM tokens</th><th>libraries</th><th>files</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
   );
 }

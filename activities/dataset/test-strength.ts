@@ -1,0 +1,88 @@
+/**
+ * How strong a run's accepted tests are, for `summary.json`, `report.html` and the dataset card:
+ * the spread of the records' mutation scores (killed / run of the target's mutants), the mutants
+ * counted over all records, the mutation rounds taken and the stability verdicts. Added one record
+ * at a time; it keeps one number per scored record.
+ */
+import type { DatasetRecord } from '../store/records';
+
+export interface TestStrength {
+  /** Accepted records with a mutation score. */
+  scored: number;
+  /** Accepted records without one (the run did not score, or the target gave no mutant). */
+  unscored: number;
+  mean: number | null;
+  p25: number | null;
+  median: number | null;
+  p75: number | null;
+  min: number | null;
+  max: number | null;
+  /** Scored records per tenth: [0, 0.1), ..., [0.9, 1.0), and 1.0 alone. */
+  histogram: { from: number; to: number; records: number }[];
+  /** Records whose every mutant was killed. */
+  perfect: number;
+  mutants: { made: number; killed: number; survived: number; timedOut: number; notRun: number };
+  /** Records that took at least one mutation round, and the rounds in all. */
+  improvedByRounds: number;
+  mutationRounds: number;
+  stability: { stable: number; flaky: number; unchecked: number };
+}
+
+function quantile(sorted: number[], q: number): number | null {
+  if (sorted.length === 0) return null;
+  const at = (sorted.length - 1) * q;
+  const lo = Math.floor(at);
+  const hi = Math.ceil(at);
+  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+}
+
+type StrengthRecord = Pick<DatasetRecord, 'mutation_score' | 'mutants' | 'mutation_rounds' | 'stability'>;
+
+export class TestStrengthBuilder {
+  private readonly scores: number[] = [];
+  private unscored = 0;
+  private readonly mutants = { made: 0, killed: 0, survived: 0, timedOut: 0, notRun: 0 };
+  private improvedByRounds = 0;
+  private mutationRounds = 0;
+  private readonly stability = { stable: 0, flaky: 0, unchecked: 0 };
+
+  add(r: StrengthRecord): void {
+    if (typeof r.mutation_score === 'number') this.scores.push(r.mutation_score);
+    else this.unscored += 1;
+    if (r.mutants) {
+      this.mutants.made += r.mutants.made;
+      this.mutants.killed += r.mutants.killed;
+      this.mutants.survived += r.mutants.survived;
+      this.mutants.timedOut += r.mutants.timed_out;
+      this.mutants.notRun += r.mutants.not_run;
+    }
+    const rounds = r.mutation_rounds ?? 0;
+    this.mutationRounds += rounds;
+    if (rounds > 0) this.improvedByRounds += 1;
+    if (r.stability === 'stable' || r.stability === 'flaky') this.stability[r.stability] += 1;
+    else this.stability.unchecked += 1;
+  }
+
+  result(): TestStrength {
+    const s = [...this.scores].sort((a, b) => a - b);
+    const histogram = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, records: 0 }));
+    histogram.push({ from: 1, to: 1, records: 0 });
+    for (const score of s) histogram[score >= 1 ? 10 : Math.floor(score * 10)]!.records += 1;
+    return {
+      scored: s.length,
+      unscored: this.unscored,
+      mean: s.length ? s.reduce((a, b) => a + b, 0) / s.length : null,
+      p25: quantile(s, 0.25),
+      median: quantile(s, 0.5),
+      p75: quantile(s, 0.75),
+      min: s[0] ?? null,
+      max: s.at(-1) ?? null,
+      histogram,
+      perfect: s.filter((x) => x >= 1).length,
+      mutants: { ...this.mutants },
+      improvedByRounds: this.improvedByRounds,
+      mutationRounds: this.mutationRounds,
+      stability: { ...this.stability },
+    };
+  }
+}
