@@ -8,6 +8,7 @@
 import type { DatasetSplit } from '../dataset/product-record';
 import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
 import type { DatasetStatistics } from '../dataset/statistics';
+import type { TestStrength } from '../dataset/test-strength';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { EXPORT_COLUMNS, huggingFaceFeatures } from './columns';
 import { toYaml, type YamlValue } from './yaml';
@@ -45,6 +46,8 @@ export interface DatasetCardInput {
   info: RunInfo;
   summary: RunSummaryView;
   statistics: DatasetStatistics;
+  /** The exported records' mutation scores and stability verdicts. */
+  testStrength: TestStrength;
   splits: CardSplit[];
   /** Source repositories with their license key and number of records. */
   repositories: { repo: string; license: string; records: number }[];
@@ -92,6 +95,38 @@ function statisticsTable(input: DatasetCardInput): string {
     ['figure', ...splits],
     TABLE_4_ROWS.map((row) => [row.label, ...columns.map((c) => formatFigure(c[row.key], row.kind))]),
   );
+}
+
+/** How strong the tests are beyond coverage: the mutation scores' spread, or why there is none. */
+function testStrengthSection(t: TestStrength): string {
+  if (t.scored === 0) {
+    return 'The run did not measure its tests\' mutation scores (`loops.mutation.enabled`); `mutation_score` is null.' +
+      (t.stability.stable + t.stability.flaky > 0 ? ` Stability: ${t.stability.stable} stable, ${t.stability.flaky} flaky (kept and labelled).` : '');
+  }
+  const f = (x: number | null) => (x === null ? '–' : x.toFixed(3));
+  const bins = t.histogram.map((b) => [b.from === b.to ? '1.0' : `${b.from.toFixed(1)}–${b.to.toFixed(1)}`, String(b.records)]);
+  return [
+    `A record's \`mutation_score\` is the share of its target's mutants (small wrong changes: operators, conditions,`,
+    'boundaries, constants, removed statements, returned values, argument order; each placed as the new implementation)',
+    'its tests reject. Surviving mutants are listed with their diffs in `mutation_survivors`: some may be equivalent',
+    'to the target, which no tool can decide; a person can judge them.',
+    '',
+    table(
+      ['figure', 'value'],
+      [
+        ['records scored', `${t.scored} (${t.unscored} without a score)`],
+        ['mean, median', `${f(t.mean)}, ${f(t.median)}`],
+        ['25th, 75th percentile', `${f(t.p25)}, ${f(t.p75)}`],
+        ['min, max', `${f(t.min)}, ${f(t.max)}`],
+        ['every mutant killed', String(t.perfect)],
+        ['mutants made, killed, survived, timed out', `${t.mutants.made}, ${t.mutants.killed}, ${t.mutants.survived}, ${t.mutants.timedOut}`],
+        ['records improved by mutation rounds', `${t.improvedByRounds} (${t.mutationRounds} rounds)`],
+        ['stability: stable, flaky (kept), not checked', `${t.stability.stable}, ${t.stability.flaky}, ${t.stability.unchecked}`],
+      ],
+    ),
+    '',
+    table(['mutation score', 'records'], bins),
+  ].join('\n');
 }
 
 function buildSection(input: DatasetCardInput): string {
@@ -159,6 +194,10 @@ ${statisticsTable(input)}
 Tokens are counted with \`${input.statistics.tokenizer}\` (GPT-4o's BPE); lines are physical lines. Test cases
 are the \`assert\` statements of the script's test functions. External libraries are the distinct
 non-standard-library distributions the scripts import.
+
+## Test strength
+
+${testStrengthSection(input.testStrength)}
 
 ## How it was built
 

@@ -16,6 +16,7 @@ import { writeFileAtomic } from '../store/artifacts';
 import { SPLITS, licenseOf, type DatasetSplit } from '../dataset/product-record';
 import type { RunReader } from '../dataset/run-reader';
 import { StatisticsBuilder } from '../dataset/statistics';
+import { TestStrengthBuilder } from '../dataset/test-strength';
 import { renderDatasetCard, type CardSplit } from './dataset-card';
 import { ParquetSplitFile } from './parquet-file';
 
@@ -73,6 +74,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
   const repositories = new Map<string, { license: string; records: number }>();
   const prompts = new Map<string, { step: string; version: string; records: number }>();
   const builder = new StatisticsBuilder();
+  const strength = new TestStrengthBuilder();
   try {
     for await (const record of reader.records()) {
       let file = files.get(record.split);
@@ -83,6 +85,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       }
       await file.add(record);
       builder.add(record);
+      strength.add(record);
       const t = thresholds.get(record.split)!;
       if (record.coverage_threshold !== null && record.coverage_threshold !== undefined) t.coverage.add(record.coverage_threshold);
       if (record.ast_check_required !== null && record.ast_check_required !== undefined) t.ast.add(record.ast_check_required);
@@ -111,6 +114,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       info,
       summary,
       statistics: builder.result(summary.llm?.total ?? null),
+      testStrength: strength.result(),
       splits,
       repositories: [...repositories].map(([repo, r]) => ({ repo, ...r })).sort((a, b) => a.repo.localeCompare(b.repo)),
       promptVersions: [...prompts.values()].sort((a, b) => a.step.localeCompare(b.step) || a.version.localeCompare(b.version)),

@@ -9,6 +9,7 @@ import type { RunReader } from '../../../activities/dataset/run-reader';
 import { ProductRecordSchema, type ProductRecord } from '../../../activities/dataset/product-record';
 import { DatasetRecordSchema } from '../../../activities/store/records';
 import { StatisticsBuilder } from '../../../activities/dataset/statistics';
+import { TestStrengthBuilder } from '../../../activities/dataset/test-strength';
 
 const record: ProductRecord = ProductRecordSchema.parse({
   func_name: 'f',
@@ -75,14 +76,17 @@ describe('YAML front matter', () => {
 });
 
 describe('dataset card', () => {
-  function input(repositories: DatasetCardInput['repositories']): DatasetCardInput {
+  function input(repositories: DatasetCardInput['repositories'], scored: Partial<typeof record>[] = []): DatasetCardInput {
     const builder = new StatisticsBuilder();
     builder.add(record);
+    const strength = new TestStrengthBuilder();
+    for (const r of scored.length ? scored : [record]) strength.add({ ...record, ...r });
     return {
       runId: 'run-1',
       info: { runId: 'run-1', createdAt: null, sources: [{ kind: 'github' }], settings: { coverageThreshold: 0.8 }, model: 'gpt-4o', promptVersions: {} },
       summary: { runId: 'run-1', repositories: 1, functions: 2, accepted: 1, rejected: 1, funnel: {}, rejectedAt: {}, skippedRepos: [] },
       statistics: builder.result(null),
+      testStrength: strength.result(),
       splits: [{ name: 'train', path: 'data/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }],
       repositories,
       promptVersions: [{ step: 'tests', version: 'tests@1', records: 1 }],
@@ -113,6 +117,27 @@ describe('dataset card', () => {
     expect(card).toContain('| train | 0.8 | no |');
     expect(card).toContain('| coverageThreshold | `0.8` |');
     expect(card).toContain('| tests | `tests@1` | 1 |');
+    // The run did not score its tests: the card says so.
+    expect(card).toContain('## Test strength\n\nThe run did not measure');
+  });
+
+  it('body: the mutation scores\' spread and the stability verdicts', () => {
+    const mutants = (made: number, killed: number) => ({ made, killed, survived: made - killed, timed_out: 1, not_run: 0 });
+    const card = renderDatasetCard(
+      input([{ repo: 'o/r', license: 'mit', records: 3 }], [
+        { mutation_score: 1, mutants: mutants(10, 10), stability: 'stable' },
+        { mutation_score: 0.5, mutants: mutants(8, 4), mutation_rounds: 1, stability: 'stable' },
+        { mutation_score: 0.75, mutants: mutants(4, 3), stability: 'flaky' },
+      ]),
+    );
+    expect(card).toContain('| records scored | 3 (0 without a score) |');
+    expect(card).toContain('| mean, median | 0.750, 0.750 |');
+    expect(card).toContain('| min, max | 0.500, 1.000 |');
+    expect(card).toContain('| mutants made, killed, survived, timed out | 22, 17, 5, 3 |');
+    expect(card).toContain('| records improved by mutation rounds | 1 (1 rounds) |');
+    expect(card).toContain('| stability: stable, flaky (kept), not checked | 2, 1, 0 |');
+    expect(card).toContain('| 0.5–0.6 | 1 |');
+    expect(card).toContain('| 1.0 | 1 |');
   });
 });
 

@@ -14,6 +14,15 @@ describe('child workflow time limits', () => {
     expect(functionWorkflowBudgetMs(budgets, { ...loops, debugRounds: 5 })).toBeGreaterThan(functionWorkflowBudgetMs(budgets, loops));
   });
 
+  it('add the stability check, the mutation score and each mutation round (an answer, a run, a stability check, a score) when the run asks for them', () => {
+    const base = functionWorkflowBudgetMs(budgets, loops);
+    expect(functionWorkflowBudgetMs(budgets, { ...loops, mutation: { enabled: false, rounds: 3 }, stability: { runs: 0 } })).toBe(base);
+    expect(functionWorkflowBudgetMs(budgets, { ...loops, stability: { runs: 3 } })).toBe(base + 10_000 + MARGIN);
+    expect(functionWorkflowBudgetMs(budgets, { ...loops, mutation: { enabled: true, rounds: 2 }, stability: { runs: 3 } })).toBe(
+      base + (1 + 1 + 2 * 3) * (10_000 + MARGIN) + 2 * (1000 + MARGIN),
+    );
+  });
+
   it('give a repository one function budget per wave of its function window', () => {
     const one = functionWorkflowBudgetMs(budgets, loops);
     expect(repoWorkflowBudgetMs(budgets, loops, { maxFunctionsPerRepo: 30, functionWindow: 8 })).toBe(4 * one + 5 * (100 + MARGIN));
