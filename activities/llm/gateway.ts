@@ -9,7 +9,7 @@
  *   4. records the exchange in the artifact store and the per-function index, with tokens,
  *      latency and estimated cost, whatever the outcome.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { z } from 'zod';
 import type { Config } from '../../temporal.config';
 import type { Store } from '../store/types';
@@ -17,6 +17,7 @@ import { cacheKeyOf } from './cache';
 import { estimateCostUsd } from './cost';
 import { LlmPermanentError, LlmTransientError, classifyLlmError } from './errors';
 import { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';
+import { createOpenAiClient } from './http-agent';
 import { RateLimiter } from './rate-limiter';
 import { estimateMessagesTokens, estimateTokens } from './tokens';
 import { LLM_STEPS, type ChatOutcome, type ChatRequest, type LlmStep } from './types';
@@ -100,7 +101,8 @@ export interface ChatOptions {
 type ExchangeBase = Pick<ExchangeRecord, 'schema' | 'step' | 'functionId' | 'runId' | 'repoId' | 'promptId' | 'promptVersion' | 'attempt' | 'baseURL' | 'request' | 'cacheKey'>;
 
 export class LlmGateway {
-  private readonly client: OpenAI;
+  /** One client per LLM timeout in use (the process's, and any run's own), each with its HTTP agent. */
+  private readonly clients = new Map<number, OpenAI>();
   /** Cacheable calls on their way, by cache key. */
   private readonly inFlight = new Map<string, Promise<ChatOutcome>>();
   readonly limiter: RateLimiter;
@@ -111,13 +113,6 @@ export class LlmGateway {
     private readonly store: Store,
     options: LlmGatewayOptions = {},
   ) {
-    this.client = new OpenAI({
-      baseURL: config.llm.baseURL,
-      apiKey: config.llm.apiKey,
-      timeout: config.llm.timeoutMs,
-      // Retrying is Temporal's job: one activity attempt = one HTTP request, visible in history.
-      maxRetries: 0,
-    });
     this.limiter =
       options.rateLimiter ??
       new RateLimiter({
@@ -126,6 +121,16 @@ export class LlmGateway {
         concurrency: options.concurrency ?? config.workers.llmConcurrency,
       });
     this.record = options.record ?? true;
+  }
+
+  /** The client for a run's LLM timeout: its HTTP agent waits as long as the run allows, not undici's five minutes. */
+  private clientFor(timeoutMs: number): OpenAI {
+    let client = this.clients.get(timeoutMs);
+    if (!client) {
+      client = createOpenAiClient({ baseURL: this.config.llm.baseURL, apiKey: this.config.llm.apiKey, timeoutMs });
+      this.clients.set(timeoutMs, client);
+    }
+    return client;
   }
 
   /** Whether answers at this temperature may be served from (and stored in) the cache. */
@@ -201,7 +206,7 @@ export class LlmGateway {
     try {
       let raw: unknown;
       try {
-        raw = await this.client.chat.completions.create(
+        raw = await this.clientFor(opts.llm.timeoutMs).chat.completions.create(
           { model, messages, temperature, max_tokens: maxTokens },
           { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
