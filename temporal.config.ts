@@ -168,6 +168,17 @@ export const ConfigSchema = z.object({
       evalRequiresAstMatch: z.boolean().default(true),
       /** Regenerations after an output that failed to parse or a failed sanity check. */
       regenerateAttempts: nonNegativeInt.default(2),
+      /** How the sanity checks read an answer. */
+      sanity: z
+        .object({
+          /**
+           * How the test function must reach `f` and `f_new_implementation`: `literal` (RepoST's
+           * rule): its own text calls both; `reachable`: it reaches a call of each through the
+           * script's own functions (a helper it hands them to, a loop over the two).
+           */
+          testCalls: z.enum(['literal', 'reachable']).default('literal'),
+        })
+        .prefault({}),
     })
     .prefault({}),
   /** Candidate filters (each rule can be switched off) and context limits of the static analysis. */

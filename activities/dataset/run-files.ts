@@ -8,6 +8,7 @@
  */
 import * as path from 'node:path';
 import type { FunctionRef, FunctionStage, RunSummary } from '../contracts';
+import { addRefusal, emptyRefusals, type RefusalTotals } from '../llm/refusals';
 import { allRecords, type Store } from '../store/types';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
@@ -20,6 +21,12 @@ export interface RunSummaryFile extends RunSummary {
   missingRecords: number;
   skippedRepos: { source: unknown; reason: string }[];
   llm: ReturnType<UsageCounter['result']>;
+  /**
+   * Answers refused (unparseable, or failing a sanity check such as `test_calls_target`) and what
+   * they cost: calls, tokens and estimated cost in all, by check and by step, with the answers
+   * reviewed per step (the refusal rate's denominator). Each was asked again or ended its step.
+   */
+  regenerations: RefusalTotals;
   /** RepoST's Table 4 per split, and the cost of an accepted example (`statistics.ts`). */
   statistics: DatasetStatistics;
 }
@@ -67,8 +74,10 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     }
   }
   const usage = new UsageCounter();
+  const regenerations = emptyRefusals();
   for await (const e of store.listRunExchanges(runId)) {
     usage.add(e);
+    addRefusal(regenerations, e);
     if (++n % 1000 === 0) progress.tick?.();
   }
   const { reached, rejectedAt } = funnel.result();
@@ -85,6 +94,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     missingRecords: candidates.size - (accepted + rejected),
     skippedRepos: repos.filter((r) => r.outcome.skipped).map((r) => ({ source: r.outcome.source, reason: r.outcome.skipped! })),
     llm,
+    regenerations,
     statistics: statistics.result(llm.total),
   };
 }

@@ -27,6 +27,8 @@ const UsageTotalsSchema = z.object({
   latencyMs: z.number().default(0),
 });
 
+const RefusalFiguresSchema = z.object({ calls: z.number(), promptTokens: z.number(), completionTokens: z.number(), costUsd: z.number() });
+
 /** A run's summary (`summary.json`), as far as its readers rely on it. */
 export const RunSummaryFileSchema = z.looseObject({
   runId: z.string(),
@@ -44,6 +46,12 @@ export const RunSummaryFileSchema = z.looseObject({
       byStep: z.record(z.string(), UsageTotalsSchema).default({}),
     })
     .optional(),
+  /** Refused answers (absent in summaries written before they were counted). */
+  regenerations: RefusalFiguresSchema.extend({
+    reviewed: z.number(),
+    byCheck: z.record(z.string(), RefusalFiguresSchema).default({}),
+    byStep: z.record(z.string(), RefusalFiguresSchema.extend({ reviewed: z.number() })).default({}),
+  }).optional(),
 });
 export type RunSummaryView = z.infer<typeof RunSummaryFileSchema>;
 
@@ -90,6 +98,7 @@ export const ExchangeViewSchema = z.looseObject({
   costUsd: z.number(),
   latencyMs: z.number(),
   cached: z.boolean(),
+  refusedBy: z.array(z.string()).optional(),
   recordedAt: z.string(),
 });
 export type ExchangeView = z.infer<typeof ExchangeViewSchema>;

@@ -32,6 +32,8 @@ export interface ExchangeRecord {
   cacheKey: string;
   /** For a cache hit: the exchange whose answer was reused. */
   sourceExchangeKey?: string;
+  /** Set when the caller reviewed the answer: the checks that refused it (empty: usable). See `refusals.ts`. */
+  refusedBy?: string[];
   recordedAt: string;
 }
 
@@ -52,6 +54,8 @@ export const ExchangeIndexEntrySchema = z.object({
   attempt: z.number().optional(),
   finishReason: z.string().nullable().optional(),
   error: z.string().optional(),
+  /** The checks that refused the answer (empty: it passed); absent when nobody reviewed it. */
+  refusedBy: z.array(z.string()).optional(),
   recordedAt: z.string(),
 });
 

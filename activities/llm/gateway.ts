@@ -94,11 +94,27 @@ export interface ChatOptions {
   signal?: AbortSignal;
   /** The run's settings (model per step, sampling, timeout, cache policy, prices); default: the process's. */
   llm?: LlmSettings;
+  /**
+   * Reviews an answer (fresh or from the cache) before it is recorded: the checks that refuse it,
+   * empty when it is usable. The exchange and its index entry carry them (`refusedBy`), so a run
+   * can tell what refused answers cost. A review that throws leaves the exchange unmarked.
+   */
+  review?: (answer: { text: string; finishReason: string | null }) => string[];
 }
 
 
 /** The part of an exchange record known before the call. */
 type ExchangeBase = Pick<ExchangeRecord, 'schema' | 'step' | 'functionId' | 'runId' | 'repoId' | 'promptId' | 'promptVersion' | 'attempt' | 'baseURL' | 'request' | 'cacheKey'>;
+
+/** The `refusedBy` of an answer the caller reviews; nothing when there is no review or it fails. */
+function reviewed(review: ChatOptions['review'], text: string, finishReason: string | null): { refusedBy?: string[] } {
+  if (!review) return {};
+  try {
+    return { refusedBy: [...new Set(review({ text, finishReason }))] };
+  } catch {
+    return {};
+  }
+}
 
 export class LlmGateway {
   /** One client per LLM timeout in use (the process's, and any run's own), each with its HTTP agent. */
@@ -172,18 +188,18 @@ export class LlmGateway {
 
     const useCache = this.cacheable(temperature, llm);
     if (useCache) {
-      const hit = await this.fromCache(cacheKey, base);
+      const hit = await this.fromCache(cacheKey, base, options.review);
       if (hit) return hit;
       // An identical request already on its way (a replay racing the original, two workflows
       // asking the same thing): wait for it and answer from the cache instead of paying twice.
       const pending = this.inFlight.get(cacheKey);
       if (pending) {
         await pending.catch(() => undefined);
-        const shared = await this.fromCache(cacheKey, base);
+        const shared = await this.fromCache(cacheKey, base, options.review);
         if (shared) return shared;
       }
     }
-    const call = this.callModel(req.messages, base, { useCache, signal: options.signal, llm });
+    const call = this.callModel(req.messages, base, { useCache, signal: options.signal, llm, review: options.review });
     if (useCache) {
       this.inFlight.set(cacheKey, call);
       const forget = () => {
@@ -195,7 +211,11 @@ export class LlmGateway {
   }
 
   /** One HTTP call to the endpoint, recorded whatever its outcome. */
-  private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean; signal?: AbortSignal; llm: LlmSettings }): Promise<ChatOutcome> {
+  private async callModel(
+    messages: ChatRequest['messages'],
+    base: ExchangeBase,
+    opts: { useCache: boolean; signal?: AbortSignal; llm: LlmSettings; review?: ChatOptions['review'] },
+  ): Promise<ChatOutcome> {
     const { model, temperature, maxTokens } = base.request;
     const { cacheKey } = base;
     const useCache = opts.useCache;
@@ -244,6 +264,7 @@ export class LlmGateway {
         latencyMs,
         queuedMs: Math.round(permit.waitedMs),
         cached: false,
+        ...reviewed(opts.review, text, finishReason),
         recordedAt: new Date().toISOString(),
       };
       const exchangeKey = await this.persist(record);
@@ -273,7 +294,7 @@ export class LlmGateway {
     }
   }
 
-  private async fromCache(cacheKey: string, base: ExchangeBase): Promise<ChatOutcome | undefined> {
+  private async fromCache(cacheKey: string, base: ExchangeBase, review?: ChatOptions['review']): Promise<ChatOutcome | undefined> {
     const started = performance.now();
     const cachedKey = await this.store.cacheGet(cacheKey);
     if (!cachedKey || !(await this.store.has(cachedKey))) return undefined;
@@ -290,6 +311,7 @@ export class LlmGateway {
       queuedMs: 0,
       cached: true,
       sourceExchangeKey: cachedKey,
+      ...reviewed(review, text, finishReason),
       recordedAt: new Date().toISOString(),
     });
     return { text, model: base.request.model, promptTokens: 0, completionTokens: 0, costUsd: 0, cached: true, latencyMs, finishReason, exchangeKey };
@@ -315,6 +337,7 @@ export class LlmGateway {
       attempt: record.attempt,
       finishReason: record.response?.finishReason ?? null,
       ...(record.error ? { error: record.error.message } : {}),
+      ...(record.refusedBy ? { refusedBy: record.refusedBy } : {}),
       recordedAt: record.recordedAt,
     });
     return exchangeKey;

@@ -157,6 +157,42 @@ function costSection(data: RunReportData): string {
   );
 }
 
+/** What refused answers (regenerations) cost, by the check that refused them and by step. */
+function regenerationsSection(data: RunReportData): string {
+  const r = data.summary.regenerations;
+  const head = `<h2 id="regenerations">Refused answers (regenerations)</h2>`;
+  if (!r) return `${head}<p class="muted">The run's summary does not count refused answers.</p>`;
+  const tokens = (f: { promptTokens: number; completionTokens: number }) => f.promptTokens + f.completionTokens;
+  const rate = r.reviewed > 0 ? r.calls / r.reviewed : null;
+  const share = data.usage && tokens(data.usage) > 0 ? tokens(r) / tokens(data.usage) : null;
+  const tiles = [
+    tile('refused answers', formatNumber(r.calls), `of ${formatNumber(r.reviewed)} reviewed (${pct(rate)})`),
+    tile('their tokens', formatNumber(tokens(r)), share === null ? '' : `${pct(share)} of the run's tokens`),
+    tile('their estimated cost', usd(r.costUsd)),
+  ];
+  const checks = Object.entries(r.byCheck).sort(([a, x], [b, y]) => y.calls - x.calls || a.localeCompare(b));
+  const checkRows = checks.map(
+    ([check, f]) => `<tr><td><code>${esc(check)}</code></td><td class="num">${formatNumber(f.calls)}</td><td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(usd(f.costUsd))}</td></tr>`,
+  );
+  const steps = Object.entries(r.byStep).sort(([a], [b]) => a.localeCompare(b));
+  const stepRows = steps.map(
+    ([step, f]) =>
+      `<tr><td>${esc(step)}</td><td class="num">${formatNumber(f.calls)} / ${formatNumber(f.reviewed)}</td><td class="num">${pct(f.reviewed > 0 ? f.calls / f.reviewed : null)}</td>` +
+      `<td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(usd(f.costUsd))}</td></tr>`,
+  );
+  const chart = barChart({ title: 'Refused answers by check', bars: checks.map(([check, f]) => ({ label: check, value: f.calls, color: PALETTE[3], note: `${formatNumber(tokens(f))} tokens` })) });
+  return (
+    `${head}<div class="tiles">${tiles.join('')}</div>` +
+    `<p class="muted">An answer that does not parse or fails a sanity check is asked again (or ends its step); its tokens are spent all the same. ` +
+    `A call refused by several checks counts under each of them, and once in the totals.</p>` +
+    `<div class="grid">${figure('Refused answers by check', chart)}<div>` +
+    `<table id="regenerations-by-check"><thead><tr><th>check</th><th class="num">refused calls</th><th class="num">tokens</th><th class="num">cost</th></tr></thead>` +
+    `<tbody>${checkRows.join('') || '<tr><td colspan="4" class="muted">no answer was refused</td></tr>'}</tbody></table>` +
+    `<h3>By step</h3><table id="regenerations-by-step"><thead><tr><th>step</th><th class="num">refused / reviewed</th><th class="num">rate</th><th class="num">tokens</th><th class="num">cost</th></tr></thead>` +
+    `<tbody>${stepRows.join('') || '<tr><td colspan="5" class="muted">no answer was reviewed</td></tr>'}</tbody></table></div></div>`
+  );
+}
+
 function packagesSection(data: RunReportData): string {
   const libs = Object.entries(data.statistics.libraries).slice(0, 25);
   const chart = barChart({ title: 'External libraries imported by the eval scripts', bars: libs.map(([name, n]) => ({ label: name, value: n })) });
@@ -232,6 +268,7 @@ ${funnelSection(data)}
 ${table4(data)}
 ${distributions(data)}
 ${costSection(data)}
+${regenerationsSection(data)}
 ${packagesSection(data)}
 ${recordsTable(data, links)}
 ${rejectionsTable(data, links)}

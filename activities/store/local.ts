@@ -25,6 +25,7 @@ import { FileArtifacts, writeFileAtomic, type ArtifactKey } from '../artifacts/s
 import type { FunctionStage } from '../contracts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchange';
 import { addUsage, emptyUsage, type UsageTotals } from '../llm/cost';
+import { addRefusal, emptyRefusals, type RefusalTotals } from '../llm/refusals';
 import { SnapshotStore } from '../sources/snapshot';
 import {
   RepoProgressSchema,
@@ -126,7 +127,7 @@ export class LocalStore extends FileArtifacts implements Store {
   private readonly snapshots: SnapshotStore;
   private id: string | null = null;
   /** Per run: how far its exchange index was read, and the totals up to there (the index only grows). */
-  private readonly usageRead = new Map<string, { offset: number; totals: UsageTotals }>();
+  private readonly usageRead = new Map<string, { offset: number; totals: UsageTotals; refusals: RefusalTotals }>();
   /** Per run: each record file's modification time and stage, so counting reads only what changed. */
   private readonly stageCache = new Map<string, Map<string, { mtimeMs: number; stage: FunctionStage }>>();
 
@@ -189,26 +190,41 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async runUsage(runId: string): Promise<UsageTotals> {
+    return (await this.readRunExchanges(runId)).totals;
+  }
+
+  async runRefusals(runId: string): Promise<RefusalTotals> {
+    return structuredClone((await this.readRunExchanges(runId)).refusals);
+  }
+
+  /** Reads what was appended to the run's exchange index since the last call, and adds it to the run's totals. */
+  private async readRunExchanges(runId: string): Promise<{ totals: UsageTotals; refusals: RefusalTotals }> {
     const file = path.join(this.runDir(runId), 'exchanges.jsonl');
-    const seen = this.usageRead.get(runId) ?? { offset: 0, totals: emptyUsage() };
+    const seen = this.usageRead.get(runId) ?? { offset: 0, totals: emptyUsage(), refusals: emptyRefusals() };
     let handle: fsp.FileHandle;
     try {
       handle = await fsp.open(file, 'r');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return seen.totals;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return seen;
       throw err;
     }
     try {
       const { size } = await handle.stat();
-      if (size <= seen.offset) return seen.totals;
+      if (size <= seen.offset) return seen;
       const buf = Buffer.alloc(size - seen.offset);
       await handle.read(buf, 0, buf.length, seen.offset);
       // Only whole lines count; a line being appended is read next time.
       const end = buf.lastIndexOf(0x0a) + 1;
       let totals = seen.totals;
-      for (const e of jsonLines(buf.subarray(0, end).toString('utf8'), ExchangeIndexEntrySchema)) if (e.runId === runId) totals = addUsage(totals, e);
-      this.usageRead.set(runId, { offset: seen.offset + end, totals });
-      return totals;
+      const refusals = structuredClone(seen.refusals);
+      for (const e of jsonLines(buf.subarray(0, end).toString('utf8'), ExchangeIndexEntrySchema)) {
+        if (e.runId !== runId) continue;
+        totals = addUsage(totals, e);
+        addRefusal(refusals, e);
+      }
+      const next = { offset: seen.offset + end, totals, refusals };
+      this.usageRead.set(runId, next);
+      return next;
     } finally {
       await handle.close();
     }

@@ -17,10 +17,12 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
+import { z } from 'zod';
 import { artifactKeyOf, isArtifactKey, type ArtifactKey } from '../artifacts/store';
 import type { FunctionStage } from '../contracts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchange';
 import type { UsageTotals } from '../llm/cost';
+import { addRefusal, emptyRefusals, type RefusalTotals } from '../llm/refusals';
 import { packTree, SnapshotStore } from '../sources/snapshot';
 import { migrate } from './postgres-migrations';
 import {
@@ -301,6 +303,25 @@ export class PostgresStore implements Store {
       costUsd: Number(row.cost ?? 0),
       latencyMs: Number(row.latency ?? 0),
     };
+  }
+
+  async runRefusals(runId: string): Promise<RefusalTotals> {
+    // Grouped by step and by the (few) distinct lists of refusing checks, then folded here.
+    const r = await this.pool.query<{ step: string | null; refused: string; n: string; prompt: string | null; completion: string | null; cost: string | null }>(
+      `SELECT entry->>'step' AS step, entry->>'refusedBy' AS refused, count(*) AS n,
+              sum((entry->>'promptTokens')::numeric) AS prompt,
+              sum((entry->>'completionTokens')::numeric) AS completion,
+              sum((entry->>'costUsd')::numeric) AS cost
+         FROM exchanges WHERE run_id = $1 AND entry->>'refusedBy' IS NOT NULL
+        GROUP BY 1, 2`,
+      [runId],
+    );
+    const totals = emptyRefusals();
+    for (const row of r.rows) {
+      const refusedBy = z.array(z.string()).parse(JSON.parse(row.refused));
+      addRefusal(totals, { step: row.step ?? undefined, refusedBy, promptTokens: Number(row.prompt ?? 0), completionTokens: Number(row.completion ?? 0), costUsd: Number(row.cost ?? 0) }, Number(row.n));
+    }
+    return totals;
   }
 
   async cacheGet(cacheKey: string): Promise<ArtifactKey | null> {

@@ -12,6 +12,7 @@ import type { ArtifactKey, Artifacts } from '../artifacts/store';
 import type { FunctionStage, RepoOutcome } from '../contracts';
 import type { ExchangeIndexEntry } from '../llm/exchange';
 import type { UsageTotals } from '../llm/cost';
+import type { RefusalTotals } from '../llm/refusals';
 import { StoredRecordSchema, type StoredRecord } from '../dataset/records';
 
 export type { StoredRecord };
@@ -103,6 +104,8 @@ export interface Store extends Artifacts {
   listRunExchanges(runId: string): AsyncIterable<ExchangeIndexEntry>;
   /** The run's LLM calls, tokens and cost so far, aggregated by the store (cheap enough to ask every few seconds). */
   runUsage(runId: string): Promise<UsageTotals>;
+  /** The run's refused answers so far (calls, tokens, cost; by check and step), aggregated by the store like `runUsage`. */
+  runRefusals(runId: string): Promise<RefusalTotals>;
   cacheGet(cacheKey: string): Promise<ArtifactKey | null>;
   cachePut(cacheKey: string, exchangeKey: ArtifactKey): Promise<void>;
 

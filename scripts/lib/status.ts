@@ -13,6 +13,7 @@ import type { FunctionStage } from '../../activities/contracts';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
 import type { UsageTotals } from '../../activities/llm/cost';
+import { formatRefusals, type RefusalTotals } from '../../activities/llm/refusals';
 import type { LlmStep } from '../../activities/llm/types';
 import type { RunManifest, Store } from '../../activities/store/types';
 
@@ -67,6 +68,8 @@ export interface RunStatus {
   };
   /** LLM calls of the run so far (exchanges in the store). */
   llm: UsageTotals;
+  /** Of those, the answers refused (unparseable, failing a sanity check) and what they cost, by check. */
+  refused: RefusalTotals;
   /** What Temporal says, when it was asked and answered. */
   temporal: { crawl: string | null; runningFunctions: number } | { error: string } | null;
 }
@@ -83,7 +86,7 @@ export interface RunStatusOptions {
 export async function runStatus(store: Store, runId: string, options: RunStatusOptions = {}): Promise<RunStatus> {
   const manifest = await store.getRun(runId);
   if (!manifest) throw new RunNotFoundError(`no run ${runId} in the store at ${store.location}`);
-  const [repos, counts, llm] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId)]);
+  const [repos, counts, llm, refused] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId), store.runRefusals(runId)]);
   const candidates = repos.reduce((n, r) => n + r.outcome.candidates, 0);
   const temporal = options.client ? await temporalStatus(options.client, runId) : null;
   // Running functions by stage: Temporal knows each one's stage (a search attribute it updates as
@@ -115,6 +118,7 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
       inProgressByStage,
     },
     llm,
+    refused,
     temporal: temporal && 'byStage' in temporal ? { crawl: temporal.crawl, runningFunctions: temporal.runningFunctions } : temporal,
   };
 }
@@ -180,10 +184,18 @@ export function formatRunStatus(s: RunStatus): string {
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
     `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
     `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt + ${s.llm.completionTokens} completion tokens, estimated $${s.llm.costUsd.toFixed(4)}`,
+    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated $${s.refused.costUsd.toFixed(4)}${refusalChecks(s.refused)}`,
   ];
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
   else if (s.temporal) lines.push(`Temporal: crawl workflow ${s.temporal.crawl ?? 'not found'}, ${s.temporal.runningFunctions} function workflow(s) running`);
   return lines.join('\n');
+}
+
+function refusalChecks(r: RefusalTotals): string {
+  const checks = Object.entries(r.byCheck)
+    .sort(([a, x], [b, y]) => y.calls - x.calls || a.localeCompare(b))
+    .map(([check, f]) => `${check}: ${f.calls} (${f.promptTokens + f.completionTokens} tokens, $${f.costUsd.toFixed(4)})`);
+  return checks.length ? ` (by check: ${checks.join(', ')})` : '';
 }
 
 /** How far back the finishing rate is measured for the estimate of the time left. */
@@ -265,6 +277,7 @@ export function formatProgressLine(p: ProgressSample): string {
     `functions ${s.functions.finished}/${s.repositories.listed < s.repositories.total ? '~' : ''}${p.expectedFunctions}${running ? ` (running: ${running})` : ''}`,
     `accepted ${s.functions.accepted}, rejected ${s.functions.rejected}`,
     `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
+    `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, $${s.refused.costUsd.toFixed(2)}`,
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,
   ].join(' | ');
 }

@@ -44,6 +44,16 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(usage.byRepo.textkit.calls).toBe(usage.total.calls);
     expect(usage.byStep.debug.calls).toBe(1);
     expect(usage.byStep.coverage.calls).toBe(1);
+    // word_frequencies' first tests answer reaches both implementations only through a helper:
+    // RepoST's literal rule (the default) refuses it once, and the run says what that cost.
+    const regenerations = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')).regenerations;
+    expect(regenerations).toMatchObject({
+      calls: 1,
+      byCheck: { test_calls_target: { calls: 1 }, test_calls_new_implementation: { calls: 1 } },
+      byStep: { tests: { calls: 1, reviewed: 5 }, sandbox: { calls: 0 }, debug: { calls: 0 }, coverage: { calls: 0 } },
+    });
+    expect(regenerations.promptTokens).toBeGreaterThan(100);
+    expect(usage.byStep.tests.calls).toBe(5);
 
     const records = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r));
     const byName = Object.fromEntries(records.map((r) => [r.qualname, r]));
@@ -58,6 +68,7 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(byName.word_frequencies!.coverage_rounds).toBe(1);
     expect(byName.word_frequencies!.sandbox_ast_check).toBe(false);
     expect(byName.word_frequencies!.sandbox_functionality_check).toBe('same');
+    expect(byName.word_frequencies!.prompt_versions.tests).toMatch(/\+follow-up@/);
     for (const r of records) {
       expect(r.coverage_rate).toBe(1);
       expect(r.test_correctness_check).toBe('yes');
@@ -167,6 +178,18 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(usage.total.calls).toBeGreaterThan(0);
     expect(usage.total.cachedCalls).toBe(usage.total.calls);
     expect(usage.total.promptTokens + usage.total.completionTokens).toBe(0);
+  });
+
+  it('with loops.sanity.testCalls=reachable the helper-based tests answer is accepted at once', async () => {
+    const config = { ...factory.config, loops: { ...factory.config.loops, sanity: { testCalls: 'reachable' as const } } };
+    const summary = await runCrawl({ config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo-reachable' });
+    expect(summary).toMatchObject({ functions: 4, accepted: 3, rejected: 1 });
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8'));
+    // The first answers come from the cache, reviewed under the run's own rule: none is refused.
+    expect(file.regenerations).toMatchObject({ calls: 0, byStep: { tests: { calls: 0, reviewed: 4 } } });
+    expect(file.llm.byStep.tests.calls).toBe(4);
+    const wf = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r)).find((r) => r.qualname === 'word_frequencies')!;
+    expect(wf.prompt_versions.tests).not.toMatch(/follow-up/);
   });
 });
 

@@ -209,6 +209,30 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     expect(await store.cacheGet(cacheKey)).toBe(exchange('fa', 'run-x', 3).exchangeKey);
   });
 
+  it('aggregates the refused answers of a run by check and by step', async () => {
+    const reviewed = (n: number, refusedBy: string[] | undefined, runId = 'run-r') => ({ ...exchange(`f${n}`, runId, n), ...(refusedBy ? { refusedBy } : {}) });
+    await store.appendExchange(reviewed(11, ['test_calls_target', 'test_calls_new_implementation'])); // tests, 111 prompt tokens
+    await store.appendExchange(reviewed(13, ['test_calls_target'])); // tests, 113
+    await store.appendExchange(reviewed(15, [])); // tests, passed
+    await store.appendExchange(reviewed(12, ['parse_truncated'])); // sandbox, 112
+    await store.appendExchange(reviewed(14, undefined)); // never reviewed
+    await store.appendExchange(reviewed(17, ['test_calls_target'], 'run-other'));
+    const r = await store.runRefusals('run-r');
+    expect(r).toMatchObject({ calls: 3, reviewed: 4, promptTokens: 336, completionTokens: 60 });
+    expect(r.costUsd).toBeCloseTo(0.003, 9);
+    expect(r.byCheck).toEqual({
+      test_calls_target: expect.objectContaining({ calls: 2, promptTokens: 224 }),
+      test_calls_new_implementation: expect.objectContaining({ calls: 1, promptTokens: 111 }),
+      parse_truncated: expect.objectContaining({ calls: 1, promptTokens: 112 }),
+    });
+    expect(r.byStep.tests).toMatchObject({ calls: 2, reviewed: 3 });
+    expect(r.byStep.sandbox).toMatchObject({ calls: 1, reviewed: 1 });
+    // Asked again after more calls, it counts those too.
+    await store.appendExchange(reviewed(19, ['test_has_assertions']));
+    expect(await store.runRefusals('run-r')).toMatchObject({ calls: 4, reviewed: 5 });
+    expect((await store.runRefusals('nobody')).calls).toBe(0);
+  });
+
   it('registers a run once, and updates it', async () => {
     const manifest = await store.createRun(newRun('run-1'));
     expect(manifest).toMatchObject({ runId: 'run-1', status: 'running', resumed: 0, kind: 'crawl', storeId: await store.storeId() });

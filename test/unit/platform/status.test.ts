@@ -21,8 +21,21 @@ function rejected(id: string, stage: string): StoredRecord {
   return { accepted: false, fn, rejection: { function_id: id, repo_name: fn.repoId, func_path: fn.path, qualname: fn.qualname, split: 'train', stage, reason: 'r', debug_rounds: 0, coverage_rounds: 0, llm_tokens: 0 } };
 }
 
-function exchange(functionId: string, step: string, tokens: number, cached = false): ExchangeIndexEntry {
-  return { exchangeKey: `sha256-${String(tokens).padStart(64, '0')}`, step, model: 'm', cached, promptTokens: tokens, completionTokens: 1, costUsd: 0.5, latencyMs: 1, functionId, runId: 'run-s', recordedAt: '2026-01-01T00:00:00.000Z' };
+function exchange(functionId: string, step: string, tokens: number, cached = false, refusedBy?: string[]): ExchangeIndexEntry {
+  return {
+    exchangeKey: `sha256-${String(tokens).padStart(64, '0')}`,
+    step,
+    model: 'm',
+    cached,
+    promptTokens: tokens,
+    completionTokens: 1,
+    costUsd: 0.5,
+    latencyMs: 1,
+    functionId,
+    runId: 'run-s',
+    ...(refusedBy ? { refusedBy } : {}),
+    recordedAt: '2026-01-01T00:00:00.000Z',
+  };
 }
 
 describe('runStatus', () => {
@@ -37,7 +50,16 @@ describe('runStatus', () => {
     await store.putRecord('run-s', rejected('f1', 'execute'));
     const accepted = rejected('f2', 'x');
     await store.putRecord('run-s', { accepted: true, fn: accepted.fn, record: datasetRecordOf(accepted.fn, 'run-s', { orig_func: '', eval_script: '', commit_id: 'c', llm_tokens: 3 }) });
-    for (const e of [exchange('f1', 'sandbox', 10), exchange('f3', 'aggregate', 20), exchange('f3', 'tests', 30), exchange('f4', 'tests', 40), exchange('f4', 'debug', 50), exchange('f4', 'debug', 60, true)]) await store.appendExchange(e);
+    // f3's tests answer was refused (it reached the new implementation only through a helper); f4's passed.
+    for (const e of [
+      exchange('f1', 'sandbox', 10, false, []),
+      exchange('f3', 'aggregate', 20, false, []),
+      exchange('f3', 'tests', 30, false, ['test_calls_target', 'test_calls_new_implementation']),
+      exchange('f4', 'tests', 40, false, []),
+      exchange('f4', 'debug', 50),
+      exchange('f4', 'debug', 60, true),
+    ])
+      await store.appendExchange(e);
 
     const s = await runStatus(store, 'run-s');
     expect(s).toMatchObject({
@@ -48,9 +70,11 @@ describe('runStatus', () => {
       repositories: { total: 3, listed: 2, done: 1, skipped: 1 },
       functions: { candidates: 5, finished: 2, accepted: 1, rejected: 1, rejectedByStage: { execute: 1 }, inProgressByStage: { tests: 1, debug: 1, prepare: 1 } },
       llm: { calls: 6, cachedCalls: 1, promptTokens: 210, completionTokens: 6, costUsd: 3 },
+      refused: { calls: 1, reviewed: 4, promptTokens: 30, completionTokens: 1, costUsd: 0.5, byCheck: { test_calls_target: { calls: 1 }, test_calls_new_implementation: { calls: 1 } } },
       temporal: null,
     });
     const text = formatRunStatus(s);
+    expect(text).toContain('refused answers: 1 of 4 reviewed, 31 tokens, estimated $0.5000 (by check: test_calls_new_implementation: 1 (31 tokens, $0.5000), test_calls_target: 1 (31 tokens, $0.5000))');
     expect(text).toContain('repositories: 1/3 done (2 listed, 1 skipped)');
     expect(text).toContain('functions: 2/5 finished, 1 accepted, 1 rejected');
     expect(text).toContain('in progress by stage: tests: 1, debug: 1, prepare: 1');
@@ -72,6 +96,20 @@ describe('ProgressTracker', () => {
       repositories: { total: 4, listed, done: listed - 1, skipped: 0 },
       functions: { candidates: listed * 50, finished, accepted: finished - 1, rejected: 1, rejectedByStage: { debug: 1 }, inProgressByStage: { tests: 3, test_check: 1 } },
       llm: { calls: 1200, cachedCalls: 0, promptTokens: 2_000_000, completionTokens: 500_000, costUsd: 12.5, latencyMs: 0 },
+      refused: {
+        calls: 30,
+        reviewed: 500,
+        promptTokens: 90_000,
+        completionTokens: 30_000,
+        costUsd: 0.75,
+        byCheck: {
+          test_calls_target: { calls: 19, promptTokens: 57_000, completionTokens: 19_000, costUsd: 0.5 },
+          parse_truncated: { calls: 8, promptTokens: 24_000, completionTokens: 8_000, costUsd: 0.2 },
+          test_has_assertions: { calls: 2, promptTokens: 6_000, completionTokens: 2_000, costUsd: 0.03 },
+          main_block_exists: { calls: 1, promptTokens: 3_000, completionTokens: 1_000, costUsd: 0.02 },
+        },
+        byStep: {},
+      },
       temporal: null,
     });
     const first = tracker.add(status(20, 2));
@@ -85,6 +123,9 @@ describe('ProgressTracker', () => {
     expect(second.etaMs).toBe(5 * 60_000);
     expect(second.elapsedMs).toBe(11 * 60_000);
     const line = formatProgressLine(second);
-    expect(line).toBe('repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | LLM 1200 calls, 2.5M tokens, $12.50 | 11m00s elapsed, ~5m00s left');
+    expect(line).toBe(
+      'repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | LLM 1200 calls, 2.5M tokens, $12.50 | ' +
+        '30 refused (test_calls_target 19, parse_truncated 8, test_has_assertions 2): 120k tokens, $0.75 | 11m00s elapsed, ~5m00s left',
+    );
   });
 });

@@ -43,7 +43,26 @@ async function storeRun(dataDir: string): Promise<{ store: LocalStore; outDir: s
   await store.putRecord('r1', rejected);
   await store.updateRun('r1', {
     status: 'finished',
-    summary: { runId: 'r1', repositories: 1, functions: 2, accepted: 1, rejected: 1, funnel: { prepare: 2, execute: 2, accepted: 1 }, rejectedAt: { execute: 1 }, skippedRepos: [] },
+    summary: {
+      runId: 'r1',
+      repositories: 1,
+      functions: 2,
+      accepted: 1,
+      rejected: 1,
+      funnel: { prepare: 2, execute: 2, accepted: 1 },
+      rejectedAt: { execute: 1 },
+      skippedRepos: [],
+      llm: { total: { calls: 8, cachedCalls: 0, promptTokens: 900, completionTokens: 100, costUsd: 0.01, latencyMs: 0 }, byRepo: {}, byStep: {} },
+      regenerations: {
+        calls: 2,
+        reviewed: 6,
+        promptTokens: 240,
+        completionTokens: 10,
+        costUsd: 0.002,
+        byCheck: { test_calls_target: { calls: 2, promptTokens: 240, completionTokens: 10, costUsd: 0.002 }, parse_truncated: { calls: 1, promptTokens: 120, completionTokens: 5, costUsd: 0.001 } },
+        byStep: { tests: { calls: 2, reviewed: 4, promptTokens: 240, completionTokens: 10, costUsd: 0.002 }, sandbox: { calls: 0, reviewed: 2, promptTokens: 0, completionTokens: 0, costUsd: 0 } },
+      },
+    },
   });
   // An exchange of the rejected function whose recorded body is missing from the artifacts.
   await store.appendExchange({
@@ -82,6 +101,19 @@ describe('run report', () => {
     expect(fs.readFileSync(path.join(runDir, 'report/scripts/fn1.py'), 'utf8')).toContain('</script><script>alert(2)');
     const rejected = fs.readFileSync(path.join(runDir, 'report/exchanges/fn2.html'), 'utf8');
     expect(rejected).toMatch(/1\. exchange sha256-0+ cannot be read: artifact sha256-0+ is missing/);
+  });
+
+  it('shows what refused answers cost, by check and by step', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir);
+    const html = fs.readFileSync((await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir)).file, 'utf8');
+    const section = html.slice(html.indexOf('id="regenerations"'), html.indexOf('id="packages"'));
+    expect(section).toContain('of 6 reviewed (33.3%)');
+    expect(section).toContain('25.0% of the run');
+    expect(section).toMatch(/<code>test_calls_target<\/code><\/td><td class="num">2<\/td><td class="num">250<\/td><td class="num">\$0\.002000<\/td>/);
+    expect(section).toMatch(/<td>tests<\/td><td class="num">2 \/ 4<\/td><td class="num">50\.0%<\/td>/);
+    // Checks with most refusals first.
+    expect(section.indexOf('test_calls_target')).toBeLessThan(section.indexOf('parse_truncated'));
   });
 
   it('a run id or folder that names no run is a clear error', async () => {
