@@ -201,6 +201,30 @@ export class FunnelCounter {
   }
 }
 
+/**
+ * The rounds that ran: how many functions had at least one debug (coverage) round, and how many
+ * rounds they had in all. The funnel counts a function as reaching the debug and coverage stages
+ * once it passed the stages before them, whether or not a round was needed; these say how many
+ * needed one.
+ */
+export interface RoundsRan {
+  debug: { functions: number; rounds: number };
+  coverage: { functions: number; rounds: number };
+}
+
+export function emptyRoundsRan(): RoundsRan {
+  return { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } };
+}
+
+/** Counts one function's rounds into `totals` (in place). */
+export function addRoundsRan(totals: RoundsRan, r: { debug_rounds: number; coverage_rounds: number }): RoundsRan {
+  if (r.debug_rounds > 0) totals.debug.functions += 1;
+  totals.debug.rounds += r.debug_rounds;
+  if (r.coverage_rounds > 0) totals.coverage.functions += 1;
+  totals.coverage.rounds += r.coverage_rounds;
+  return totals;
+}
+
 /** Writes lines to a file through a stream (bounded memory), atomically: temporary file, then rename. */
 export class JsonLinesWriter {
   private readonly tmp: string;

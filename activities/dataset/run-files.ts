@@ -10,12 +10,17 @@ import * as path from 'node:path';
 import type { FunctionRef, FunctionStage, RunSummary } from '../contracts';
 import { addRefusal, emptyRefusals, type RefusalTotals } from '../llm/refusals';
 import { allRecords, type Store } from '../store/types';
-import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
+import { FunnelCounter, JsonLinesWriter, UsageCounter, addRoundsRan, emptyRoundsRan, runPaths, writeFileAtomic, type RoundsRan } from './records';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 
 /** `summary.json`: the small summary a crawl workflow returns, and the rest of the run's figures. */
 export interface RunSummaryFile extends RunSummary {
   rejectedAt: Record<string, number>;
+  /**
+   * The debug and coverage rounds that ran: functions with at least one round and rounds in all
+   * (the funnel counts a function as reaching those stages once it passed the ones before).
+   */
+  rounds: RoundsRan;
   bySplit: Record<string, { accepted: number; rejected: number }>;
   /** Candidates without a record (only when the run did not finish). */
   missingRecords: number;
@@ -55,6 +60,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const funnel = new FunnelCounter();
   const bySplit: Record<string, { accepted: number; rejected: number }> = {};
   const statistics = new StatisticsBuilder();
+  const rounds = emptyRoundsRan();
   let accepted = 0;
   let rejected = 0;
   let n = 0;
@@ -62,6 +68,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     if (++n % 200 === 0) progress.tick?.();
     if (!candidates.has(r.fn.functionId)) continue;
     const split = (bySplit[r.fn.split] ??= { accepted: 0, rejected: 0 });
+    addRoundsRan(rounds, r.accepted ? r.record : r.rejection);
     if (r.accepted) {
       accepted += 1;
       split.accepted += 1;
@@ -90,6 +97,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     rejected,
     funnel: reached,
     rejectedAt,
+    rounds,
     bySplit,
     missingRecords: candidates.size - (accepted + rejected),
     skippedRepos: repos.filter((r) => r.outcome.skipped).map((r) => ({ source: r.outcome.source, reason: r.outcome.skipped! })),

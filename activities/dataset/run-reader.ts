@@ -38,6 +38,13 @@ export const RunSummaryFileSchema = z.looseObject({
   rejected: z.number(),
   funnel: z.record(z.string(), z.number()),
   rejectedAt: z.record(z.string(), z.number()).default({}),
+  /** Rounds that ran (absent in summaries written before they were counted). */
+  rounds: z
+    .object({
+      debug: z.object({ functions: z.number(), rounds: z.number() }),
+      coverage: z.object({ functions: z.number(), rounds: z.number() }),
+    })
+    .optional(),
   skippedRepos: z.array(z.object({ source: z.unknown(), reason: z.string() })).default([]),
   llm: z
     .object({

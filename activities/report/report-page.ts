@@ -99,11 +99,21 @@ function funnelSection(data: RunReportData): string {
     title: 'Rejections by stage',
     bars: REJECTION_STAGES.filter((s) => (rejectedAt[s] ?? 0) > 0).map((s) => ({ label: s, value: rejectedAt[s]!, color: PALETTE[3] })),
   });
+  // Reaching debug or coverage means passing the stages before them; how many needed a round is apart.
+  const rounds = data.summary.rounds;
+  const roundsTable = rounds
+    ? `<table id="rounds-ran"><thead><tr><th>rounds that ran</th><th class="num">functions with a round</th><th class="num">rounds in all</th><th class="num">functions that reached the stage</th></tr></thead><tbody>` +
+      (['debug', 'coverage'] as const)
+        .map((k) => `<tr><td>${k}</td><td class="num">${formatNumber(rounds[k].functions)}</td><td class="num">${formatNumber(rounds[k].rounds)}</td><td class="num">${formatNumber(funnel[k] ?? 0)}</td></tr>`)
+        .join('') +
+      `</tbody></table><p class="muted">The funnel counts a function as reaching debug and coverage once it passed the stages before them; the rounds that ran are counted here.</p>`
+    : '';
   const reasonRows = data.reasons.map(
     (g) => `<tr><td>${esc(g.stage)}</td><td>${esc(g.reasonKind)}</td><td class="num">${g.count}</td><td class="reason">${esc(g.example)}</td></tr>`,
   );
   return (
     `<h2 id="funnel">Funnel and rejections</h2><div class="grid">${figure('Funnel: functions that reached each stage', funnelChart)}${figure('Rejections by stage', rejectedChart)}</div>` +
+    roundsTable +
     `<h3>Rejections by stage and reason</h3><table id="reasons"><thead><tr><th>stage</th><th>reason</th><th class="num">count</th><th>example</th></tr></thead><tbody>${reasonRows.join('') || '<tr><td colspan="4" class="muted">no rejections</td></tr>'}</tbody></table>`
   );
 }

@@ -27,6 +27,7 @@ import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchan
 import { addUsage, emptyUsage, type UsageTotals } from '../llm/cost';
 import { addRefusal, emptyRefusals, type RefusalTotals } from '../llm/refusals';
 import { SnapshotStore } from '../sources/snapshot';
+import { addRoundsRan, emptyRoundsRan } from '../dataset/records';
 import {
   RepoProgressSchema,
   RunExistsError,
@@ -121,6 +122,14 @@ async function appendLine(file: string, line: string): Promise<void> {
   }
 }
 
+/** What counting needs of a record file, kept while the file is unchanged. */
+interface CountedRecord {
+  mtimeMs: number;
+  stage: FunctionStage;
+  debug_rounds: number;
+  coverage_rounds: number;
+}
+
 export class LocalStore extends FileArtifacts implements Store {
   readonly kind = 'local' as const;
   readonly location: string;
@@ -128,8 +137,8 @@ export class LocalStore extends FileArtifacts implements Store {
   private id: string | null = null;
   /** Per run: how far its exchange index was read, and the totals up to there (the index only grows). */
   private readonly usageRead = new Map<string, { offset: number; totals: UsageTotals; refusals: RefusalTotals }>();
-  /** Per run: each record file's modification time and stage, so counting reads only what changed. */
-  private readonly stageCache = new Map<string, Map<string, { mtimeMs: number; stage: FunctionStage }>>();
+  /** Per run: each record file's modification time, stage and rounds, so counting reads only what changed. */
+  private readonly stageCache = new Map<string, Map<string, CountedRecord>>();
 
   constructor(readonly dataDir: string) {
     super(path.join(dataDir, 'artifacts'));
@@ -309,28 +318,30 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async countRecords(runId: string): Promise<RecordCounts> {
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {} };
-    const known = this.stageCache.get(runId) ?? new Map<string, { mtimeMs: number; stage: FunctionStage }>();
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() };
+    const known = this.stageCache.get(runId) ?? new Map<string, CountedRecord>();
     this.stageCache.set(runId, known);
     for (const name of await this.recordNames(runId)) {
       const file = path.join(this.recordsDir(runId), name);
-      let stage: FunctionStage;
+      let counted: CountedRecord;
       try {
         const { mtimeMs } = await fsp.stat(file);
         const cached = known.get(name);
-        if (cached && cached.mtimeMs === mtimeMs) stage = cached.stage;
+        if (cached && cached.mtimeMs === mtimeMs) counted = cached;
         else {
           const r = StoredRecordSchema.parse(JSON.parse(await fsp.readFile(file, 'utf8')));
-          stage = r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage);
-          known.set(name, { mtimeMs, stage });
+          const row = r.accepted ? r.record : r.rejection;
+          counted = { mtimeMs, stage: r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage), debug_rounds: row.debug_rounds, coverage_rounds: row.coverage_rounds };
+          known.set(name, counted);
         }
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw err;
       }
       counts.total += 1;
-      if (stage === 'accepted') counts.accepted += 1;
-      counts.byStage[stage] = (counts.byStage[stage] ?? 0) + 1;
+      if (counted.stage === 'accepted') counts.accepted += 1;
+      counts.byStage[counted.stage] = (counts.byStage[counted.stage] ?? 0) + 1;
+      addRoundsRan(counts.rounds, counted);
     }
     return counts;
   }

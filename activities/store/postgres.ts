@@ -24,6 +24,7 @@ import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchan
 import type { UsageTotals } from '../llm/cost';
 import { addRefusal, emptyRefusals, type RefusalTotals } from '../llm/refusals';
 import { packTree, SnapshotStore } from '../sources/snapshot';
+import { emptyRoundsRan } from '../dataset/records';
 import { migrate } from './postgres-migrations';
 import {
   RepoProgressSchema,
@@ -410,13 +411,24 @@ export class PostgresStore implements Store {
   }
 
   async countRecords(runId: string): Promise<RecordCounts> {
-    const r = await this.pool.query<{ stage: string; n: string }>('SELECT stage, count(*) AS n FROM records WHERE run_id = $1 GROUP BY stage', [runId]);
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {} };
+    const rounds = (field: string) => `COALESCE((record->'record'->>'${field}')::int, (record->'rejection'->>'${field}')::int, 0)`;
+    const r = await this.pool.query<{ stage: string; n: string; debug_fns: string; debug: string; coverage_fns: string; coverage: string }>(
+      `SELECT stage, count(*) AS n,
+              sum(CASE WHEN ${rounds('debug_rounds')} > 0 THEN 1 ELSE 0 END) AS debug_fns, sum(${rounds('debug_rounds')}) AS debug,
+              sum(CASE WHEN ${rounds('coverage_rounds')} > 0 THEN 1 ELSE 0 END) AS coverage_fns, sum(${rounds('coverage_rounds')}) AS coverage
+         FROM records WHERE run_id = $1 GROUP BY stage`,
+      [runId],
+    );
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() };
     for (const row of r.rows) {
       const n = Number(row.n);
       counts.total += n;
       if (row.stage === 'accepted') counts.accepted += n;
       counts.byStage[row.stage as FunctionStage] = n;
+      counts.rounds.debug.functions += Number(row.debug_fns);
+      counts.rounds.debug.rounds += Number(row.debug);
+      counts.rounds.coverage.functions += Number(row.coverage_fns);
+      counts.rounds.coverage.rounds += Number(row.coverage);
     }
     return counts;
   }

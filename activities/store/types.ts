@@ -13,7 +13,7 @@ import type { FunctionStage, RepoOutcome } from '../contracts';
 import type { ExchangeIndexEntry } from '../llm/exchange';
 import type { UsageTotals } from '../llm/cost';
 import type { RefusalTotals } from '../llm/refusals';
-import { StoredRecordSchema, type StoredRecord } from '../dataset/records';
+import { StoredRecordSchema, type RoundsRan, type StoredRecord } from '../dataset/records';
 
 export type { StoredRecord };
 
@@ -83,6 +83,8 @@ export interface RecordCounts {
   total: number;
   accepted: number;
   byStage: Partial<Record<FunctionStage, number>>;
+  /** Debug and coverage rounds that ran, over the records so far. */
+  rounds: RoundsRan;
 }
 
 export interface Store extends Artifacts {

@@ -11,7 +11,7 @@
 import type { Client } from '@temporalio/client';
 import type { FunctionStage } from '../../activities/contracts';
 import { candidateIds } from '../../activities/dataset/run-files';
-import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
+import { REJECTION_STAGES, STAGE_ORDER, type RoundsRan } from '../../activities/dataset/records';
 import type { UsageTotals } from '../../activities/llm/cost';
 import { formatRefusals, type RefusalTotals } from '../../activities/llm/refusals';
 import type { LlmStep } from '../../activities/llm/types';
@@ -65,6 +65,8 @@ export interface RunStatus {
      * them ('prepare': no LLM step yet, waiting or being prepared).
      */
     inProgressByStage: Partial<Record<FunctionStage, number>>;
+    /** Debug and coverage rounds that ran, over the functions finished so far. */
+    rounds: RoundsRan;
   };
   /** LLM calls of the run so far (exchanges in the store). */
   llm: UsageTotals;
@@ -116,6 +118,7 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
       rejected: counts.total - counts.accepted,
       rejectedByStage,
       inProgressByStage,
+      rounds: counts.rounds,
     },
     llm,
     refused,
@@ -183,12 +186,18 @@ export function formatRunStatus(s: RunStatus): string {
     `functions: ${s.functions.finished}/${s.functions.candidates} finished, ${s.functions.accepted} accepted, ${s.functions.rejected} rejected`,
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
     `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
+    `  rounds that ran: ${formatRounds(s.functions.rounds)}`,
     `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt + ${s.llm.completionTokens} completion tokens, estimated $${s.llm.costUsd.toFixed(4)}`,
     `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated $${s.refused.costUsd.toFixed(4)}${refusalChecks(s.refused)}`,
   ];
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
   else if (s.temporal) lines.push(`Temporal: crawl workflow ${s.temporal.crawl ?? 'not found'}, ${s.temporal.runningFunctions} function workflow(s) running`);
   return lines.join('\n');
+}
+
+/** "debug 3 function(s), 5 round(s); coverage 2 function(s), 2 round(s)". */
+export function formatRounds(r: RoundsRan): string {
+  return `debug ${r.debug.functions} function(s), ${r.debug.rounds} round(s); coverage ${r.coverage.functions} function(s), ${r.coverage.rounds} round(s)`;
 }
 
 function refusalChecks(r: RefusalTotals): string {
@@ -276,6 +285,7 @@ export function formatProgressLine(p: ProgressSample): string {
     `repos ${s.repositories.done}/${s.repositories.total}`,
     `functions ${s.functions.finished}/${s.repositories.listed < s.repositories.total ? '~' : ''}${p.expectedFunctions}${running ? ` (running: ${running})` : ''}`,
     `accepted ${s.functions.accepted}, rejected ${s.functions.rejected}`,
+    `rounds: debug ${s.functions.rounds.debug.rounds} in ${s.functions.rounds.debug.functions} fn, coverage ${s.functions.rounds.coverage.rounds} in ${s.functions.rounds.coverage.functions} fn`,
     `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
     `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, $${s.refused.costUsd.toFixed(2)}`,
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,

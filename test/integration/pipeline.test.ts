@@ -53,6 +53,10 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
       byStep: { tests: { calls: 1, reviewed: 5 }, sandbox: { calls: 0 }, debug: { calls: 0 }, coverage: { calls: 0 } },
     });
     expect(regenerations.promptTokens).toBeGreaterThan(100);
+    // The funnel counts all four as reaching debug; one function had a debug round, one a coverage round.
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8'));
+    expect(file.funnel.debug).toBe(4);
+    expect(file.rounds).toEqual({ debug: { functions: 1, rounds: 1 }, coverage: { functions: 1, rounds: 1 } });
     expect(usage.byStep.tests.calls).toBe(5);
 
     const records = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r));

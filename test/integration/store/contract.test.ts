@@ -276,8 +276,14 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
 
     expect([...(await store.recordedIds(run, ['0002', '0004', '0042']))].sort()).toEqual(['0002', '0004']);
     expect(await store.recordedIds(run, [])).toEqual(new Set());
-    expect(await store.countRecords(run)).toEqual({ total: 5, accepted: 2, byStage: { execute: 3, accepted: 2 } });
-    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {} });
+    // Three rejections of three debug rounds each, two accepted records of one coverage round each.
+    expect(await store.countRecords(run)).toEqual({
+      total: 5,
+      accepted: 2,
+      byStage: { execute: 3, accepted: 2 },
+      rounds: { debug: { functions: 3, rounds: 9 }, coverage: { functions: 2, rounds: 2 } },
+    });
+    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {}, rounds: { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } } });
     expect(await (await second()).getRecord(run, '0004')).toEqual(accepted('0004', run, 99));
   });
 

@@ -51,6 +51,7 @@ async function storeRun(dataDir: string): Promise<{ store: LocalStore; outDir: s
       rejected: 1,
       funnel: { prepare: 2, execute: 2, accepted: 1 },
       rejectedAt: { execute: 1 },
+      rounds: { debug: { functions: 1, rounds: 3 }, coverage: { functions: 1, rounds: 1 } },
       skippedRepos: [],
       llm: { total: { calls: 8, cachedCalls: 0, promptTokens: 900, completionTokens: 100, costUsd: 0.01, latencyMs: 0 }, byRepo: {}, byStep: {} },
       regenerations: {
@@ -114,6 +115,15 @@ describe('run report', () => {
     expect(section).toMatch(/<td>tests<\/td><td class="num">2 \/ 4<\/td><td class="num">50\.0%<\/td>/);
     // Checks with most refusals first.
     expect(section.indexOf('test_calls_target')).toBeLessThan(section.indexOf('parse_truncated'));
+  });
+
+  it('shows the debug and coverage rounds that ran beside the funnel', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir);
+    const html = fs.readFileSync((await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir)).file, 'utf8');
+    const table = html.slice(html.indexOf('id="rounds-ran"'), html.indexOf('</table>', html.indexOf('id="rounds-ran"')));
+    expect(table).toContain('<tr><td>debug</td><td class="num">1</td><td class="num">3</td><td class="num">0</td></tr>');
+    expect(table).toContain('<tr><td>coverage</td><td class="num">1</td><td class="num">1</td><td class="num">0</td></tr>');
   });
 
   it('a run id or folder that names no run is a clear error', async () => {
