@@ -15,6 +15,7 @@ import type { Artifacts } from '../artifacts/store';
 import { writeFileAtomic } from '../artifacts/store';
 import type { FunctionRef, FunctionStage, RecordInput } from '../contracts';
 import { emptyUsage, addUsage, type UsageTotals } from '../llm/cost';
+import { dedentDefinition } from './dedent-definition';
 
 /** Stages in pipeline order; a function rejected at a stage passed every stage before it. */
 export const STAGE_ORDER: readonly FunctionStage[] = [
@@ -131,7 +132,8 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       idx: fn.functionId,
       repo_name: fn.repoId,
       func_path: fn.path,
-      orig_func: await textOf(store, input.prepared?.sourceKey),
+      // As RepoST stores it: a method without its class's indentation, decorators included.
+      orig_func: dedentDefinition(await textOf(store, input.prepared?.sourceKey)),
       orig_context: await textOf(store, input.prepared?.contextKey),
       eval_script: await textOf(store, input.scriptKey),
       coverage_rate: result?.coverage?.rate ?? null,

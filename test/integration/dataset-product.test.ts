@@ -182,14 +182,23 @@ describe('statistics, report and export of the demo run', () => {
   });
 
   describe('the export, loaded with Python datasets', () => {
+    // Also parses every record's orig_func on its own with Python's ast, as RepoST's tools do.
     const LOAD = `
-import json, sys
+import ast, json, sys
 import datasets
 ds = datasets.load_dataset(sys.argv[1])
-out = {name: {"rows": split.num_rows, "features": {k: str(v) for k, v in split.features.items()}, "records": split.to_list()} for name, split in ds.items()}
+def unparsable(split):
+    out = []
+    for r in split.to_list():
+        try:
+            ast.parse(r["orig_func"])
+        except SyntaxError as e:
+            out.append(r["func_name"] + ": " + str(e))
+    return out
+out = {name: {"rows": split.num_rows, "features": {k: str(v) for k, v in split.features.items()}, "records": split.to_list(), "unparsable": unparsable(split)} for name, split in ds.items()}
 print(json.dumps(out))
 `;
-    type Loaded = Record<string, { rows: number; features: Record<string, string>; records: Record<string, unknown>[] }>;
+    type Loaded = Record<string, { rows: number; features: Record<string, string>; records: Record<string, unknown>[]; unparsable: string[] }>;
 
     it('loads as a dataset with the records and typed features of the run', async () => {
       const to = path.join(factory.dataDir, 'export-demo');
@@ -209,7 +218,10 @@ print(json.dumps(out))
         llm_tokens: "Value('int64')",
         packages: "List({'name': Value('string'), 'version': Value('string')})",
       });
+      expect([...loaded.train!.unparsable, ...loaded.eval!.unparsable]).toEqual([]);
       const source = readLines(path.join(runDir, 'dataset.jsonl')).map((r) => DatasetRecordSchema.parse(r));
+      // A method's orig_func as RepoST stores it: out of its class, at column 0.
+      expect(source.find((r) => r.qualname === 'Interval.merge')!.orig_func).toMatch(/^def merge\(self, other\):\n {4}"{3}/);
       for (const row of [...loaded.train!.records, ...loaded.eval!.records]) {
         const r = source.find((s) => s.function_id === row.function_id)!;
         expect(row).toMatchObject({
