@@ -10,6 +10,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { presetConfigLayer } from './activities/analysis/presets';
 import { AnalysisOptionsSchema } from './activities/analysis/types';
 
 const positiveInt = z.number().int().positive();
@@ -182,7 +183,7 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   /** Candidate filters (each rule can be switched off) and context limits of the static analysis. */
-  analysis: AnalysisOptionsSchema.pick({ rules: true, minLines: true, maxLines: true, extraKeywords: true, contextTokenBudget: true, maxFileBytes: true }).prefault({}),
+  analysis: AnalysisOptionsSchema.pick({ preset: true, rules: true, minLines: true, maxLines: true, extraKeywords: true, contextTokenBudget: true, maxFileBytes: true }).prefault({}),
   crawl: z
     .object({
       maxFunctionsPerRepo: positiveInt.default(30),
@@ -196,6 +197,8 @@ export const ConfigSchema = z.object({
       licenses: z.array(z.string().min(1)).default(['mit']),
       maxRepoSizeKb: positiveInt.default(10 * 1024),
       minStars: nonNegativeInt.default(0),
+      /** Include archived repositories in the GitHub search (RepoST's search does). */
+      includeArchived: z.boolean().default(false),
       trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
       evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
     })
@@ -341,6 +344,9 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     sources.set(keyPath, name);
   }
   if (options.overrides) raw = deepMerge(raw, options.overrides as Record<string, unknown>);
+  // A selection preset lies under what the user gave: its crawl filters, unless set explicitly.
+  const preset = (raw.analysis as { preset?: unknown } | undefined)?.preset;
+  if (preset === 'repost') raw = deepMerge(presetConfigLayer(preset), raw);
 
   const parsed = ConfigSchema.safeParse(raw);
   if (!parsed.success) {

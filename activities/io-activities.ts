@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../temporal.config';
-import { RepositoryAnalyzer, selectCandidates } from './analysis';
+import { chooseCandidates, presetAnalysisOptions, RepositoryAnalyzer } from './analysis';
 import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, RepoSource, Split } from './contracts';
 import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
@@ -87,10 +87,11 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
   const runs = new RunConfigs(config, store);
 
   /** The parsed snapshot; one parse serves the listing and all its functions while the repository window is open. */
-  async function analyzerOf(runConfig: Config, repoId: string, commit: string) {
+  async function analyzerOf(runConfig: Config, repoId: string, commit: string, split: Split) {
     const dir = await store.openSnapshot(repoId, commit);
     if (!dir) throw new SourceError(`snapshot ${repoId}@${commit} is not in the store (${store.location})`);
-    return RepositoryAnalyzer.openCached(dir, { ...runConfig.analysis, repoId, commit }, runConfig.crawl.repoWindow + 1);
+    const options = { ...runConfig.analysis, repoId, commit, split, ...presetAnalysisOptions(runConfig.analysis.preset, split) };
+    return RepositoryAnalyzer.openCached(dir, options, runConfig.crawl.repoWindow + 1);
   }
 
   return {
@@ -127,9 +128,9 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async listCandidates({ run, snapshot, index, source }) {
       const runConfig = await runs.forRun(run);
       return whileHeartbeating(async () => {
-        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit);
+        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit, snapshot.split);
         const all = analyzer.functions();
-        const chosen = selectCandidates(all, runConfig.crawl.maxFunctionsPerRepo, runConfig.crawl.seed);
+        const chosen = chooseCandidates(all, { preset: runConfig.analysis.preset, split: snapshot.split, max: runConfig.crawl.maxFunctionsPerRepo, seed: runConfig.crawl.seed });
         const refs: FunctionRef[] = chosen.map((f) => ({
           functionId: f.id,
           repoId: snapshot.repoId,
@@ -172,7 +173,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       const runConfig = await runs.forRun(run);
       return whileHeartbeating(async () => {
         try {
-          const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit);
+          const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit, fn.split);
           const a = analyzer.analyze(fn.path, fn.qualname, fn.occurrence ?? 0);
           const crossFile = a.dependencies.some((d) => d.path !== fn.path);
           return {

@@ -3,15 +3,18 @@
  *
  *   npx tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps]
  *                              [--source] [--max N] [--seed N] [--budget TOKENS] [--json]
+ *                              [--preset default|repost] [--split train|eval]
  *
  * Lists every module-level function and method (kept or dropped, with the rule that dropped it)
  * and the files that were skipped. --function fills in dependencies, standalone and context for
  * one function whatever the filters say; --deps does so for every kept function; --classes adds
- * class skeletons and metrics. Without --json a readable summary is printed.
+ * class skeletons and metrics. --preset repost applies RepoST's published selection (its rules,
+ * line limits, per-kind sampling and the split's context budget; --max and --budget then play no
+ * part). Without --json a readable summary is printed.
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { RepositoryAnalyzer, selectCandidates, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
+import { ANALYSIS_PRESETS, chooseCandidates, presetAnalysisOptions, RepositoryAnalyzer, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
 
 const FlagsSchema = z.object({
   repoDir: z.string().min(1),
@@ -28,12 +31,14 @@ const FlagsSchema = z.object({
   budget: z.coerce.number().int().nonnegative().default(8000),
   repoId: z.string().optional(),
   commit: z.string().optional(),
+  preset: z.enum(ANALYSIS_PRESETS).default('default'),
+  split: z.enum(['train', 'eval']).default('train'),
 });
 type Flags = z.infer<typeof FlagsSchema>;
 
 function usage(message?: string): never {
   if (message) process.stderr.write(`${message}\n`);
-  process.stderr.write('usage: tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps] [--source] [--max N] [--seed N] [--budget N] [--repo-id ID] [--commit SHA] [--json]\n');
+  process.stderr.write('usage: tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps] [--source] [--max N] [--seed N] [--budget N] [--repo-id ID] [--commit SHA] [--preset default|repost] [--split train|eval] [--json]\n');
   process.exit(2);
 }
 
@@ -49,7 +54,7 @@ export function parseFlags(argv: string[]): Flags {
     const [name, inline] = a.slice(2).split('=', 2) as [string, string | undefined];
     const key = name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
     if (['classes', 'deps', 'source', 'json'].includes(key)) raw[key] = true;
-    else if (['function', 'max', 'seed', 'budget', 'repoId', 'commit'].includes(key)) {
+    else if (['function', 'max', 'seed', 'budget', 'repoId', 'commit', 'preset', 'split'].includes(key)) {
       const value = inline ?? argv[++i];
       if (value === undefined) usage(`--${name} needs a value`);
       raw[key] = value;
@@ -75,9 +80,12 @@ async function main(): Promise<void> {
     contextTokenBudget: flags.budget,
     repoId: flags.repoId,
     commit: flags.commit,
+    preset: flags.preset,
+    split: flags.split,
+    ...presetAnalysisOptions(flags.preset, flags.split),
   });
   const functions = analyzer.functions();
-  const selected = new Set(selectCandidates(functions, flags.max, flags.seed).map((f) => f.id));
+  const selected = new Set(chooseCandidates(functions, { preset: flags.preset, split: flags.split, max: flags.max, seed: flags.seed }).map((f) => f.id));
   let target: string | null = null;
   if (flags.function) {
     const [path, qualname] = flags.function.split('::') as [string, string];

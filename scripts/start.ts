@@ -10,6 +10,10 @@
  *                                                      stopped or killed): workers run again, the result
  *                                                      is printed and the run's files written
  *   options: --out DIR  --run-id ID  --split train|eval (local sources; default train)
+ *            --preset repost (RepoST's published selection: its function filters, line limits,
+ *            per-repository sampling and context budgets, and its GitHub search filters and
+ *            sample sizes, --limit 1000 for train and 300 for eval; `analysis.preset` in the
+ *            configuration; settings given explicitly still win)
  *            --resume (continue the run --run-id names, with its own settings and sources)
  *            --no-workers (workers run elsewhere: tsx workers/main.ts)
  *            --progress-every SECONDS (the live view's refresh; default 2 on a terminal, 30 in a log)
@@ -26,6 +30,7 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { RepoSource } from '../activities/contracts';
 import { RepoSourceSchema } from '../activities/io-activities';
+import { ANALYSIS_PRESETS, REPOST_SELECTION } from '../activities/analysis/presets';
 import { RepoLineSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
 import { ConfigError, loadConfig, type Config } from '../temporal.config';
 import { RunExistsError } from '../activities/store/types';
@@ -44,7 +49,8 @@ const FlagsSchema = z.object({
   local: z.array(z.string().min(1)).default([]),
   repos: z.string().min(1).optional(),
   github: z.enum(['train', 'eval']).optional(),
-  limit: z.coerce.number().int().positive().default(100),
+  limit: z.coerce.number().int().positive().optional(),
+  preset: z.enum(ANALYSIS_PRESETS).optional(),
   out: z.string().min(1).optional(),
   'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
   split: z.enum(['train', 'eval']).optional(),
@@ -76,6 +82,7 @@ async function main(): Promise<number> {
       repos: { type: 'string' },
       github: { type: 'string' },
       limit: { type: 'string' },
+      preset: { type: 'string' },
       out: { type: 'string' },
       'run-id': { type: 'string' },
       split: { type: 'string' },
@@ -93,7 +100,8 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  let config: Config = loadConfig();
+  const presetOverride = flags.preset ? { analysis: { preset: flags.preset } } : {};
+  let config: Config = loadConfig({ overrides: presetOverride });
   const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p, ...(flags.split ? { split: flags.split } : {}) }));
   if (flags.repos) {
     const lines = fs.readFileSync(flags.repos, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
@@ -102,7 +110,9 @@ async function main(): Promise<number> {
   if (flags.github) {
     // RepoST's crawl: search with the configured filters, sliced by creation date past the API's
     // 1,000-result cap, then a seeded sample.
-    const found = await gitHubSourceFromConfig(config, (l) => console.log(l)).search(crawlFiltersFromConfig(config, flags.github), { limit: flags.limit, seed: config.crawl.seed });
+    // RepoST sampled 1,000 training and 300 evaluation repositories from its search results.
+    const limit = flags.limit ?? (config.analysis.preset === 'repost' ? REPOST_SELECTION.repositories.sample[flags.github] : 100);
+    const found = await gitHubSourceFromConfig(config, (l) => console.log(l)).search(crawlFiltersFromConfig(config, flags.github), { limit, seed: config.crawl.seed });
     console.log(`GitHub search (${flags.github} window): ${found.total} repositories in ${found.windows} date window(s), ${found.repos.length} sampled`);
     sources.push(...found.repos.map((r): RepoSource => ({ kind: 'github', fullName: r.id, split: flags.github })));
   }
@@ -112,7 +122,7 @@ async function main(): Promise<number> {
     // The offline demo's LLM: scripted responses served over real HTTP to the real client.
     const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
     cleanups.push(() => server.close());
-    config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
+    config = loadConfig({ overrides: { ...presetOverride, llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
     console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
   }
   if (flags.attach && (sources.length > 0 || flags.resume || flags['run-id'])) {

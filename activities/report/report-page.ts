@@ -7,7 +7,7 @@ import { REJECTION_STAGES, STAGE_ORDER } from '../dataset/records';
 import { SPLITS } from '../dataset/product-record';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
-import { PALETTE, barChart, escapeXml as esc, formatNumber, fractionBins, histogram, integerBins, rangeBins } from './charts';
+import { PALETTE, barChart, escapeXml as esc, formatNumber, formatPercent, fractionBins, groupedBarChart, histogram, integerBins, rangeBins } from './charts';
 import type { RunReportData } from './report-data';
 
 /** Where the page links a function's files, relative to the page. */
@@ -84,6 +84,37 @@ function table4(data: RunReportData): string {
     `<table id="table4"><thead><tr><th>figure</th>${columns.map((c) => `<th class="num">${esc(c.head)}</th>`).join('')}</tr></thead><tbody>${rows.join('')}</tbody></table>` +
     `<p class="muted">Tokens: ${esc(data.statistics.tokenizer)} (GPT-4o's BPE). Test cases: assert statements in the script's test functions. ` +
     `External libraries: distinct non-standard-library distributions the scripts import. The paper's columns are RepoST's published datasets, for scale.</p>`
+  );
+}
+
+/** Target lengths beside RepoST's: shares of records per bin of target lines, and the averages. */
+function targetLengthSection(data: RunReportData): string {
+  const t = data.statistics.targetLines;
+  const shares = (counts: number[]) => {
+    const total = counts.reduce((a, b) => a + b, 0);
+    return counts.map((c) => (total > 0 ? c / total : null));
+  };
+  const present = SPLITS.filter((s) => t.splits[s]);
+  const series = [...present.map((s) => `this run (${s})`), `RepoST eval (published, ${t.repostEval.records})`];
+  const columns = [...present.map((s) => shares(t.splits[s]!)), shares(t.repostEval.bins)];
+  const chart = groupedBarChart({
+    id: 'target-lines',
+    title: 'Target function length: share of records per bin of lines',
+    series,
+    groups: t.bins.map((label, i) => ({ label, values: columns.map((c) => c[i] ?? null) })),
+    format: formatPercent,
+  });
+  const avg = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(1));
+  const rows = [
+    ...present.map((s) => `<tr><td>this run (${s})</td><td class="num">${avg(data.statistics.splits[s]?.avgTargetLines)}</td><td class="num">${formatNumber(data.statistics.splits[s]?.functions ?? 0)}</td></tr>`),
+    `<tr><td>RepoST eval, published set measured here</td><td class="num">${avg(t.repostEval.average)}</td><td class="num">${formatNumber(t.repostEval.records)}</td></tr>`,
+    ...SPLITS.map((s) => `<tr><td>RepoST ${s} (paper, Table 4)</td><td class="num">${avg(t.paperAverage[s])}</td><td class="num">–</td></tr>`),
+  ];
+  return (
+    `<h3 id="target-length">Target length beside RepoST's</h3><div class="grid">${figure('Target lines', chart)}<div>` +
+    `<table id="target-length-averages"><thead><tr><th>target functions</th><th class="num">average lines</th><th class="num">records</th></tr></thead><tbody>${rows.join('')}</tbody></table>` +
+    `<p class="muted">Lines are physical lines of <code>orig_func</code>. RepoST's published evaluation set is measured the same way; ` +
+    `its training set is not published whole, so only the paper's average stands for it. <code>--preset repost</code> selects as RepoST did.</p></div></div>`
   );
 }
 
@@ -276,6 +307,7 @@ ${settingsBlock(data)}
 ${funnelSection(data)}
 <h2 id="statistics">Dataset statistics (RepoST Table 4)</h2>
 ${table4(data)}
+${targetLengthSection(data)}
 ${distributions(data)}
 ${costSection(data)}
 ${regenerationsSection(data)}

@@ -27,7 +27,7 @@ export function crawlFiltersFromConfig(config: Pick<Config, 'crawl'>, split: 'tr
     minStars: config.crawl.minStars,
     createdFrom: window.from,
     createdTo: window.to,
-    includeArchived: false,
+    includeArchived: config.crawl.includeArchived,
   };
 }
 

@@ -126,6 +126,20 @@ describe('run report', () => {
     expect(table).toContain('<tr><td>coverage</td><td class="num">1</td><td class="num">1</td><td class="num">0</td></tr>');
   });
 
+  it("shows the target-length distribution beside RepoST's published evaluation set and the paper's averages", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir);
+    const html = fs.readFileSync((await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir)).file, 'utf8');
+    const chart = html.slice(html.indexOf('data-chart="target-lines"'), html.indexOf('</svg>', html.indexOf('data-chart="target-lines"')));
+    // The run's one record (a two-line function) is all in the first bin; RepoST's 296 spread over all.
+    expect(chart).toContain('data-series="this run (train)" data-group="1-5" data-value="1"');
+    expect(chart).toContain('data-series="RepoST eval (published, 296)" data-group="6-10"');
+    const averages = html.slice(html.indexOf('id="target-length-averages"'), html.indexOf('</table>', html.indexOf('id="target-length-averages"')));
+    expect(averages).toContain('<td>RepoST eval (paper, Table 4)</td><td class="num">9.9</td>');
+    expect(averages).toContain('<td>RepoST train (paper, Table 4)</td><td class="num">12.8</td>');
+    expect(averages).toContain('<td>RepoST eval, published set measured here</td><td class="num">10.4</td><td class="num">296</td>');
+  });
+
   it('a run id or folder that names no run is a clear error', async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
     const store = new LocalStore(dataDir);
