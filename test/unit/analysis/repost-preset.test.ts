@@ -21,7 +21,7 @@ type PythonRow = [string, string, number, string | null, number, number, string[
 
 /** Verdicts by hand: function -> the rule that drops it (null: kept); the same for both splits. */
 const BY_HAND: Record<string, string | null> = {
-  '.tools/helper.py::tool_sum': 'hidden-path',
+  '.hidden/helper.py::tool_sum': 'hidden-path',
   'calc/core.py::clamp': null,
   'calc/core.py::scale': null,
   'calc/core.py::__private_helper': 'dunder',
