@@ -195,6 +195,12 @@ export const ConfigSchema = z.object({
       /** Continue-as-new after this many finished children, to keep histories small. */
       continueAsNewAfter: positiveInt.default(200),
       licenses: z.array(z.string().min(1)).default(['mit']),
+      /**
+       * Apply `licenses` to local folders too, by the license their license file states (a folder
+       * without one, or with another license, is skipped). Off: local folders are crawled whatever
+       * their license, which is still detected and recorded.
+       */
+      checkLocalLicenses: z.boolean().default(false),
       maxRepoSizeKb: positiveInt.default(10 * 1024),
       minStars: nonNegativeInt.default(0),
       /** Include archived repositories in the GitHub search (RepoST's search does). */

@@ -13,6 +13,7 @@ import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { hashTree, snapshotGitHubRepository, splitOf } from './sources';
+import { detectLicense, licenseAllowed, repositoryLicense } from './sources/license';
 import type { Store } from './store/types';
 import type { IoActivities } from './types';
 
@@ -107,8 +108,14 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
         try {
           if (source.kind === 'local') {
             const { repoId, commit } = await snapshotLocalFolder(store, source);
-            if (!(await store.openSnapshot(repoId, commit))) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
-            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license: null } };
+            const dir = await store.openSnapshot(repoId, commit);
+            if (!dir) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
+            // No host to ask: the license is what the folder's license file states.
+            const { license, source: licenseSource } = await detectLicense(dir);
+            if (runConfig.crawl.checkLocalLicenses && !licenseAllowed(license, runConfig.crawl.licenses)) {
+              return { ok: false as const, reason: `license: ${license ?? 'none found in a license file'}, not one of crawl.licenses (${runConfig.crawl.licenses.join(', ')})` };
+            }
+            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license, licenseSource } };
           }
           // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
           // a transient API failure throws and Temporal retries.
@@ -116,7 +123,9 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           if (!r.ok) return { ok: false as const, reason: `${r.skip.stage}: ${r.skip.reason}` };
           await store.saveSnapshot(r.snapshot.repoId, r.snapshot.commit, r.snapshot.dir);
           const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl) ?? 'train';
-          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: r.ref.license };
+          // GitHub's answer when it names a license; else (none, or "other") the tarball's license file.
+          const detected = await repositoryLicense(r.ref.license, r.snapshot.dir);
+          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: detected.license, licenseSource: detected.source };
           return { ok: true as const, snapshot };
         } catch (err) {
           if (err instanceof SourceError) return { ok: false as const, reason: err.message };
@@ -141,6 +150,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           ...(f.occurrence > 0 ? { occurrence: f.occurrence } : {}),
           split: snapshot.split,
           license: snapshot.license,
+          ...(snapshot.licenseSource ? { licenseSource: snapshot.licenseSource } : {}),
         }));
         const pageKeys: string[] = [];
         for (let i = 0; i < refs.length; i += CANDIDATE_PAGE_SIZE) pageKeys.push(await store.putJson(refs.slice(i, i + CANDIDATE_PAGE_SIZE)));

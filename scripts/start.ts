@@ -10,6 +10,8 @@
  *                                                      stopped or killed): workers run again, the result
  *                                                      is printed and the run's files written
  *   options: --out DIR  --run-id ID  --split train|eval (local sources; default train)
+ *            --check-licenses (local folders too must have a license of crawl.licenses, read from
+ *            their license file; `crawl.checkLocalLicenses`; the license is recorded either way)
  *            --preset repost (RepoST's published selection: its function filters, line limits,
  *            per-repository sampling and context budgets, and its GitHub search filters and
  *            sample sizes, --limit 1000 for train and 300 for eval; `analysis.preset` in the
@@ -51,6 +53,7 @@ const FlagsSchema = z.object({
   github: z.enum(['train', 'eval']).optional(),
   limit: z.coerce.number().int().positive().optional(),
   preset: z.enum(ANALYSIS_PRESETS).optional(),
+  'check-licenses': z.boolean().default(false),
   out: z.string().min(1).optional(),
   'run-id': z.string().regex(/^[\w.-]+$/, 'letters, digits, dot, dash and underscore only').optional(),
   split: z.enum(['train', 'eval']).optional(),
@@ -83,6 +86,7 @@ async function main(): Promise<number> {
       github: { type: 'string' },
       limit: { type: 'string' },
       preset: { type: 'string' },
+      'check-licenses': { type: 'boolean' },
       out: { type: 'string' },
       'run-id': { type: 'string' },
       split: { type: 'string' },
@@ -100,7 +104,10 @@ async function main(): Promise<number> {
     return 0;
   }
 
-  const presetOverride = flags.preset ? { analysis: { preset: flags.preset } } : {};
+  const presetOverride = {
+    ...(flags.preset ? { analysis: { preset: flags.preset } } : {}),
+    ...(flags['check-licenses'] ? { crawl: { checkLocalLicenses: true } } : {}),
+  };
   let config: Config = loadConfig({ overrides: presetOverride });
   const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p, ...(flags.split ? { split: flags.split } : {}) }));
   if (flags.repos) {

@@ -61,6 +61,8 @@ export const DatasetRecordSchema = z.object({
   coverage_threshold: z.number(),
   ast_check_required: z.boolean(),
   license: z.string().nullable(),
+  /** Where `license` came from: `github-api`, `file:<name>` (the repository's license file), `none`; null in records written before it was kept. */
+  license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
   packages: z.array(z.object({ name: z.string(), version: z.string() })),
   prompt_versions: z.record(z.string(), z.string()),
@@ -95,6 +97,7 @@ export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
   occurrence: z.number().int().positive().optional(),
   split: SplitSchema,
   license: z.string().nullable(),
+  licenseSource: z.string().optional(),
 });
 
 export const StoredRecordSchema = z.discriminatedUnion('accepted', [
@@ -149,6 +152,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       coverage_threshold: thresholds.coverage,
       ast_check_required: thresholds.astCheckRequired,
       license: fn.license,
+      license_source: fn.licenseSource ?? null,
       standalone: input.prepared?.standalone ?? null,
       packages: execution?.packages ?? [],
       prompt_versions: input.promptVersions,

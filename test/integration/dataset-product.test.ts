@@ -233,8 +233,9 @@ print(json.dumps(out))
           sandbox_ast_check: r.sandbox_ast_check,
           sandbox_functionality_check: r.sandbox_functionality_check,
           llm_tokens: r.llm_tokens,
-          // Local folders have no license to report.
-          license: 'unknown',
+          // The demo folder's license, read from its LICENSE file.
+          license: 'mit',
+          license_source: 'file:LICENSE',
           coverage_threshold: r.split === 'eval' ? 1 : 0.8,
           ast_check_required: r.split === 'eval',
         });
@@ -243,13 +244,14 @@ print(json.dumps(out))
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
       expect(card).toContain('| Test cases (asserts) per script (avg) | 3.7 | 3.0 |');
       expect(card).toContain('| eval | 1 | yes |');
-      expect(card.startsWith('---\nlicense: "unknown"\n')).toBe(true);
+      expect(card.startsWith('---\nlicense: "mit"\n')).toBe(true);
+      expect(card).toContain('| textkit | mit | file:LICENSE | 3 |');
     });
 
     it('the licenses of the sources, from a run folder, and an earlier export replaced whole', async () => {
       // The run's folder as if its repositories came from GitHub under two licenses.
       const licensed = copyRun(runDir, path.join(factory.dataDir, 'copies', 'licensed'), 'it-product-licensed', (records) =>
-        records.map((r) => ({ ...r, license: r.repo_name === 'textkit' ? 'mit' : 'apache-2.0' })),
+        records.map((r) => ({ ...r, license: r.repo_name === 'textkit' ? 'mit' : 'apache-2.0', license_source: 'github-api' })),
       );
       const to = path.join(factory.dataDir, 'export-licensed');
       fs.mkdirSync(path.join(to, 'data'), { recursive: true });
@@ -261,8 +263,8 @@ print(json.dumps(out))
       expect(loaded.eval!.records.map((r) => r.license)).toEqual(['apache-2.0', 'apache-2.0']);
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
       expect(card.startsWith('---\nlicense:\n  - "apache-2.0"\n  - "mit"\n')).toBe(true);
-      expect(card).toContain('| textkit | mit | 3 |');
-      expect(card).toContain('| textkit-eval | apache-2.0 | 2 |');
+      expect(card).toContain('| textkit | mit | github-api | 3 |');
+      expect(card).toContain('| textkit-eval | apache-2.0 | github-api | 2 |');
       // A folder without the store's exchanges still gets its report, saying so per function.
       const report = await tool('scripts/report.ts', [licensed], factory.dataDir);
       expect(report.code).toBe(0);

@@ -85,6 +85,8 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
       expect(exchanges.length).toBeGreaterThanOrEqual(3);
     }
     expect(byName['Interval.merge']!.sandbox_ast_check).toBe(true);
+    // A local folder's license comes from its license file.
+    for (const r of records) expect(r).toMatchObject({ license: 'mit', license_source: 'file:LICENSE' });
 
     const rejections = readJsonl(path.join(summary.outDir, 'rejections.jsonl')).map((r) => RejectionSchema.parse(r));
     expect(rejections).toHaveLength(1);
@@ -182,6 +184,27 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(usage.total.calls).toBeGreaterThan(0);
     expect(usage.total.cachedCalls).toBe(usage.total.calls);
     expect(usage.total.promptTokens + usage.total.completionTokens).toBe(0);
+  });
+
+  it('with crawl.checkLocalLicenses a local folder without a license of crawl.licenses is skipped with the reason', async () => {
+    const config = { ...factory.config, crawl: { ...factory.config.crawl, checkLocalLicenses: true } };
+    const unlicensed = path.resolve(__dirname, '../fixtures/repos/scripts_repo');
+    const before = factory.llm.requests.length;
+    const summary = await runCrawl({
+      config,
+      client: factory.client,
+      store: factory.store,
+      sources: [
+        { kind: 'local', path: DEMO_REPO, name: 'textkit' },
+        { kind: 'local', path: unlicensed, name: 'scripts_repo' },
+      ],
+      runId: 'it-licenses',
+    });
+    expect(summary).toMatchObject({ repositories: 2, functions: 4, accepted: 3 });
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')) as { skippedRepos: { source: { path: string }; reason: string }[] };
+    expect(file.skippedRepos).toEqual([{ source: expect.objectContaining({ path: unlicensed }), reason: 'license: none found in a license file, not one of crawl.licenses (mit)' }]);
+    // The demo's answers come from the cache.
+    expect(factory.llm.requests.length).toBe(before);
   });
 
   it('with loops.sanity.testCalls=reachable the helper-based tests answer is accepted at once', async () => {
