@@ -70,7 +70,10 @@ describe('an answer slower than five minutes', () => {
       elapsedMs += 1000;
     }
     const fakeMsWhenServerAnswered = server.requests[0]!.status === 0 ? null : elapsedMs;
-    const settled = await Promise.race([outcome, realDelay(30_000).then(() => undefined)]);
+    // A real-time bound on the recording, cancelled once it is done (a pending timer would keep jest's worker alive).
+    const bound = new AbortController();
+    const settled = await Promise.race([outcome, realDelay(30_000, undefined, { signal: bound.signal }).then(() => undefined, () => undefined)]);
+    bound.abort();
     if (!settled) throw new Error(`the request neither answered nor failed within ${limitMs} ms of fake time`);
     return { ...settled, fakeMsWhenServerAnswered };
   }
