@@ -198,6 +198,20 @@ export function repostCodeLines(def: Node): number {
   return body.reduce((n, stmt, i) => n + (i === 0 && hasDoc ? 0 : unparsedLines(stmt)), 0);
 }
 
+/** Punctuation a docstring word loses at its end. */
+const TRAILING_PUNCTUATION = new Set([...')"\'`]}>.;!?']);
+
+/**
+ * `text` without the characters of `set` at its end. A scan from the end: a regular expression
+ * such as `/[...]+$/` is tried at every position of a long run that does not reach the end, which
+ * is quadratic in a docstring word of unbounded length (a repository's text is untrusted).
+ */
+function trimTrailing(text: string, set: ReadonlySet<string>): string {
+  let end = text.length;
+  while (end > 0 && set.has(text[end - 1]!)) end--;
+  return text.slice(0, end);
+}
+
 /**
  * Words of a docstring, lower case, as NLTK's word tokenizer would give them for matching: split
  * at white space, punctuation taken off both ends, `:` and `,` split off inside a word unless a
@@ -207,10 +221,7 @@ export function docstringWords(doc: string): Set<string> {
   const out = new Set<string>();
   for (const chunk of doc.split(/\s+/)) {
     for (const piece of chunk.split(/[:,](?!\d)/)) {
-      const word = piece
-        .replace(/^[("'`[{<]+/, '')
-        .replace(/[)"'`\]}>.;!?]+$/, '')
-        .replace(/('s|'re|'ve|'ll|'d|'m|n't)$/i, '');
+      const word = trimTrailing(piece.replace(/^[("'`[{<]+/, ''), TRAILING_PUNCTUATION).replace(/('s|'re|'ve|'ll|'d|'m|n't)$/i, '');
       if (word) out.add(word.toLowerCase());
     }
   }
@@ -222,7 +233,18 @@ function codeText(stmt: Node): string {
   let text = stmt.text;
   const comments = stmt.descendantsOfType('comment').map((c) => [c.startIndex - stmt.startIndex, c.endIndex - stmt.startIndex] as const);
   for (const [from, to] of comments.reverse()) text = text.slice(0, from) + text.slice(to);
-  return text.replace(/\s*\.\s*/g, '.');
+  return joinDots(text);
+}
+
+/**
+ * White space around each `.` taken out, in one pass over the pieces between dots: the same as
+ * replacing every match of white space, a dot and white space by a dot, which a regular expression
+ * does by rescanning every run of white space not followed by a dot (quadratic in a statement of
+ * unbounded length).
+ */
+export function joinDots(text: string): string {
+  const pieces = text.split('.');
+  return pieces.map((p, i) => (i > 0 ? (i < pieces.length - 1 ? p.trim() : p.trimStart()) : i < pieces.length - 1 ? p.trimEnd() : p)).join('.');
 }
 
 /** What RepoST's rules read of a function, as Python's `ast` would give it (cross-checked against `ast` in the tests). */

@@ -7,7 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { chooseCandidates, RepositoryAnalyzer, type FunctionEntry } from '../../../activities/analysis';
-import { docstringWords } from '../../../activities/analysis/repost-rules';
+import { docstringWords, joinDots } from '../../../activities/analysis/repost-rules';
 import { loadConfig } from '../../../temporal.config';
 import { REPOST_SAMPLE } from '../../support/fixtures';
 
@@ -175,6 +175,28 @@ describe('docstring words, as the tokenizer RepoST uses splits them', () => {
   ])('%s', (doc, hits) => {
     const words = docstringWords(doc);
     expect(['test', 'transformer', 'training', 'https', 'http', 'todo'].filter((w) => words.has(w))).toEqual(hits);
+  });
+});
+
+describe('what the rules read of a repository is read in one pass, whatever its size', () => {
+  // Inputs on which regular expressions such as /[...]+$/ and /\s*\.\s*/g rescan a run at every
+  // position (quadratic: seconds for 40 KB, most of an hour for a 1 MB file the analysis accepts);
+  // here each must simply be read, with the right result, in the test's run.
+  it('a 1 MB docstring word of closing punctuation not at its end', () => {
+    const word = `${')'.repeat(1_000_000)}a`;
+    expect(docstringWords(word)).toEqual(new Set([word]));
+    expect(docstringWords(`todo${')'.repeat(1_000_000)}`)).toEqual(new Set(['todo']));
+  });
+
+  it('a 1 MB statement of white space between dots', () => {
+    const spaces = ' '.repeat(1_000_000);
+    expect(joinDots(`self${spaces}.${spaces}x${spaces}y`)).toBe(`self.x${spaces}y`);
+  });
+
+  it('takes the white space around dots out as the regular expression did', () => {
+    for (const text of ['self . x', 'a.b', ' . ', '.', '', 'x  .\n  y . z ', 'no dots  here', '1 .5', 'self.\tx', ' a . ', '..', ' . . ']) {
+      expect(joinDots(text)).toBe(text.replace(/\s*\.\s*/g, '.'));
+    }
   });
 });
 

@@ -121,7 +121,7 @@ describe('the license file of a folder', () => {
     expect(await repositoryLicense('other', tree({}))).toEqual({ license: null, source: 'none' });
   });
 
-  it('compares with crawl.licenses as GitHub keys, in any case', () => {
+  it('compares with crawl.github.licenses as GitHub keys, in any case', () => {
     expect(licenseAllowed('mit', ['MIT', 'apache-2.0'])).toBe(true);
     expect(licenseAllowed('gpl-3.0', ['mit'])).toBe(false);
     expect(licenseAllowed(null, ['mit'])).toBe(false);
