@@ -29,13 +29,14 @@ import type {
   RankingSummary,
   TrainingTargets,
 } from './eval/contracts';
-import type { StoredEvalRecord } from './eval/dataset';
+import type { EvalRecord, StoredEvalRecord } from './eval/dataset';
 import { finalizeEvalRun, writeFunctionResult, type StoredCandidate } from './eval/finalize';
 import { outcomeOf } from './eval/outcome';
 import { hasDocstring, promptContext } from './eval/prompt-context';
 import { rankingSummary } from './eval/ranking-summary';
 import { EVAL_LIMITS, effectiveKs, frozenEvalSettings, type EvalSettings } from './eval/settings';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
+import { functionDefinitionSource, survivorSources } from './eval/survivors';
 import { matrixRow, runnerRequest, snippetResults, type SnippetResult } from './eval/test-runner';
 import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
@@ -246,6 +247,22 @@ function throwIfInfrastructure(result: SandboxResult): void {
 export function createEvalSandboxActivities({ config, store, executor }: EvalDependencies & { executor: SandboxExecutor }): EvalSandboxActivities {
   const runs = new EvalRunConfigs(config, store);
 
+  /**
+   * The surviving mutant of the record a candidate equals (Python's own parse and unparse, in the
+   * sandbox, of the candidate's function and each survivor, docstrings left out), or null.
+   */
+  async function survivorMatch(record: EvalRecord, candidateKey: string): Promise<string | null> {
+    const survivors = survivorSources(record.origFunc, record.qualname, record.mutationSurvivors);
+    if (survivors.length === 0) return null;
+    const candidate = functionDefinitionSource((await store.getJson<StoredCandidate>(candidateKey)).code, record.name);
+    if (candidate === null) return null;
+    const mutants = survivors.map((s) => functionDefinitionSource(s.source, record.name) ?? s.source);
+    const [mine, ...theirs] = await executor.astNormalize([candidate, ...mutants]);
+    if (!mine?.ok) return null;
+    const i = theirs.findIndex((t) => t.ok && t.normalized === mine.normalized);
+    return i < 0 ? null : survivors[i]!.label;
+  }
+
   /** The script with the candidate in it, or why it cannot be placed there. */
   async function scriptWith(item: EvalItem, candidateKey: string | null): Promise<{ ok: true; script: string } | { ok: false; reason: string }> {
     const record = await recordOf(store, item);
@@ -269,7 +286,9 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
       }
       const result = await executor.run({ script: placed.script, install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
-      return { ...outcomeOf(result), resultKey: await store.putJson(result), durationMs: result.durationMs };
+      const outcome = outcomeOf(result);
+      const equalsSurvivor = outcome.passed && candidateKey !== null ? await survivorMatch(record, candidateKey) : null;
+      return { ...outcome, resultKey: await store.putJson(result), durationMs: result.durationMs, equalsSurvivor };
     },
 
     async runTestMatrix({ run, item, candidateKey, testsKey }) {

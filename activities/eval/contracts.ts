@@ -49,6 +49,11 @@ export interface CandidateRun extends SampleOutcome {
   /** Artifact key of the full sandbox result (output, traceback), or null when nothing ran. */
   resultKey: string | null;
   durationMs: number;
+  /**
+   * A passing candidate that is, up to layout and comments, one of the record's surviving mutants
+   * (`operator, line N`): the record's tests cannot tell it from the ground truth. Null otherwise.
+   */
+  equalsSurvivor?: string | null;
 }
 
 export interface SampleRound {

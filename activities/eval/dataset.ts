@@ -24,6 +24,8 @@ export const EvalDatasetLineSchema = z
     /** The split the crawl recorded (`train` or `eval`); RepoST's files carry none. */
     split: z.enum(['train', 'eval']).optional(),
     packages: z.array(z.object({ name: z.string().min(1), version: z.string().min(1) })).optional(),
+    /** The surviving mutants' diffs, when the crawl scored the record's tests. */
+    mutation_survivors: z.string().nullable().optional(),
   })
   .passthrough();
 
@@ -47,6 +49,8 @@ export interface EvalRecord {
   format: DatasetFormat;
   /** The split the record declares, or null (RepoST's format declares none). */
   split: 'train' | 'eval' | null;
+  /** The surviving mutants' diffs the record lists (sandbox/mutation.ts), or null. */
+  mutationSurvivors: string | null;
 }
 
 /** What an item's record artifact holds: the normalised record and the dataset line as read. */
@@ -92,6 +96,7 @@ export function toEvalRecord(line: z.infer<typeof EvalDatasetLineSchema>): EvalR
     requirements: (line.packages ?? []).map((p) => `${p.name}==${p.version}`),
     format: ours ? 'ours' : 'repost',
     split: line.split ?? null,
+    mutationSurvivors: line.mutation_survivors ?? null,
   };
 }
 

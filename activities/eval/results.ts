@@ -22,6 +22,8 @@ const RoundSchema = z.object({
   bare: z.boolean(),
   duration_ms: z.number(),
   usage: UsageSchema,
+  /** A pass by a candidate equal to one of the record's surviving mutants (`operator, line N`). */
+  equals_survivor: z.string().nullable().optional(),
 });
 
 const MethodRankingSchema = z.object({
@@ -134,6 +136,7 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
           bare: cand?.bare ?? false,
           duration_ms: r.run.durationMs,
           usage: r.usage,
+          equals_survivor: r.run.equalsSurvivor ?? null,
         };
       }),
       error: s.error,

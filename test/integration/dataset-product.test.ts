@@ -137,10 +137,10 @@ describe('statistics, report and export of the demo run', () => {
         }),
       );
       const byLabel = Object.fromEntries(charts.map((c) => [c.label, c]));
-      // Funnel: 10 stages; rejections: two stages (test_check, and the evaluation copy's AST check);
+      // Funnel: 12 stages (stability and mutation among them: passed through when the run does not ask for them); rejections: two stages (test_check, and the evaluation copy's AST check);
       // coverage: one bin (100%); script lengths 26, 35 and 37 lines; tests 3 and 5; rounds 0 and 1
       // for accepted and rejected functions alike.
-      expect(byLabel['Functions reaching each stage']).toMatchObject({ drawn: 10, onTop: true });
+      expect(byLabel['Functions reaching each stage']).toMatchObject({ drawn: 12, onTop: true });
       expect(byLabel['Rejections by stage']).toMatchObject({ drawn: 2, onTop: true });
       expect(byLabel['Branch coverage of accepted records']).toMatchObject({ drawn: 1, onTop: true });
       expect(byLabel['Eval script length']!.drawn).toBe(3);

@@ -115,4 +115,17 @@ describe('test strength: the stability check and mutation rounds in a crawl', ()
     }
     expect([...types]).toEqual(expect.arrayContaining(['checkStability', 'scoreMutants', 'killMutants']));
   });
+
+  it('keeps a flaky record, labelled, when the run asks for it; without the mutation stage no record is scored', async () => {
+    const config = { ...factory.config, loops: { ...factory.config.loops, mutation: { ...factory.config.loops.mutation, enabled: false }, stability: { runs: 2, keepFlaky: true } } };
+    const summary = await runCrawl({ config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-strength-keep' });
+    const records = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r));
+    const byName = Object.fromEntries(records.map((r) => [r.qualname, r]));
+    expect(Object.keys(byName).sort()).toEqual(['Interval.merge', 'collapse_spaces', 'slugify', 'word_frequencies']);
+    expect(byName.collapse_spaces).toMatchObject({ stability: 'flaky', mutation_score: null, mutants: null, mutation_min_score: null });
+    expect(byName.collapse_spaces!.stability_reason).toMatch(/^outcomes differ: run 1 \(.*\): passed; run 2 \(.*\): failed/);
+    for (const name of ['Interval.merge', 'slugify', 'word_frequencies']) expect(byName[name]).toMatchObject({ stability: 'stable', stability_reason: null, mutation_score: null });
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8'));
+    expect(file.testStrength).toMatchObject({ scored: 0, unscored: 4, stability: { stable: 3, flaky: 1, unchecked: 0 } });
+  });
 });
