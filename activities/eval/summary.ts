@@ -43,6 +43,8 @@ export interface EvalSummary {
   withDocstring: { functions: number; passAtK: Record<string, number | null> };
   failureKinds: { initial: Record<FailureKind, number>; final: Record<FailureKind, number> };
   exceptionTypes: { initial: Record<string, number>; final: Record<string, number> };
+  /** Passing rounds whose candidate equals one of its record's surviving mutants (a pass the tests cannot tell from a wrong change). */
+  passesEqualToSurvivor?: number;
   /** The methods scored: all three on the candidate-test matrix, or random alone (no tests written). */
   ranking: { selected: EvalSettings['select']; methods: Partial<Record<RankingMethod, RankingTotals>> } | null;
   training: { functionsWithPassing: { initial: number; afterRepair: number }; examples: number; groundTruthExamples: number; duplicates: number; unparsable: number } | null;
@@ -120,6 +122,7 @@ export class EvalSummaryBuilder {
   private readonly withDoc: { functions: number; pass: PassTable };
   private readonly failureKinds = { initial: zeroKinds(), final: zeroKinds() };
   private readonly exceptionTypes = { initial: {} as Record<string, number>, final: {} as Record<string, number> };
+  private passesEqualToSurvivor = 0;
   private rankedFunctions = 0;
   private readonly ranking = new Map<RankingMethod, { hit: Means; precision: Means }>();
   private readonly training = { initial: 0, afterRepair: 0, examples: 0, groundTruthExamples: 0, duplicates: 0, unparsable: 0 };
@@ -174,6 +177,7 @@ export class EvalSummaryBuilder {
     }
 
     for (const s of l.samples) {
+      this.passesEqualToSurvivor += s.rounds.filter((r) => r.passed && r.equals_survivor).length;
       const first = s.rounds[0];
       const last = s.rounds[s.rounds.length - 1];
       for (const [when, r] of [['initial', first], ['final', last]] as const) {
@@ -245,6 +249,7 @@ export class EvalSummaryBuilder {
       withDocstring: { functions: this.withDoc.functions, passAtK: this.withDoc.pass.result() },
       failureKinds: this.failureKinds,
       exceptionTypes: this.exceptionTypes,
+      passesEqualToSurvivor: this.passesEqualToSurvivor,
       ranking,
       training: settings.task === 'rft' ? { functionsWithPassing: { initial: t.initial, afterRepair: t.afterRepair }, examples: t.examples, groundTruthExamples: t.groundTruthExamples, duplicates: t.duplicates, unparsable: t.unparsable } : null,
       augmentation: settings.task === 'augment' ? { ...this.augmentation } : null,

@@ -78,5 +78,7 @@ describe('an evaluation over a record with surviving mutants', () => {
     expect(byCandidate('max(lo')).toMatchObject({ passed: true, equals_survivor: null });
     expect(rounds.filter((r) => !r.passed)).toHaveLength(1);
     expect(rounds.filter((r) => !r.passed)[0]!.equals_survivor).toBeNull();
+    const summary = JSON.parse(fs.readFileSync(path.join(done.outDir, 'eval-summary.json'), 'utf8')) as { passesEqualToSurvivor: number };
+    expect(summary.passesEqualToSurvivor).toBe(1);
   });
 });
