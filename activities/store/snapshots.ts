@@ -1,7 +1,8 @@
 /**
  * Repository snapshots as folders under the data directory: a tree at a pinned commit, stored once
- * and reused by every later analysis of that commit (`<root>/<owner>/<name>/<commit>/tree`, with a
- * manifest beside it). Trees enter atomically (built aside, then renamed into place), so a reader
+ * and reused by every later analysis of that commit (`<root>/<owner>/<name>/<commit>/tree` for a
+ * GitHub-shaped id, `<root>/_other/<name>/<commit>/tree` for any other, with a manifest beside
+ * it). Trees enter atomically (built aside, then renamed into place), so a reader
  * sees no snapshot or a complete one. The local store keeps its snapshots here; the PostgreSQL
  * store keeps their archives (`packTree`) and materialises them here on demand.
  */
@@ -9,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { safeName } from './names';
 
 /** An extracted tree on disk, immutable once written, keyed by repository and commit. */
 export interface Snapshot {
@@ -146,14 +148,34 @@ export async function unpackTree(chunks: AsyncIterable<Buffer>, dest: string, ti
   if (failed) throw new Error(failed);
 }
 
+/** A git commit (40 or 64 hex digits, or a short one), or a local folder's `tree-<hash>`: letters, digits, `_` and `-`, at most 128. */
+const COMMIT_ID = /^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$/;
+/** A GitHub account (letters, digits and hyphens, not first) and repository name as folder names. */
+const GITHUB_OWNER = /^[A-Za-z0-9][A-Za-z0-9-]{0,38}$/;
+const GITHUB_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+/** The folder of every repository id that is not GitHub-shaped. */
+const OTHER_IDS = '_other';
+
 export class SnapshotFolders {
   constructor(readonly root: string) {}
 
-  /** `<root>/<owner>/<name>/<commit>`: one immutable directory per pinned commit. */
+  /**
+   * One immutable directory per repository and commit, inside the root whatever the id: a GitHub
+   * `owner/name` is `<root>/<owner>/<name>/<commit>`; any other repository id (a local folder's
+   * name, anything a source list or a dataset says) is `<root>/_other/<safeName(id)>/<commit>`,
+   * and `_other` is never an owner (owners start with a letter or a digit). Every snapshot sits at
+   * the same depth, so none is inside another, and different (id, commit) pairs never share a
+   * folder. A commit that is not a plain commit id is refused.
+   */
   dirFor(repoId: string, commit: string): string {
-    const safe = repoId.split('/').map((p) => p.replace(/[^A-Za-z0-9._-]/g, '_'));
-    if (!/^[0-9a-zA-Z][\w-]*$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
-    return path.join(this.root, ...safe, commit);
+    if (!COMMIT_ID.test(commit)) throw new Error(`not a commit id: ${JSON.stringify(commit.slice(0, 80))}${commit.length > 80 ? ` (${commit.length} characters)` : ''}`);
+    const parts = repoId.split('/');
+    const github = parts.length === 2 && GITHUB_OWNER.test(parts[0]!) && GITHUB_NAME.test(parts[1]!) && parts[1] !== '.' && parts[1] !== '..';
+    const dir = path.join(this.root, ...(github ? parts : [OTHER_IDS, safeName(repoId)]), commit);
+    // Belt and braces: the folder is two levels of plain names and the commit below the root.
+    const rel = path.relative(this.root, dir);
+    if (rel.split(path.sep).length !== 3 || rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`snapshot folder of ${JSON.stringify(repoId.slice(0, 80))} would leave ${this.root}`);
+    return dir;
   }
 
   /** The extracted tree of repoId@commit (it exists once the snapshot is complete). */
