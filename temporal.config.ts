@@ -62,12 +62,12 @@ export const ConfigSchema = z.object({
       /** The longest one io activity may take (a snapshot, an analysis, a run's summary and files); it heartbeats meanwhile. */
       ioTimeoutSec: positiveInt.default(1800),
       /**
-       * Longest a child workflow may run (a repository, a function, an evaluation's function)
-       * before Temporal ends it and its parent records it as failed; unset = derived from the
-       * activity budgets (`activities/workflow-budgets.ts`).
+       * Longest a child workflow may run (a repository, a function, an evaluation's function, a
+       * live benchmark firing's crawl) before Temporal ends it and its parent records it as
+       * failed; unset = derived from the activity budgets (`activities/workflow-budgets.ts`).
        */
       childTimeoutSec: z
-        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional() })
+        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional(), crawl: positiveInt.optional() })
         .prefault({}),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
