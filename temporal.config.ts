@@ -210,12 +210,19 @@ export const ConfigSchema = z.object({
       repoWindow: positiveInt.default(4),
       /** Continue-as-new after this many finished children, to keep histories small. */
       continueAsNewAfter: positiveInt.default(200),
-      /** RepoST's GitHub search filters, and the creation-date windows that decide a GitHub repository's split. */
+      /**
+       * RepoST's GitHub search filters, the creation-date windows that decide a GitHub
+       * repository's split, and the limits of one repository's download.
+       */
       github: z
         .object({
           licenses: z.array(z.string().min(1)).default(['mit']),
           maxRepoSizeKb: positiveInt.default(10 * 1024),
           minStars: nonNegativeInt.default(0),
+          /** The largest tarball downloaded (MiB): a larger one is refused as it arrives; unpacked, its tree may take four times this. */
+          maxTarballMb: positiveInt.default(100),
+          /** One tarball download's deadline: every attempt, every wait between attempts, every redirect and byte. */
+          downloadTimeoutSec: positiveInt.default(600),
           trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
           evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
         })

@@ -89,10 +89,14 @@ async function follow(base: URL, inner: typeof fetch, input: Parameters<typeof f
   }
 }
 
-/** Reads a response body whole, refusing one over `maxBytes` (by its length header, or as it arrives). */
-export async function readCapped(body: unknown, maxBytes: number, what: string): Promise<Buffer> {
-  if (body instanceof ArrayBuffer) return capped(Buffer.from(body), maxBytes, what);
-  if (Buffer.isBuffer(body)) return capped(body, maxBytes, what);
+/**
+ * Reads a response body whole, refusing one over `maxBytes` (by its length header, or as it
+ * arrives); `limitName` names the setting the cap comes from in the refusal.
+ */
+export async function readCapped(body: unknown, maxBytes: number, what: string, limitName?: string): Promise<Buffer> {
+  const limit = limitName ? ` (${limitName})` : '';
+  if (body instanceof ArrayBuffer) return capped(Buffer.from(body), maxBytes, what, limit);
+  if (Buffer.isBuffer(body)) return capped(body, maxBytes, what, limit);
   if (!body || typeof (body as ReadableStream).getReader !== 'function') throw new Error(`unexpected ${what} body: ${typeof body}`);
   const reader = (body as ReadableStream<Uint8Array>).getReader();
   const chunks: Buffer[] = [];
@@ -103,14 +107,14 @@ export async function readCapped(body: unknown, maxBytes: number, what: string):
     total += value.byteLength;
     if (total > maxBytes) {
       await reader.cancel().catch(() => undefined);
-      throw new DownloadRefused(`larger than ${maxBytes} bytes: refused`);
+      throw new DownloadRefused(`larger than ${maxBytes} bytes${limit}: refused`);
     }
     chunks.push(Buffer.from(value));
   }
   return Buffer.concat(chunks, total);
 }
 
-function capped(data: Buffer, maxBytes: number, what: string): Buffer {
-  if (data.length > maxBytes) throw new DownloadRefused(`${data.length} bytes, larger than ${maxBytes} bytes (${what}): refused`);
+function capped(data: Buffer, maxBytes: number, what: string, limit: string): Buffer {
+  if (data.length > maxBytes) throw new DownloadRefused(`${data.length} bytes, larger than ${maxBytes} bytes${limit} (${what}): refused`);
   return data;
 }

@@ -26,15 +26,11 @@ export interface GitHubSourceOptions {
   retryAfterUnitMs?: number;
   /** Where rate-limit waits and truncated searches are reported. */
   log?: (message: string) => void;
-  /** Largest tarball downloaded (bytes); a larger one is refused as it arrives. */
-  maxTarballBytes?: number;
-  /** Deadline of one tarball download: every retry, redirect and byte (ms). */
-  tarballDeadlineMs?: number;
+  /** Largest tarball downloaded (bytes); a larger one is refused as it arrives (`crawl.github.maxTarballMb`). */
+  maxTarballBytes: number;
+  /** Deadline of one tarball download: every retry, redirect and byte (ms; `crawl.github.downloadTimeoutSec`). */
+  tarballDeadlineMs: number;
 }
-
-/** Defaults of a tarball download's limits: no larger than a snapshot may be made from, ten minutes in all. */
-export const DEFAULT_TARBALL_MAX_BYTES = DEFAULT_LIMITS.maxTarballBytes;
-export const DEFAULT_TARBALL_DEADLINE_MS = 10 * 60_000;
 
 /** The subset of GitHub's repository object the crawl reads (validated: data enters here). */
 const RepoSchema = z.object({
@@ -234,19 +230,19 @@ export class GitHubSource {
   /** The commit's tarball, within the size cap and the deadline (over retries, redirects and the body). */
   async tarball(ref: RepoRef): Promise<Buffer> {
     const [owner, repo] = ref.id.split('/');
-    const maxBytes = this.options.maxTarballBytes ?? DEFAULT_TARBALL_MAX_BYTES;
-    const deadlineMs = this.options.tarballDeadlineMs ?? DEFAULT_TARBALL_DEADLINE_MS;
+    const maxBytes = this.options.maxTarballBytes;
+    const deadlineMs = this.options.tarballDeadlineMs;
     const signal = AbortSignal.timeout(deadlineMs);
     try {
       const res = await this.octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { owner, repo, ref: ref.commit, request: { parseSuccessResponseBody: false, signal } });
       const length = Number(res.headers['content-length']);
       if (Number.isFinite(length) && length > maxBytes) {
         await (res.data as ReadableStream | null)?.cancel?.().catch(() => undefined);
-        throw new DownloadRefused(`${length} bytes, larger than ${maxBytes} bytes: refused`);
+        throw new DownloadRefused(`${length} bytes, larger than ${maxBytes} bytes (crawl.github.maxTarballMb): refused`);
       }
-      return await readCapped(res.data, maxBytes, 'tarball');
+      return await readCapped(res.data, maxBytes, 'tarball', 'crawl.github.maxTarballMb');
     } catch (err) {
-      if (signal.aborted) throw new DownloadRefused(`not downloaded within ${deadlineMs} ms: refused`);
+      if (signal.aborted) throw new DownloadRefused(`not downloaded within ${Number((deadlineMs / 1000).toFixed(3))} s (crawl.github.downloadTimeoutSec): refused`);
       throw refusalOf(err) ?? err;
     }
   }
@@ -271,7 +267,7 @@ export class GitHubSource {
     } catch (err) {
       return { ok: false, skip: { repoId: ref.id, stage: 'fetch', reason: describe(err, 'tarball') } };
     }
-    const extracted = await store.fromTarball(ref.id, commit, tarball, opts.limits ?? DEFAULT_LIMITS);
+    const extracted = await store.fromTarball(ref.id, commit, tarball, opts.limits ?? { ...DEFAULT_LIMITS, maxTarballBytes: this.options.maxTarballBytes });
     if (!extracted.ok) return { ok: false, skip: { repoId: ref.id, stage: 'extract', reason: extracted.reason } };
     return { ok: true, snapshot: extracted.snapshot, ref };
   }

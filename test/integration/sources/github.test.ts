@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { analyzeRepository } from '../../../activities/analysis';
 import type { RepoRef, SnapshotResult } from '../../../activities/sources';
@@ -126,8 +127,8 @@ describe('GitHub source', () => {
       const out = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir: path.join(dataDir, 'guarded'), op: 'snapshot', refs, maxTarballBytes: shopBytes - 1, tarballDeadlineMs: 1500, retries: 0 });
       expect(out.results[0]).toEqual({ ok: false, skip: { repoId: 'acme/webapp', stage: 'fetch', reason: `tarball: refused http URL http://127.0.0.1:${port}: source downloads use https only` } });
       expect(elsewhere).toEqual([]);
-      expect(out.results[1]).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: `tarball: ${shopBytes} bytes, larger than ${shopBytes - 1} bytes: refused` } });
-      expect(out.results[2]).toEqual({ ok: false, skip: { repoId: 'datalab/mlkit', stage: 'fetch', reason: 'tarball: not downloaded within 1500 ms: refused' } });
+      expect(out.results[1]).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: `tarball: ${shopBytes} bytes, larger than ${shopBytes - 1} bytes (crawl.github.maxTarballMb): refused` } });
+      expect(out.results[2]).toEqual({ ok: false, skip: { repoId: 'datalab/mlkit', stage: 'fetch', reason: 'tarball: not downloaded within 1.5 s (crawl.github.downloadTimeoutSec): refused' } });
       // The same tarballs within the limits are downloaded (the mlkit one once it no longer stalls).
       gh.stalledTarballs.clear();
       const fine = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir: path.join(dataDir, 'guarded'), op: 'snapshot', refs: refs.slice(1), maxTarballBytes: 1024 * 1024, tarballDeadlineMs: 60_000, retries: 0 });
@@ -203,6 +204,20 @@ describe('GitHub source', () => {
       expect(out.result.ref.createdAt).toBe('2023-11-20T08:00:00Z');
       const huge = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: dir, op: 'from-config', refs: [ref('huge/monorepo')] });
       expect(huge.result.ok).toBe(false);
+      // The download's size cap and deadline are crawl.github.maxTarballMb and downloadTimeoutSec:
+      // a tarball of 1.5 MiB against a cap of 1 MiB, and one that stalls against a deadline of 1 s.
+      const big = gh.tarballs.get('acme/shop')!;
+      gh.tarballs.set('acme/shop', Buffer.concat([big, randomBytes(1536 * 1024)]));
+      gh.stalledTarballs.add('datalab/mlkit');
+      try {
+        const capped = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: dir, op: 'from-config', refs: [ref('acme/shop')], crawlGithub: { maxTarballMb: 1 } });
+        expect(capped.result).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: `tarball: ${big.length + 1536 * 1024} bytes, larger than 1048576 bytes (crawl.github.maxTarballMb): refused` } });
+        const late = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: path.join(dir, 'late'), op: 'from-config', refs: [ref('datalab/mlkit')], crawlGithub: { downloadTimeoutSec: 1 } });
+        expect(late.result).toEqual({ ok: false, skip: { repoId: 'datalab/mlkit', stage: 'fetch', reason: 'tarball: not downloaded within 1 s (crawl.github.downloadTimeoutSec): refused' } });
+      } finally {
+        gh.tarballs.set('acme/shop', big);
+        gh.stalledTarballs.clear();
+      }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
