@@ -18,6 +18,7 @@ interface Command {
   maxTarballBytes?: number;
   tarballDeadlineMs?: number;
   retries?: number;
+  retryUnitMs?: number;
   /** For `from-config`: the crawl's GitHub settings, over the defaults. */
   crawlGithub?: Partial<Config['crawl']['github']>;
 }
@@ -40,6 +41,7 @@ async function main(): Promise<void> {
     searchIntervalMs: 0,
     retryAfterUnitMs: 10,
     retries: cmd.retries ?? 3,
+    retryUnitMs: cmd.retryUnitMs,
     log: (m) => logs.push(m),
     maxTarballBytes: cmd.maxTarballBytes ?? defaults.maxTarballMb * 1024 * 1024,
     tarballDeadlineMs: cmd.tarballDeadlineMs ?? defaults.downloadTimeoutSec * 1000,
