@@ -14,6 +14,7 @@ import { z } from 'zod';
 import type { Config } from '../../temporal.config';
 import type { Store } from '../store/types';
 import { cacheKeyOf } from './cache';
+import { chatCompletionBody, readCompletion } from './completion';
 import { estimateCostUsd } from './cost';
 import { LlmPermanentError, LlmTransientError, classifyLlmError } from './errors';
 import { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';
@@ -42,21 +43,6 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
   };
   return byStep[step] ?? config.llm.model;
 }
-
-/** What an OpenAI-compatible chat completion must contain for us to use it. */
-const CompletionSchema = z.object({
-  id: z.string().optional(),
-  model: z.string().optional(),
-  choices: z
-    .array(
-      z.object({
-        message: z.object({ content: z.string().nullable().optional() }).optional(),
-        finish_reason: z.string().nullable().optional(),
-      }),
-    )
-    .min(1),
-  usage: z.object({ prompt_tokens: z.number().nonnegative(), completion_tokens: z.number().nonnegative() }).nullable().optional(),
-});
 
 const ChatRequestSchema = z.object({
   step: z.enum(LLM_STEPS),
@@ -191,7 +177,7 @@ export class LlmGateway {
 
   /** One HTTP call to the endpoint, recorded whatever its outcome. */
   private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean; signal?: AbortSignal; llm: LlmSettings }): Promise<ChatOutcome> {
-    const { model, temperature, maxTokens } = base.request;
+    const { model } = base.request;
     const { cacheKey } = base;
     const useCache = opts.useCache;
     const estimatedPrompt = estimateMessagesTokens(messages);
@@ -202,7 +188,7 @@ export class LlmGateway {
       let raw: unknown;
       try {
         raw = await this.client.chat.completions.create(
-          { model, messages, temperature, max_tokens: maxTokens },
+          chatCompletionBody(base.request),
           { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
       } catch (err) {
@@ -214,21 +200,11 @@ export class LlmGateway {
         });
       }
       const latencyMs = Math.round(performance.now() - started);
-      const parsed = CompletionSchema.safeParse(raw);
-      if (!parsed.success) {
-        throw new LlmTransientError(
-          `LLM endpoint returned a completion without usable choices (model ${model} at ${this.config.llm.baseURL}): ${parsed.error.issues[0]?.message ?? 'invalid'}`,
-          undefined,
-          undefined,
-        );
-      }
-      const completion = parsed.data;
-      const choice = completion.choices[0]!;
-      const text = choice.message?.content ?? '';
-      const finishReason = choice.finish_reason ?? null;
+      const completion = readCompletion(raw, `model ${model} at ${this.config.llm.baseURL}`);
+      const { text, finishReason } = completion;
       const estimated = !completion.usage;
-      const promptTokens = completion.usage?.prompt_tokens ?? estimatedPrompt;
-      const completionTokens = completion.usage?.completion_tokens ?? estimateTokens(text);
+      const promptTokens = completion.usage?.promptTokens ?? estimatedPrompt;
+      const completionTokens = completion.usage?.completionTokens ?? estimateTokens(text);
       usedTokens = promptTokens + completionTokens;
       const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens);
       const record: ExchangeRecord = {
