@@ -1,6 +1,6 @@
 /**
  * Batch LLM mode's parts that know nothing of Temporal: the Batch API's file formats, what an
- * answer line means, when to flush.
+ * answer line means, when to flush, the batch folders, and the two backends (`openai`, `files`).
  */
 export { BATCH_ENDPOINT, BATCH_COMPLETION_WINDOW, BATCH_LIMITS } from './limits';
 export { BatchIdSchema, CustomIdSchema, RemoteIdSchema, newBatchId, batchIdProblem, type BatchId, type CustomId } from './ids';
@@ -17,3 +17,19 @@ export {
 } from './lines';
 export { outcomeOfLine, unansweredOutcome, type BatchRequestOutcome } from './outcome';
 export { FlushPolicySchema, BatchAccumulator, RequestTooLargeError, admit, flushDue, flushDueAt, type FlushPolicy, type FlushReason, type OpenBatch, type Flushed } from './flush-policy';
+export {
+  BatchFolders,
+  BatchManifestSchema,
+  BatchNotFoundError,
+  BATCH_FILES,
+  BATCH_BACKENDS,
+  BATCH_MANIFEST_SCHEMA,
+  type BatchManifest,
+  type BatchBackendKind,
+  type BatchEndStatus,
+} from './folders';
+export { readBatchRequests, scanBatchResults, readBatchOutcomes, type BatchRequests, type ResultsScan } from './results';
+export { makeBatchFolder, BatchRejectedError, type BatchBackend, type BatchPoll, type PreparedBatch } from './backend';
+export { FileExchangeBackend } from './files-backend';
+export { OpenAiBatchBackend, BATCH_METADATA_KEY, type OpenAiBatchBackendOptions } from './openai-backend';
+export { importBatchResults, BatchImportError, type ImportedResults } from './import';
