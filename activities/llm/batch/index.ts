@@ -28,7 +28,7 @@ export {
   type BatchBackendKind,
   type BatchEndStatus,
 } from './folders';
-export { readBatchRequests, scanBatchResults, readBatchOutcomes, type BatchRequests, type ResultsScan } from './results';
+export { readBatchRequests, scanBatchResults, readBatchOutcomes, summarizeBatchFiles, type BatchRequests, type ResultsScan, type BatchFileSummary } from './results';
 export { makeBatchFolder, BatchRejectedError, type BatchBackend, type BatchPoll, type PreparedBatch } from './backend';
 export { FileExchangeBackend } from './files-backend';
 export { OpenAiBatchBackend, BATCH_METADATA_KEY, type OpenAiBatchBackendOptions } from './openai-backend';

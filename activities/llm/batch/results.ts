@@ -5,7 +5,7 @@
  * the size of the answers.
  */
 import * as fsp from 'node:fs/promises';
-import type { BatchFolders, BatchManifest } from './folders';
+import { BATCH_FILES, type BatchFileName, type BatchFolders, type BatchManifest } from './folders';
 import type { CustomId } from './ids';
 import { BATCH_LIMITS } from './limits';
 import { BatchFileError, BatchOutputLineSchema, BatchRequestLineSchema, readJsonl } from './lines';
@@ -124,4 +124,23 @@ export async function* readBatchOutcomes(folders: BatchFolders, manifest: BatchM
   }
   const why = manifest.failure ?? `the batch ended${manifest.endStatus ? ` (${manifest.endStatus})` : ''} without an answer for it`;
   for (const customId of reqs.ids) if (!seen.has(customId)) yield unansweredOutcome(customId, where(customId), why);
+}
+
+/** One of a batch's files: where it is, its size and its lines (counted, not parsed), or null when absent. */
+export interface BatchFileSummary {
+  name: BatchFileName;
+  path: string;
+  bytes: number | null;
+  lines: number | null;
+}
+
+/** The files of batch `id`, for a listing: sizes and line counts, read without parsing. */
+export async function summarizeBatchFiles(folders: BatchFolders, id: string): Promise<BatchFileSummary[]> {
+  const out: BatchFileSummary[] = [];
+  for (const name of Object.keys(BATCH_FILES) as BatchFileName[]) {
+    const bytes = await folders.sizeOf(id, name);
+    const file = folders.pathOf(id, name);
+    out.push({ name, path: file, bytes, lines: bytes === null || name === 'manifest' ? null : (await lineShape(file)).lines });
+  }
+  return out;
 }
