@@ -34,6 +34,9 @@ import { formatDuration } from './lib/status';
 
 const COMMANDS = ['list', 'show', 'import'] as const;
 
+/** Text from outside (a service's message, a file's line quoted in an error) with its control characters shown, not sent to the terminal. */
+const printable = (s: string) => s.replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 function stateOf(m: BatchManifest): string {
   if (m.state === 'ended') return `ended ${m.endStatus ?? ''}`.trim();
   if (m.remote) return `waiting (${m.remote.status})`;
@@ -61,7 +64,7 @@ async function list(folders: BatchFolders, all: boolean, json: boolean, now: num
     for (const b of shown) rows.push([b.id, b.backend, stateOf(b), formatDuration(now - Date.parse(b.createdAt)), String(b.requests), folders.folderOf(b.id)]);
     console.log(table(rows));
   }
-  for (const p of problems) console.error(`not a batch: ${p.name}: ${p.problem}`);
+  for (const p of problems) console.error(`not a batch: ${printable(p.name)}: ${printable(p.problem)}`);
   return 0;
 }
 
@@ -85,9 +88,9 @@ async function show(folders: BatchFolders, id: string, json: boolean, now: numbe
   ];
   for (const f of files.filter((f) => f.name !== 'manifest')) lines.push(`  ${f.name.padEnd(9)} ${f.bytes === null ? `${f.path} (not there)` : `${f.path}: ${f.lines} line(s), ${f.bytes} bytes`}`);
   if (m.remote) lines.push(`  service   batch ${m.remote.batchId}, input file ${m.remote.inputFileId}, last seen ${m.remote.status} at ${m.remote.checkedAt}`);
-  if (m.imported) lines.push(`  imported  ${m.imported.answered} answer(s) from ${m.imported.source} at ${m.imported.at}${m.imported.partial ? ' (partial: the other requests end without an answer)' : ''}`);
+  if (m.imported) lines.push(`  imported  ${m.imported.answered} answer(s) from ${printable(m.imported.source)} at ${m.imported.at}${m.imported.partial ? ' (partial: the other requests end without an answer)' : ''}`);
   if (m.endedAt) lines.push(`  ended     ${m.endStatus} at ${m.endedAt}`);
-  if (m.failure) lines.push(`  failure   ${m.failure}`);
+  if (m.failure) lines.push(`  failure   ${printable(m.failure)}`);
   if (m.state === 'waiting' && m.backend === 'files' && !m.imported) {
     lines.push(`  answer it elsewhere, e.g. vllm run-batch -i ${folders.pathOf(id, 'requests')} -o ${folders.pathOf(id, 'results')} --model MODEL`);
     lines.push(`  or load a results file with: tsx scripts/batches.ts import FILE --batch ${id}`);
@@ -125,7 +128,7 @@ async function main(): Promise<number> {
     // A batch that is not there is a mistake in the command line: nothing was done.
     if (err instanceof BatchNotFoundError) throw new UsageError(err.message);
     if (err instanceof BatchImportError || err instanceof BatchFileError) {
-      console.error(err.message);
+      console.error(printable(err.message));
       return 1;
     }
     throw err;

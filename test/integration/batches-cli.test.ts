@@ -28,6 +28,7 @@ describe('tsx scripts/batches.ts', () => {
     fs.writeFileSync(path.join(dataDir, 'llm-batches', 'b-done', 'results.jsonl'), `${answer('d', 'fixture answer')}\n`);
     expect((await backend.poll('b-done')).state).toBe('ended');
     fs.mkdirSync(path.join(dataDir, 'llm-batches', 'Not_A_Batch'));
+    fs.mkdirSync(path.join(dataDir, 'llm-batches', 'evil\u001b[2J'));
   });
   afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
@@ -39,6 +40,9 @@ describe('tsx scripts/batches.ts', () => {
     expect(waiting.stdout).toMatch(new RegExp(`b-old\\s+files\\s+waiting for results\\s+3h00m\\s+3\\s+${root}/b-old`));
     expect(waiting.stdout).not.toContain('b-done');
     expect(waiting.stderr).toContain('not a batch: Not_A_Batch: not a batch id');
+    // A name from outside reaches the terminal with its control characters shown, not obeyed.
+    expect(waiting.stderr).toContain('not a batch: evil\\u001b[2J');
+    expect(waiting.stderr).not.toContain('\u001b');
 
     const all = await run('list', '--all');
     expect(all.stdout).toMatch(/b-done\s+files\s+ended completed/);

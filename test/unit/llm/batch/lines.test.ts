@@ -11,6 +11,7 @@ import {
   lineBytes,
   newBatchId,
   readJsonl,
+  RemoteIdSchema,
 } from '../../../../activities/llm/batch';
 
 const call = { model: 'gpt-4o', messages: [{ role: 'system' as const, content: 'sys' }, { role: 'user' as const, content: 'Function: f\nplease' }], temperature: 0, maxTokens: 512 };
@@ -91,6 +92,11 @@ describe('batch ids', () => {
     const a = newBatchId(new Date('2026-11-23T14:39:47Z'), () => 'ffffffff');
     const b = newBatchId(new Date('2026-11-23T14:39:48Z'), () => '00000000');
     expect(a < b).toBe(true);
+  });
+
+  it('from the service are checked before they go into a URL or a manifest', () => {
+    expect(RemoteIdSchema.safeParse('batch_abc-123').success).toBe(true);
+    for (const bad of ['', '../files', 'a/b', 'a?b', 'x'.repeat(129), 'é']) expect(RemoteIdSchema.safeParse(bad).success).toBe(false);
   });
 
   it('are checked wherever they enter', () => {
