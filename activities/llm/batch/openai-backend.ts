@@ -105,7 +105,9 @@ export class OpenAiBatchBackend implements BatchBackend {
       (await this.call(id, async () => {
         const requests = await this.folders.open(id, 'requests', BATCH_LIMITS.maxRequestBytes);
         if (!requests) throw new BatchFileError(`${this.folders.pathOf(id, 'requests')} is missing`, this.folders.pathOf(id, 'requests'), null);
-        const file = await this.client.files.create({ file: toStreamingFile(requests, 'requests.jsonl', { type: 'application/jsonl' }), purpose: 'batch' });
+        const file = await this.client.files
+          .create({ file: toStreamingFile(requests, 'requests.jsonl', { type: 'application/jsonl' }), purpose: 'batch' })
+          .finally(() => requests.destroy());
         const inputFileId = this.remoteId(file.id, id);
         return this.checked(
           await this.client.batches.create({ input_file_id: inputFileId, endpoint: BATCH_ENDPOINT, completion_window: BATCH_COMPLETION_WINDOW, metadata: { [BATCH_METADATA_KEY]: id } }),
