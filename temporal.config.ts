@@ -2,10 +2,17 @@
  * The one typed configuration of the factory: defaults, then an optional JSON file
  * (`REPOST_CONFIG`), then environment variables, then explicit overrides (CLI flags, tests).
  *
- * Every leaf key has an environment variable derived from its path:
- * `sandbox.memoryMb` -> `REPOST_SANDBOX_MEMORY_MB`, `loops.debugRounds` -> `REPOST_LOOPS_DEBUG_ROUNDS`.
- * The usual names of the ecosystem are honoured too (`TEMPORAL_ADDRESS`, `OPENAI_BASE_URL`, ...).
- * A bad value fails at start with a message naming the key and the variable it came from.
+ * Every key of the schema has an environment variable derived from its path, read from the
+ * schema itself (so a new key cannot lack one): `sandbox.memoryMb` -> `REPOST_SANDBOX_MEMORY_MB`,
+ * `loops.debugRounds` -> `REPOST_LOOPS_DEBUG_ROUNDS`. The usual names of the ecosystem are honoured
+ * too (`TEMPORAL_ADDRESS`, `OPENAI_BASE_URL`, ...). A bad value fails at start with a message
+ * naming the key and the variable it came from.
+ *
+ * Naming: durations are in seconds (`...Sec`), addresses of HTTP services are `...Url`. A key marked
+ * `perProcess` belongs to the process that reads it (where things are, credentials, concurrency);
+ * every other key is a run setting, frozen into a run when it starts (activities/run-settings.ts).
+ * Keys renamed in this release (`RENAMED_KEYS`) are still read under their old names, file keys and
+ * environment variables both, with a warning.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -17,12 +24,15 @@ const nonNegativeInt = z.number().int().nonnegative();
 const fraction = z.number().min(0).max(1);
 const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date as YYYY-MM-DD');
 
+/** Schema metadata of a key (or a whole section) that belongs to the process, never to a run. */
+const PER_PROCESS = { perProcess: true } as const;
+
 /** Price of a model per million tokens, used for cost estimates. */
 const PriceSchema = z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() });
 
 export const ConfigSchema = z.object({
   /** Where runs, artifacts, caches and the embedded Temporal database live. */
-  dataDir: z.string().min(1).default('.data'),
+  dataDir: z.string().min(1).default('.data').meta(PER_PROCESS),
   store: z
     .object({
       /**
@@ -34,7 +44,8 @@ export const ConfigSchema = z.object({
       /** Database connections per process (PostgreSQL): enough for the activities a worker runs at once. */
       poolSize: positiveInt.default(10),
     })
-    .prefault({}),
+    .prefault({})
+    .meta(PER_PROCESS),
   temporal: z
     .object({
       /** host:port of an existing Temporal frontend; unset = start the embedded dev server. */
@@ -48,6 +59,8 @@ export const ConfigSchema = z.object({
        * long is retried elsewhere: how soon work lost with a worker resumes.
        */
       heartbeatTimeoutSec: positiveInt.default(30),
+      /** The longest one io activity may take (a snapshot, an analysis, a run's summary and files); it heartbeats meanwhile. */
+      ioTimeoutSec: positiveInt.default(1800),
       /**
        * Longest a child workflow may run (a repository, a function, an evaluation's function)
        * before Temporal ends it and its parent records it as failed; unset = derived from the
@@ -67,7 +80,8 @@ export const ConfigSchema = z.object({
         })
         .prefault({}),
     })
-    .prefault({}),
+    .prefault({})
+    .meta(PER_PROCESS),
   workers: z
     .object({
       /** Concurrent LLM calls per worker process (each mostly waits on the network). */
@@ -80,11 +94,13 @@ export const ConfigSchema = z.object({
       /** Task-queue-wide LLM activity rate (activities per second), unset = unlimited. */
       llmActivitiesPerSecond: z.number().positive().optional(),
     })
-    .prefault({}),
+    .prefault({})
+    .meta(PER_PROCESS),
   llm: z
     .object({
-      baseURL: z.string().url().default('http://127.0.0.1:11434/v1'),
-      apiKey: z.string().default('not-needed'),
+      /** The OpenAI-compatible endpoint. */
+      baseUrl: z.string().url().default('http://127.0.0.1:11434/v1').meta(PER_PROCESS),
+      apiKey: z.string().default('not-needed').meta(PER_PROCESS),
       /** Default model; each pipeline step may name its own below. */
       model: z.string().min(1).default('gpt-4o'),
       models: z
@@ -100,10 +116,13 @@ export const ConfigSchema = z.object({
         .prefault({}),
       temperature: z.number().min(0).max(2).default(0),
       maxTokens: positiveInt.default(4096),
-      timeoutMs: positiveInt.default(120000),
-      /** Retries inside one activity attempt are left to Temporal; the client itself does not retry. */
-      requestsPerMinute: positiveInt.optional(),
-      tokensPerMinute: positiveInt.optional(),
+      /** The longest one call may take; retries are left to Temporal, the client itself does not retry. */
+      timeoutSec: positiveInt.default(120),
+      /** Per-process rate limits. */
+      requestsPerMinute: positiveInt.optional().meta(PER_PROCESS),
+      tokensPerMinute: positiveInt.optional().meta(PER_PROCESS),
+      /** The longest a call waits for a slot under this process's rate limits: an LLM activity may take this plus `timeoutSec`. */
+      rateLimitWaitSec: positiveInt.default(300).meta(PER_PROCESS),
       cache: z
         .object({
           enabled: z.boolean().default(true),
@@ -120,7 +139,7 @@ export const ConfigSchema = z.object({
   sandbox: z
     .object({
       /** Image reference; unset = the locally built `repost-sandbox:<inputs-hash>`. */
-      image: z.string().min(1).optional(),
+      image: z.string().min(1).optional().meta(PER_PROCESS),
       memoryMb: positiveInt.default(2048),
       cpus: z.number().positive().default(1),
       pidsLimit: positiveInt.default(256),
@@ -129,7 +148,7 @@ export const ConfigSchema = z.object({
       outputLimitBytes: positiveInt.default(64 * 1024),
       scratchMb: positiveInt.default(256),
       /** How often a sandbox worker sweeps leftover containers (by label and age, whatever their worker). */
-      sweepIntervalSec: positiveInt.default(300),
+      sweepIntervalSec: positiveInt.default(300).meta(PER_PROCESS),
       /** Third-party packages: resolved and downloaded by uv on the host, wheels only, run offline. */
       packages: z
         .object({
@@ -140,15 +159,15 @@ export const ConfigSchema = z.object({
           /** Build distributions that publish no wheel for the sandbox from source, in an offline sandbox container. */
           buildFromSource: z.boolean().default(true),
           /** The package index (default: PyPI, or UV_DEFAULT_INDEX / UV_INDEX_URL / PIP_INDEX_URL). */
-          indexUrl: z.string().url().optional(),
+          indexUrl: z.string().url().optional().meta(PER_PROCESS),
           /** Local folders of wheels or source archives searched besides the index. */
-          findLinks: z.array(z.string().min(1)).default([]),
+          findLinks: z.array(z.string().min(1)).default([]).meta(PER_PROCESS),
           /** How long a permanent install failure (no wheel, unknown name, conflict, failed build) is remembered; transient ones never are. */
           failureMemorySec: nonNegativeInt.default(3600),
           /** The uv binary; unset = the one scripts/bootstrap.sh installs in .tools/uv, else `uv` on PATH. */
-          uvPath: z.string().min(1).optional(),
+          uvPath: z.string().min(1).optional().meta(PER_PROCESS),
           /** uv's cache (every downloaded wheel, once per machine); unset = `<dataDir>/packages/uv-cache`. Same file system as the store, for hard links. */
-          uvCacheDir: z.string().min(1).optional(),
+          uvCacheDir: z.string().min(1).optional().meta(PER_PROCESS),
         })
         .prefault({}),
       pool: z
@@ -159,7 +178,8 @@ export const ConfigSchema = z.object({
           /** A pool container is replaced once this old, so no live container outlives the leftover sweep's age. */
           maxAgeSec: positiveInt.default(1800),
         })
-        .prefault({}),
+        .prefault({})
+        .meta(PER_PROCESS),
     })
     .prefault({}),
   loops: z
@@ -190,19 +210,26 @@ export const ConfigSchema = z.object({
       repoWindow: positiveInt.default(4),
       /** Continue-as-new after this many finished children, to keep histories small. */
       continueAsNewAfter: positiveInt.default(200),
-      licenses: z.array(z.string().min(1)).default(['mit']),
-      maxRepoSizeKb: positiveInt.default(10 * 1024),
-      minStars: nonNegativeInt.default(0),
-      trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
-      evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
+      /** RepoST's GitHub search filters, and the creation-date windows that decide a GitHub repository's split. */
+      github: z
+        .object({
+          licenses: z.array(z.string().min(1)).default(['mit']),
+          maxRepoSizeKb: positiveInt.default(10 * 1024),
+          minStars: nonNegativeInt.default(0),
+          trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
+          evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
+        })
+        .prefault({}),
     })
     .prefault({}),
+  /** Where GitHub is, and the credentials to use it. */
   github: z
     .object({
-      baseURL: z.string().url().default('https://api.github.com'),
+      baseUrl: z.string().url().default('https://api.github.com'),
       token: z.string().optional(),
     })
-    .prefault({}),
+    .prefault({})
+    .meta(PER_PROCESS),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;
@@ -211,35 +238,25 @@ export type Config = z.infer<typeof ConfigSchema>;
 const ENV_ALIASES: Record<string, string> = {
   TEMPORAL_ADDRESS: 'temporal.address',
   TEMPORAL_NAMESPACE: 'temporal.namespace',
-  OPENAI_BASE_URL: 'llm.baseURL',
+  OPENAI_BASE_URL: 'llm.baseUrl',
   OPENAI_API_KEY: 'llm.apiKey',
   OPENAI_MODEL: 'llm.model',
   GITHUB_TOKEN: 'github.token',
 };
 
-/** Config paths whose environment variable is not derivable from the defaults (no default value). */
-const OPTIONAL_PATHS = [
-  'store.url',
-  'temporal.address',
-  'temporal.cliPath',
-  'temporal.childTimeoutSec.repo',
-  'temporal.childTimeoutSec.function',
-  'temporal.childTimeoutSec.evalFunction',
-  'workers.llmActivitiesPerSecond',
-  'llm.models.sandbox',
-  'llm.models.tests',
-  'llm.models.debug',
-  'llm.models.coverage',
-  'llm.models.check',
-  'llm.models.docstring',
-  'llm.models.solve',
-  'llm.requestsPerMinute',
-  'llm.tokensPerMinute',
-  'sandbox.image',
-  'sandbox.packages.indexUrl',
-  'sandbox.packages.uvPath',
-  'sandbox.packages.uvCacheDir',
-  'github.token',
+/**
+ * Keys renamed in this release: the old name (a key or a section) is still read, from the file and
+ * from its environment variables, with a warning; the next release drops it.
+ */
+export const RENAMED_KEYS: readonly { from: string; to: string; convert?: (value: unknown) => unknown; note?: string }[] = [
+  { from: 'llm.baseURL', to: 'llm.baseUrl' },
+  { from: 'llm.timeoutMs', to: 'llm.timeoutSec', convert: (v) => (typeof v === 'number' ? Math.ceil(v / 1000) : v), note: 'in seconds' },
+  { from: 'github.baseURL', to: 'github.baseUrl' },
+  { from: 'crawl.licenses', to: 'crawl.github.licenses' },
+  { from: 'crawl.maxRepoSizeKb', to: 'crawl.github.maxRepoSizeKb' },
+  { from: 'crawl.minStars', to: 'crawl.github.minStars' },
+  { from: 'crawl.trainWindow', to: 'crawl.github.trainWindow' },
+  { from: 'crawl.evalWindow', to: 'crawl.github.evalWindow' },
 ];
 
 export class ConfigError extends Error {
@@ -252,49 +269,131 @@ export function envNameFor(keyPath: string): string {
 
 type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
 
-function leafPaths(value: unknown, prefix = ''): string[] {
-  if (value && typeof value === 'object' && !Array.isArray(value)) {
-    const entries = Object.entries(value as Record<string, unknown>);
-    // Records (prices) are overridden as one JSON value.
-    if (prefix === 'llm.prices') return [prefix];
-    return entries.flatMap(([k, v]) => leafPaths(v, prefix ? `${prefix}.${k}` : k));
-  }
-  return [prefix];
+/** One configuration key as the schema declares it. */
+export interface ConfigKey {
+  /** Dotted path, e.g. `sandbox.memoryMb`; a record (`llm.prices`) or a date window's part is one key. */
+  path: string;
+  /** Its environment variable (`REPOST_SANDBOX_MEMORY_MB`). */
+  env: string;
+  /** The JSON type the environment string is read as. */
+  type: 'string' | 'number' | 'boolean' | 'array' | 'object';
+  /** Whether it belongs to the process (never frozen into a run). */
+  perProcess: boolean;
+}
+
+interface JsonSchemaNode {
+  type?: string | string[];
+  properties?: Record<string, JsonSchemaNode>;
+  anyOf?: JsonSchemaNode[];
+  perProcess?: boolean;
+}
+
+let keysCache: { keys: ConfigKey[]; processSections: string[] } | null = null;
+
+/** The schema's keys, read from the schema itself (through its JSON Schema form). */
+function schemaKeys(): { keys: ConfigKey[]; processSections: string[] } {
+  if (keysCache) return keysCache;
+  const root = z.toJSONSchema(ConfigSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode;
+  const keys: ConfigKey[] = [];
+  const processSections: string[] = [];
+  const walk = (node: JsonSchemaNode, prefix: string, inProcess: boolean): void => {
+    const own = node.perProcess === true;
+    if (own && !inProcess && prefix) processSections.push(prefix);
+    const perProcess = inProcess || own;
+    if (node.properties && prefix !== '') {
+      for (const [k, child] of Object.entries(node.properties)) walk(child, `${prefix}.${k}`, perProcess);
+      return;
+    }
+    if (node.properties) {
+      for (const [k, child] of Object.entries(node.properties)) walk(child, k, perProcess);
+      return;
+    }
+    const types = [node.type ?? node.anyOf?.map((a) => a.type)].flat().filter((t): t is string => typeof t === 'string');
+    const type = types.includes('boolean') ? 'boolean' : types.includes('number') || types.includes('integer') ? 'number' : types.includes('array') ? 'array' : types.includes('object') ? 'object' : 'string';
+    keys.push({ path: prefix, env: envNameFor(prefix), type, perProcess });
+  };
+  walk(root, '', false);
+  keysCache = { keys, processSections };
+  return keysCache;
+}
+
+/** Every key of the configuration, with its environment variable; derived from the schema. */
+export function configKeys(): readonly ConfigKey[] {
+  return schemaKeys().keys;
+}
+
+/** The sections and keys that belong to a process, never to a run (the schema's `perProcess` marks). */
+export function processOnlyPaths(): readonly string[] {
+  return schemaKeys().processSections;
 }
 
 function getPath(obj: unknown, keyPath: string): unknown {
   return keyPath.split('.').reduce<unknown>((o, k) => (o && typeof o === 'object' ? (o as Record<string, unknown>)[k] : undefined), obj);
 }
 
-function setPath(obj: Record<string, unknown>, keyPath: string, value: unknown): void {
+/**
+ * Sets one key; an object on the way that is not there yet starts as its default (`defaults`), so
+ * setting one part of a default-valued object (a window's `from`) keeps the others.
+ */
+function setPath(obj: Record<string, unknown>, keyPath: string, value: unknown, defaults?: unknown): void {
   const keys = keyPath.split('.');
   let cur = obj;
-  for (const k of keys.slice(0, -1)) {
-    if (!cur[k] || typeof cur[k] !== 'object') cur[k] = {};
+  keys.slice(0, -1).forEach((k, i) => {
+    if (!cur[k] || typeof cur[k] !== 'object') {
+      const initial = defaults === undefined ? undefined : getPath(defaults, keys.slice(0, i + 1).join('.'));
+      cur[k] = initial && typeof initial === 'object' && !Array.isArray(initial) ? structuredClone(initial) : {};
+    }
     cur = cur[k] as Record<string, unknown>;
-  }
+  });
   cur[keys[keys.length - 1]!] = value;
 }
 
-/** Turns an environment string into the type the default value has; zod then validates it. */
-function coerce(raw: string, like: unknown): Json {
-  if (typeof like === 'number') return raw.trim() === '' ? raw : Number(raw);
-  if (typeof like === 'boolean') {
+function deletePath(obj: Record<string, unknown>, keyPath: string): void {
+  const keys = keyPath.split('.');
+  const parent = getPath(obj, keys.slice(0, -1).join('.'));
+  if (parent && typeof parent === 'object') delete (parent as Record<string, unknown>)[keys[keys.length - 1]!];
+}
+
+/** Turns an environment string into the key's type; zod then validates it. */
+function coerce(raw: string, type: ConfigKey['type']): Json {
+  if (type === 'number') return raw.trim() === '' ? raw : Number(raw);
+  if (type === 'boolean') {
     if (/^(1|true|yes|on)$/i.test(raw)) return true;
     if (/^(0|false|no|off)$/i.test(raw)) return false;
     return raw;
   }
-  if (Array.isArray(like)) return raw.split(',').map((s) => s.trim()).filter(Boolean);
-  if (like && typeof like === 'object') {
+  if (type === 'array') return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  if (type === 'object') {
     try {
       return JSON.parse(raw) as Json;
     } catch {
       return raw;
     }
   }
-  // Optional numeric keys have no default to learn the type from.
-  if (like === undefined && /^-?\d+(\.\d+)?$/.test(raw.trim())) return Number(raw);
   return raw;
+}
+
+/** The key's name in this release (a key under an old name, or inside a renamed section, gets its new one). */
+export function currentKeyName(keyPath: string): string {
+  const r = RENAMED_KEYS.find((k) => keyPath === k.from || keyPath.startsWith(`${k.from}.`));
+  return r ? r.to + keyPath.slice(r.from.length) : keyPath;
+}
+
+/**
+ * Moves keys given under their old names (`RENAMED_KEYS`) to their new ones in a configuration
+ * object (a file's, or a run's frozen settings), converting units where they changed; a key given
+ * under both names keeps the new one. `warn` hears of each old name found.
+ */
+export function migrateRenamedKeys(raw: Record<string, unknown>, warn: (oldPath: string, newPath: string, note?: string) => void = () => undefined): Record<string, unknown> {
+  const out = structuredClone(raw);
+  for (const r of RENAMED_KEYS) {
+    const value = getPath(out, r.from);
+    if (value === undefined) continue;
+    warn(r.from, r.to, r.note);
+    deletePath(out, r.from);
+    if (getPath(out, r.to) === undefined) setPath(out, r.to, r.convert ? r.convert(value) : value);
+  }
+  return out;
 }
 
 export function deepMerge(base: Record<string, unknown>, extra: Record<string, unknown>): Record<string, unknown> {
@@ -312,15 +411,19 @@ export function deepMerge(base: Record<string, unknown>, extra: Record<string, u
 
 export type DeepPartial<T> = { [K in keyof T]?: T[K] extends object ? (T[K] extends unknown[] ? T[K] : DeepPartial<T[K]>) : T[K] };
 
+
 export interface LoadConfigOptions {
   env?: NodeJS.ProcessEnv;
   overrides?: DeepPartial<Config>;
+  /** Where a warning goes (an old key name in use); default: standard error. */
+  warn?: (message: string) => void;
 }
 
 export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
-  const defaults = ConfigSchema.parse({});
+  const warn = options.warn ?? ((message: string) => console.warn(`warning: ${message}`));
   const sources = new Map<string, string>();
+  const defaults = ConfigSchema.parse({});
   let raw: Record<string, unknown> = {};
 
   if (env.REPOST_CONFIG) {
@@ -329,16 +432,30 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     } catch (err) {
       throw new ConfigError(`REPOST_CONFIG=${env.REPOST_CONFIG}: cannot read a JSON object (${(err as Error).message})`);
     }
+    raw = migrateRenamedKeys(raw, (from, to, note) => warn(`${env.REPOST_CONFIG}: ${from} is now ${to}${note ? ` (${note})` : ''}; the old name is read until the next release`));
   }
 
-  const envPaths = new Map<string, string>();
-  for (const p of [...leafPaths(defaults), ...OPTIONAL_PATHS]) envPaths.set(envNameFor(p), p);
-  for (const [name, p] of Object.entries(ENV_ALIASES)) envPaths.set(name, p);
-  for (const [name, keyPath] of envPaths) {
+  const keys = configKeys();
+  const envKeys = new Map<string, ConfigKey>();
+  for (const k of keys) envKeys.set(k.env, k);
+  for (const [name, p] of Object.entries(ENV_ALIASES)) envKeys.set(name, keys.find((k) => k.path === p)!);
+  // Old variable names of renamed keys: read when the new one is not set.
+  for (const r of RENAMED_KEYS) {
+    for (const k of keys.filter((key) => key.path === r.to || key.path.startsWith(`${r.to}.`))) {
+      const oldName = envNameFor(r.from + k.path.slice(r.to.length));
+      if (oldName === k.env || env[oldName] === undefined || env[oldName] === '') continue;
+      if (env[k.env] !== undefined && env[k.env] !== '') continue;
+      warn(`${oldName} is now ${k.env}${r.note ? ` (${r.note})` : ''}; the old name is read until the next release`);
+      const value = coerce(env[oldName]!, k.type);
+      setPath(raw, k.path, r.convert ? r.convert(value) : value, defaults);
+      sources.set(k.path, oldName);
+    }
+  }
+  for (const [name, key] of envKeys) {
     const value = env[name];
     if (value === undefined || value === '') continue;
-    setPath(raw, keyPath, coerce(value, getPath(defaults, keyPath)));
-    sources.set(keyPath, name);
+    setPath(raw, key.path, coerce(value, key.type), defaults);
+    sources.set(key.path, name);
   }
   if (options.overrides) raw = deepMerge(raw, options.overrides as Record<string, unknown>);
 

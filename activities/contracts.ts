@@ -1,5 +1,5 @@
 /**
- * The payloads that cross between workflows and activities. They stay small (DESIGN invariant 1):
+ * The payloads that cross between workflows and activities. They stay small (docs/architecture.md, invariant 1):
  * ids, artifact keys, counters and short reasons; code, logs and transcripts are artifacts.
  * Workflows import these as types only.
  */
@@ -166,10 +166,21 @@ export interface FunctionOutcome {
   tokens: number;
 }
 
+/**
+ * What a function must reach to be accepted: RepoST's training thresholds, or its stricter
+ * evaluation ones. Chosen once, by the function's workflow, and written on its record.
+ */
+export interface RecordThresholds {
+  coverage: number;
+  /** The sandboxed function's AST must equal the original's (no LLM functionality check can admit it). */
+  astCheckRequired: boolean;
+}
+
 /** Everything the record writer needs; texts are artifact keys. */
 export interface RecordInput {
   run: RunRef;
   fn: FunctionRef;
+  thresholds: RecordThresholds;
   prepared: PreparedFunction | null;
   outcome: FunctionOutcome;
   scriptKey: string | null;
@@ -196,6 +207,21 @@ export interface RunSummary {
   accepted: number;
   rejected: number;
   funnel: Record<string, number>;
+}
+
+/** Where a run's files went: its folder (on the io worker that wrote them) and what they hold. */
+export interface RunOutputs {
+  outDir: string;
+  dataset: string;
+  report: string;
+  records: number;
+  rejections: number;
+}
+
+/** What a crawl ends with: its summary, and its files (or why they could not be written). */
+export interface CrawlOutcome extends RunSummary {
+  outputs: RunOutputs | null;
+  outputsError: string | null;
 }
 
 export interface TaskQueues {

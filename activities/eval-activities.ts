@@ -24,10 +24,10 @@ import type {
   EvalItemIndex,
   EvalRunSummary,
   FunctionEvalResult,
+  FunctionEvalSummary,
   PreparedPrompt,
   RankingSummary,
   TrainingTargets,
-  Usage,
 } from './eval/contracts';
 import type { StoredEvalRecord } from './eval/dataset';
 import { finalizeEvalRun, writeFunctionResult, type StoredCandidate } from './eval/finalize';
@@ -37,14 +37,13 @@ import { rankingSummary } from './eval/ranking-summary';
 import { EVAL_LIMITS, effectiveKs, frozenEvalSettings, type EvalSettings } from './eval/settings';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
 import { matrixRow, runnerRequest, snippetResults, type SnippetResult } from './eval/test-runner';
-import { addUsages, noUsage, usageOf } from './eval/usage';
-import { errorMessageOf } from './llm-activities';
 import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { dedentLike } from './sandbox/new-implementation';
-import { runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { errorMessageOf, runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
+import { addUsage, callUsage, emptyUsage, type Usage } from './store/usage';
 
 export interface EvalLlmActivities {
   /** `spent`: usage of earlier attempts, carried into the result so a regeneration's tokens are counted. */
@@ -81,9 +80,10 @@ export interface EvalIoActivities {
   loadEvalItems(input: { run: RunRef; itemsKey: string; page: number }): Promise<{ items: EvalItem[]; pages: number }>;
   /** The tests of several answers, deduplicated, with the answers' usage added up. */
   mergeCandidateTests(input: { run: RunRef; answers: { testsKey: string; usage: Usage }[] }): Promise<{ testsKey: string; count: number; usage: Usage }>;
-  rankCandidates(input: { run: RunRef; rows: string[]; truthRow: string; hidden: boolean[] }): Promise<RankingSummary>;
-  /** The function's result, into the store. */
-  writeEvalFunction(input: { run: RunRef; item: EvalItem; result: FunctionEvalResult }): Promise<void>;
+  /** The rankings of a function's scored samples (`samples`: each row's sample number, which `top` names). */
+  rankCandidates(input: { run: RunRef; rows: string[]; truthRow: string; hidden: boolean[]; samples: number[] }): Promise<RankingSummary>;
+  /** The function's result, into the store; returns the counts its workflow reports. */
+  writeEvalFunction(input: { run: RunRef; item: EvalItem; result: FunctionEvalResult }): Promise<FunctionEvalSummary>;
   /** The run's summary from the stored results, kept in the run's manifest. */
   finalizeEval(input: { run: RunRef; itemsKey: string }): Promise<EvalRunSummary>;
 }
@@ -150,7 +150,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
 
   async function candidateRef(answer: ChatOutcome, target: { qualname: string; origFunc: string }): Promise<CandidateRef> {
     const candidate: Candidate = extractCandidate(answer.text, target);
-    const usage = usageOf(answer);
+    const usage = callUsage(answer);
     if (!candidate.ok) return { candidateKey: null, noCode: candidate.detail, exchangeKey: answer.exchangeKey, usage };
     const stored: StoredCandidate = { code: candidate.code, preamble: candidate.preamble, bare: candidate.bare };
     return { candidateKey: await store.putJson(stored), noCode: null, exchangeKey: answer.exchangeKey, usage };
@@ -162,11 +162,11 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
       const record = await recordOf(store, item);
       const hasOriginal = hasDocstring(record.origFunc);
       let generated: string | undefined;
-      let usage = spent ?? noUsage();
+      let usage = spent ?? emptyUsage();
       if (settings.docstring === 'generated') {
         // Docstrings are written once per function: at temperature 0 the cache answers re-runs.
         const answer = await ask(renderPrompt('docstring', { functionName: record.qualname, code: record.origFunc }), { run, item, attempt, model: settings.docstringModel, temperature: 0 });
-        usage = addUsages(usage, usageOf(answer));
+        usage = addUsage(usage, callUsage(answer));
         const parsed = parseDocstringAnswer(answer.text, answer.finishReason);
         if (!parsed.ok) return { ok: false, reason: `docstring ${parsed.failure}: ${parsed.detail}`, usage };
         generated = parsed.docstring;
@@ -223,7 +223,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
       const record = await recordOf(store, item);
       const answer = await ask(renderPrompt('candidate_tests', { functionName: record.qualname, context: await store.get(contextKey) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
       const tests = splitCandidateTests(answer.text, record.qualname);
-      return { testsKey: await store.putJson(tests), count: tests.length, usage: usageOf(answer) };
+      return { testsKey: await store.putJson(tests), count: tests.length, usage: callUsage(answer) };
     },
 
     async proposeTestInputs({ run, item, attempt }) {
@@ -231,7 +231,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
       const record = await recordOf(store, item);
       const answer = await ask(renderPrompt('test_inputs', { functionName: record.qualname, script: scriptWithoutTests(record.evalScript) }), { run, item, attempt, model: settings.model, temperature: settings.temperature });
       const cases = parseInputCases(answer.text);
-      return { casesKey: await store.putJson(cases), count: cases.length, usage: usageOf(answer) };
+      return { casesKey: await store.putJson(cases), count: cases.length, usage: callUsage(answer) };
     },
   };
 }
@@ -343,17 +343,17 @@ export function createEvalIoActivities({ config, store }: EvalDependencies): Eva
     async mergeCandidateTests({ run, answers }) {
       await runs.forEvalRun(run);
       const merged = mergeCandidateTests(await Promise.all(answers.map((a) => store.getJson<string[]>(a.testsKey))));
-      return { testsKey: await store.putJson(merged), count: merged.length, usage: addUsages(...answers.map((a) => a.usage)) };
+      return { testsKey: await store.putJson(merged), count: merged.length, usage: addUsage(...answers.map((a) => a.usage)) };
     },
 
-    async rankCandidates({ run, rows, truthRow, hidden }) {
+    async rankCandidates({ run, rows, truthRow, hidden, samples }) {
       const { settings } = await runs.forEvalRun(run);
-      return rankingSummary({ rows, truthRow, hidden, ks: effectiveKs(settings), genx: { tolerance: settings.genxTolerance, maxIterations: settings.genxMaxIterations } });
+      return rankingSummary({ rows, truthRow, hidden, samples, ks: effectiveKs(settings), genx: { tolerance: settings.genxTolerance, maxIterations: settings.genxMaxIterations } });
     },
 
     async writeEvalFunction({ run, item, result }) {
       const { settings } = await runs.forEvalRun(run);
-      await writeFunctionResult(store, { runId: run.runId, item, settings, result });
+      return writeFunctionResult(store, { runId: run.runId, item, settings, result });
     },
 
     async finalizeEval({ run, itemsKey }) {

@@ -2,81 +2,27 @@
  * Repository and dataset I/O activities (task queue `io`): sources, snapshots, analysis,
  * records. Thin wrappers over the domain modules; everything they keep goes to the store.
  */
-import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { z } from 'zod';
+import * as path from 'node:path';
 import type { Config } from '../temporal.config';
+import { dataPaths } from '../temporal.config';
 import { RepositoryAnalyzer, selectCandidates } from './analysis';
-import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, RepoSource, Split } from './contracts';
+import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
 import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
+import { writeRunOutputs } from './report/run-outputs';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
-import { hashTree, snapshotGitHubRepository, splitOf } from './sources';
+import { snapshotGitHubRepository, splitOf } from './sources';
+import { topLevelModules } from './sources/modules';
+import { RepoSourceSchema, snapshotLocalFolder, SourceError } from './sources/repo-source';
 import type { Store } from './store/types';
 import type { IoActivities } from './types';
 
-export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
-  z.object({
-    kind: z.literal('local'),
-    path: z.string().min(1),
-    name: z.string().optional(),
-    split: z.enum(['train', 'eval']).optional(),
-    pinned: z.object({ repoId: z.string().min(1), commit: z.string().min(1) }).optional(),
-  }),
-  z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional(), split: z.enum(['train', 'eval']).optional() }),
-]);
+/** A function whose workflow failed was never checked against a threshold (and a rejection carries none). */
+const NO_THRESHOLDS = { coverage: 0, astCheckRequired: false } as const;
 
 /** Candidates per page in the store: a page stays a few tens of KB, a repository any size. */
 export const CANDIDATE_PAGE_SIZE = 100;
-
-/**
- * The HEAD commit when the folder is a clean git checkout of its own, else a hash of the tree's
- * paths and contents (a subfolder of a larger repository is pinned by its own content).
- */
-export async function pinLocalFolder(dir: string): Promise<string> {
-  const git = (...args: string[]) => spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
-  const top = git('rev-parse', '--show-toplevel');
-  if (top.status === 0 && path.resolve(top.stdout.trim()) === dir && git('status', '--porcelain').stdout.trim() === '') {
-    const head = git('rev-parse', 'HEAD');
-    if (head.status === 0) return head.stdout.trim();
-  }
-  return `tree-${(await hashTree(dir)).hash.slice(0, 32)}`;
-}
-
-export class SourceError extends Error {}
-
-/** The repository id of a local folder: its given name, else the folder's name. */
-export function localRepoId(source: Extract<RepoSource, { kind: 'local' }>): string {
-  return source.name ?? path.basename(path.resolve(source.path));
-}
-
-/**
- * Pins a local folder and keeps its tree in the store. The launcher does this before a crawl
- * starts (workers on other machines cannot read the folder); an unpinned source is pinned by the
- * io worker, which then must run where the folder is.
- */
-export async function snapshotLocalFolder(store: Store, source: Extract<RepoSource, { kind: 'local' }>): Promise<{ repoId: string; commit: string }> {
-  if (source.pinned) return source.pinned;
-  const dir = path.resolve(source.path);
-  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
-  const repoId = localRepoId(source);
-  const commit = await pinLocalFolder(dir);
-  await store.saveSnapshot(repoId, commit, dir);
-  return { repoId, commit };
-}
-
-/** The names a script could import the repository's own code by: top-level packages and modules (also under src/). */
-export function topLevelModules(paths: Iterable<string>): string[] {
-  const names = new Set<string>();
-  for (const p of paths) {
-    const parts = p.split('/');
-    const first = parts[0] === 'src' && parts.length > 1 ? parts[1]! : parts[0]!;
-    const name = first.replace(/\.py$/, '');
-    if (/^[A-Za-z_]\w*$/.test(name)) names.add(name);
-  }
-  return [...names].sort();
-}
 
 export interface IoDependencies {
   config: Config;
@@ -114,7 +60,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           const r = await snapshotGitHubRepository(runConfig, source.fullName, source.commit);
           if (!r.ok) return { ok: false as const, reason: `${r.skip.stage}: ${r.skip.reason}` };
           await store.saveSnapshot(r.snapshot.repoId, r.snapshot.commit, r.snapshot.dir);
-          const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl) ?? 'train';
+          const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl.github) ?? 'train';
           const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: r.ref.license };
           return { ok: true as const, snapshot };
         } catch (err) {
@@ -194,13 +140,9 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     },
 
     async writeRecord(input) {
-      const runConfig = await runs.forRun(input.run);
-      const evalSplit = input.fn.split === 'eval';
-      const thresholds = {
-        coverage: evalSplit ? runConfig.loops.evalCoverageThreshold : runConfig.loops.coverageThreshold,
-        astCheckRequired: evalSplit && runConfig.loops.evalRequiresAstMatch,
-      };
-      await store.putRecord(input.run.runId, await buildStoredRecord(store, input, thresholds, input.run.settingsKey));
+      await runs.forRun(input.run);
+      // The thresholds are the ones the function's workflow applied.
+      await store.putRecord(input.run.runId, await buildStoredRecord(store, input, input.thresholds, input.run.settingsKey));
     },
 
     async writeFailedFunction({ run, fn, reason }) {
@@ -227,8 +169,8 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       const outcome = outcomeOf('internal', reason.slice(0, 2000));
       const stored = await buildStoredRecord(
         store,
-        { run, fn, prepared: null, outcome, scriptKey: null, execution: null, astEquivalent: null, functionality: null, testCorrectness: null, promptVersions: {} },
-        { coverage: 0, astCheckRequired: false },
+        { run, fn, thresholds: NO_THRESHOLDS, prepared: null, outcome, scriptKey: null, execution: null, astEquivalent: null, functionality: null, testCorrectness: null, promptVersions: {} },
+        NO_THRESHOLDS,
         run.settingsKey,
       );
       await store.putRecord(run.runId, stored);
@@ -249,6 +191,14 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       await store.updateRun(run.runId, { status: 'finished', summary, finishedAt: new Date().toISOString() });
       const { runId, repositories, functions, accepted, rejected, funnel } = summary;
       return { runId, repositories, functions, accepted, rejected, funnel };
+    },
+
+    async writeRunOutputs({ run }) {
+      await runs.forRun(run);
+      const manifest = await store.getRun(run.runId);
+      const outDir = manifest?.outDir ?? path.join(dataPaths(config).runs, run.runId);
+      const { heartbeat } = activityHooks();
+      return whileHeartbeating(() => writeRunOutputs(store, run.runId, outDir, { tick: heartbeat }));
     },
   };
 }

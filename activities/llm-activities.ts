@@ -25,6 +25,7 @@ import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
 import { checkSandboxScript, checkTestScript } from './llm/sanity';
 import { parseInstallCommands } from './sandbox/install-commands';
+import { errorMessageOf } from './sandbox/result-text';
 import type { SandboxResult } from './sandbox/schema';
 import type { LlmActivities } from './types';
 
@@ -38,20 +39,6 @@ export interface LlmDependencies {
   config: Config;
   store: Store;
   gateway: LlmGateway;
-}
-
-/**
- * Error text quoted in a debug round: the exception and traceback, else the output's tail.
- * Each run has its own scratch folder; its random name is cut from paths so that the same
- * failure gives the same prompt (and a cache hit on a re-run).
- */
-export function errorMessageOf(result: SandboxResult): string {
-  const head = `status: ${result.status}${result.exitCode !== null ? ` (exit code ${result.exitCode})` : ''}`;
-  const tail = (s: string) => s.split('\n').slice(-40).join('\n');
-  const body = result.exception
-    ? result.exception.traceback || `${result.exception.type}: ${result.exception.message}`
-    : tail(result.stderr) || tail(result.stdout) || '(no output)';
-  return `${head}\n${body.replace(/\/scratch\/run-[0-9a-f]+\//g, '')}`;
 }
 
 export function createLlmActivities({ config, store, gateway }: LlmDependencies): LlmActivities {

@@ -1,36 +1,26 @@
 /**
- * A run's settings, frozen when it starts (DESIGN invariant 10). Everything in the configuration
+ * A run's settings, frozen when it starts (docs/architecture.md, invariant 10). Everything in the configuration
  * that shapes the dataset (models and sampling, loops and thresholds, analysis rules, sandbox
  * limits, crawl limits, prices) plus the prompt template versions travels with the run as one
  * artifact; every activity applies the run's settings over its own process's configuration, so a
  * worker started with another model still uses the run's. Only what belongs to a process stays
  * its own: where things are (data directory, store, Temporal, endpoints), credentials and
  * concurrency.
+ *
+ * The same artifact holds what the workflows need of the settings (`PipelineSettings`: loop
+ * limits, thresholds, windows and the activities' time budgets, all derived from the
+ * configuration), and a kind of run may add its own part (an evaluation's settings).
  */
 import { z } from 'zod';
-import { ConfigSchema, deepMerge, type Config } from '../temporal.config';
+import { ConfigSchema, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
+import type { PipelineSettings, TaskQueues } from './contracts';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
+import { sandboxActivityBudgetMs } from './sandbox/budget';
+import type { Artifacts } from './store/artifacts';
+import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from './workflow-budgets';
 
-/** Configuration paths that belong to a process, never to a run. */
-export const PROCESS_ONLY_PATHS = [
-  'dataDir',
-  'store',
-  'temporal',
-  'workers',
-  'github',
-  'llm.baseURL',
-  'llm.apiKey',
-  'llm.requestsPerMinute',
-  'llm.tokensPerMinute',
-  'sandbox.image',
-  'sandbox.pool',
-  'sandbox.sweepIntervalSec',
-  // Where this machine finds uv, its cache, local packages and its index.
-  'sandbox.packages.uvPath',
-  'sandbox.packages.uvCacheDir',
-  'sandbox.packages.findLinks',
-  'sandbox.packages.indexUrl',
-] as const;
+/** Configuration paths that belong to a process, never to a run: the schema marks them (`perProcess`). */
+export const PROCESS_ONLY_PATHS: readonly string[] = processOnlyPaths();
 
 export const RUN_SETTINGS_SCHEMA = 'repost.run-settings/v1';
 
@@ -66,7 +56,8 @@ export function runSettingsFrom(config: Config): RunSettings {
 /** This process's configuration with the run's settings laid over it (validated again). */
 export function applyRunSettings(config: Config, settings: RunSettings): Config {
   const own = config as unknown as Record<string, unknown>;
-  const merged = deepMerge(own, withoutPaths(settings.config, PROCESS_ONLY_PATHS));
+  // A run frozen before a key was renamed keeps its meaning under the new name.
+  const merged = deepMerge(own, withoutPaths(migrateRenamedKeys(settings.config), PROCESS_ONLY_PATHS));
   const parsed = ConfigSchema.parse(merged);
   parsed.dataDir = config.dataDir;
   return parsed;
@@ -77,13 +68,14 @@ export function applyRunSettings(config: Config, settings: RunSettings): Config 
  * as JSON when they parse (numbers, booleans, lists), else as strings. Process-only keys are
  * refused: they are not the run's to carry.
  */
-export function parseSettingOverrides(pairs: string[]): Record<string, unknown> {
+export function parseSettingOverrides(pairs: string[], warn: (message: string) => void = () => undefined): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const pair of pairs) {
     const m = /^([A-Za-z][\w.]*)=(.*)$/s.exec(pair);
     if (!m) throw new Error(`--set ${pair}: expected key=value, e.g. loops.debugRounds=5`);
     const key = m[1]!;
-    if (PROCESS_ONLY_PATHS.some((p) => key === p || key.startsWith(`${p}.`))) throw new Error(`--set ${key}: a process setting, not a run setting (set it in the environment)`);
+    const named = currentKeyName(key);
+    if (PROCESS_ONLY_PATHS.some((p) => named === p || named.startsWith(`${p}.`) || p.startsWith(`${named}.`))) throw new Error(`--set ${key}: a process setting, not a run setting (set it in the environment)`);
     let value: unknown = m[2]!;
     try {
       value = JSON.parse(m[2]!);
@@ -95,13 +87,64 @@ export function parseSettingOverrides(pairs: string[]): Record<string, unknown> 
     for (const k of keys.slice(0, -1)) cur = (cur[k] ??= {}) as Record<string, unknown>;
     cur[keys[keys.length - 1]!] = value;
   }
-  return out;
+  return migrateRenamedKeys(out, (from, to, note) => warn(`--set ${from} is now ${to}${note ? ` (${note})` : ''}; the old name is read until the next release`));
 }
 
 /** The run's settings with overrides applied and validated (replay with `--set`). */
 export function overrideRunSettings(settings: RunSettings, overrides: Record<string, unknown>): RunSettings {
-  const config = deepMerge(settings.config, overrides);
+  const config = deepMerge(migrateRenamedKeys(settings.config), migrateRenamedKeys(overrides));
   // Validate the result as a whole configuration would be.
   ConfigSchema.parse(config);
   return { ...settings, config };
+}
+
+/** What the workflows need of the configuration, fixed at the run's start. */
+export function pipelineSettingsFrom(config: Config): PipelineSettings {
+  const timeouts = {
+    // The HTTP call's own timeout, plus the wait for a rate-limit slot; heartbeats catch a lost worker sooner.
+    llmMs: (config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000,
+    sandboxMs: sandboxActivityBudgetMs(config.sandbox),
+    ioMs: config.temporal.ioTimeoutSec * 1000,
+    heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+  };
+  const loops = config.loops;
+  const child = config.temporal.childTimeoutSec;
+  return {
+    debugRounds: config.loops.debugRounds,
+    coverageRounds: config.loops.coverageRounds,
+    coverageThreshold: config.loops.coverageThreshold,
+    evalCoverageThreshold: config.loops.evalCoverageThreshold,
+    evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
+    regenerateAttempts: config.loops.regenerateAttempts,
+    maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
+    seed: config.crawl.seed,
+    functionWindow: config.crawl.functionWindow,
+    repoWindow: config.crawl.repoWindow,
+    continueAsNewAfter: config.crawl.continueAsNewAfter,
+    timeouts: {
+      ...timeouts,
+      repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(timeouts, loops, config.crawl),
+      functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(timeouts, loops),
+    },
+  };
+}
+
+/** The task queues a run's workflows and activities go to. */
+export function queuesFrom(config: Config): TaskQueues {
+  return { ...config.temporal.taskQueues };
+}
+
+/**
+ * Freezes the configuration's run settings and pipeline settings into the store; returns the
+ * artifact key. `extra` adds (or replaces) parts of another kind of run (an evaluation's settings,
+ * its own pipeline settings).
+ */
+export async function freezeRunSettings(store: Artifacts, config: Config, extra: Record<string, unknown> = {}): Promise<string> {
+  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config), ...extra });
+}
+
+/** The pipeline settings a run froze; a run frozen without them gets them from `config` with the run's settings applied. */
+export function frozenPipelineSettings(frozen: unknown, config: Config): PipelineSettings {
+  const pipeline = (frozen as { pipeline?: PipelineSettings }).pipeline;
+  return pipeline ?? pipelineSettingsFrom(applyRunSettings(config, RunSettingsSchema.parse(frozen)));
 }

@@ -8,7 +8,7 @@ import type { Config } from '../temporal.config';
 import type { ExecutionSummary } from './contracts';
 import { definitionSource } from './dataset/script-parts';
 import { activityHooks, RunConfigs } from './run-context';
-import { newImplementationName, runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { newImplementationName, runLimitsOf, summaryLine, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
 import type { SandboxActivities } from './types';
 
@@ -16,12 +16,6 @@ export interface SandboxDependencies {
   config: Config;
   store: Store;
   executor: SandboxExecutor;
-}
-
-function oneLine(result: SandboxResult): string {
-  if (result.exception) return `${result.exception.type}: ${result.exception.message}`.slice(0, 300);
-  const last = (result.stderr.trim() || result.stdout.trim()).split('\n').pop() ?? '';
-  return `${result.status}${result.exitCode !== null ? ` (exit ${result.exitCode})` : ''}${last ? `: ${last.slice(0, 250)}` : ''}`;
 }
 
 export function createSandboxActivities({ config, store, executor }: SandboxDependencies): SandboxActivities {
@@ -60,7 +54,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
             );
       if (result.status === 'infrastructure') {
         // Not the script's fault: let Temporal retry the activity.
-        throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${oneLine(result)}`, 'SandboxInfrastructure');
+        throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${summaryLine(result)}`, 'SandboxInfrastructure');
       }
       const c = result.coverage;
       return {
@@ -68,7 +62,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
         exitCode: result.exitCode,
         durationMs: result.durationMs,
         resultKey: await store.putJson(result),
-        summary: oneLine(result),
+        summary: summaryLine(result),
         coverage: c
           ? {
               branchCoverage: c.branches.rate,

@@ -14,6 +14,7 @@ import type {
   RepoOutcome,
   RepoSnapshot,
   RepoSource,
+  RunOutputs,
   RunRef,
   RunSummary,
   VerdictResult,
@@ -33,6 +34,8 @@ export interface IoActivities {
   writeFailedFunction(input: { run: RunRef; fn: FunctionRef; reason: string }): Promise<FunctionOutcome>;
   writeRepoOutcome(input: { run: RunRef; index: number; outcome: RepoOutcome; candidates: CandidateList | null }): Promise<void>;
   finalizeRun(input: { run: RunRef }): Promise<RunSummary>;
+  /** The run's files and report, into its folder (the manifest's `outDir`, else `<dataDir>/runs/<run id>`). */
+  writeRunOutputs(input: { run: RunRef }): Promise<RunOutputs>;
 }
 
 interface StepInput {
@@ -55,9 +58,7 @@ export interface SandboxActivities {
   astCheck(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<{ equivalent: boolean; difference: string | null }>;
 }
 
-/** Live benchmark firings and run reports (task queue `io`). */
+/** Live benchmark firings (task queue `io`). */
 export interface BenchmarkActivities {
   openBenchmarkRun(input: OpenBenchmarkRunInput): Promise<OpenedBenchmarkRun>;
-  /** The run's files (dataset.jsonl, rejections.jsonl, summary.json, run.json) and its report.html, into `outDir`. */
-  writeRunOutputs(input: { run: RunRef; outDir: string }): Promise<{ report: string; records: number; rejections: number }>;
 }

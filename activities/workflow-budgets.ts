@@ -7,19 +7,19 @@
  * Unless the configuration sets them (`temporal.childTimeoutSec.*`), the limits are derived from
  * the activity budgets: the sum of one full budget (`startToCloseTimeout`) of every step the child
  * can take one after another, plus a margin per step for Temporal's retry backoff. A child on
- * time never comes near it: steps rarely take their whole budget, let alone all of them.
+ * time never comes near it: steps rarely take their whole budget, let alone all of them. (An
+ * evaluation's function has its own steps: `evalFunctionBudgetMs` in eval/settings.ts.)
  */
 import type { PipelineSettings } from './contracts';
-import type { EvalSettings } from './eval/settings';
 
-type Budgets = PipelineSettings['timeouts'];
+export type Budgets = PipelineSettings['timeouts'];
 type Loops = Pick<PipelineSettings, 'regenerateAttempts' | 'debugRounds' | 'coverageRounds'>;
 
 /** Backoff between retries of one step (the transient-fault retry policy waits about 4.5 minutes in all). */
 const RETRY_MARGIN_MS = 5 * 60_000;
 
-/** Steps of each kind taken one after another, and what they may take in all. */
-function total(budgets: Budgets, steps: { io: number; llm: number; sandbox: number }): number {
+/** Steps of each kind taken one after another, and what they may take in all (an evaluation's function: eval/settings.ts). */
+export function stepsBudgetMs(budgets: Budgets, steps: { io: number; llm: number; sandbox: number }): number {
   return steps.io * budgets.ioMs + steps.llm * budgets.llmMs + steps.sandbox * budgets.sandboxMs + (steps.io + steps.llm + steps.sandbox) * RETRY_MARGIN_MS;
 }
 
@@ -30,7 +30,7 @@ function total(budgets: Budgets, steps: { io: number; llm: number; sandbox: numb
  */
 export function functionWorkflowBudgetMs(budgets: Budgets, loops: Loops): number {
   const attempts = loops.regenerateAttempts + 1;
-  return total(budgets, {
+  return stepsBudgetMs(budgets, {
     io: 2,
     llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + 2,
     sandbox: 1 + loops.debugRounds + loops.coverageRounds + 1,
@@ -44,25 +44,5 @@ export function functionWorkflowBudgetMs(budgets: Budgets, loops: Loops): number
 export function repoWorkflowBudgetMs(budgets: Budgets, loops: Loops, crawl: { maxFunctionsPerRepo: number; functionWindow: number }): number {
   const waves = Math.ceil(crawl.maxFunctionsPerRepo / crawl.functionWindow);
   const pages = Math.ceil(crawl.maxFunctionsPerRepo / 100) + 1;
-  return total(budgets, { io: 3 + pages, llm: 0, sandbox: 0 }) + waves * functionWorkflowBudgetMs(budgets, loops);
-}
-
-/** Answers for a generated docstring (the evaluation workflow asks up to three times). */
-const DOCSTRING_ATTEMPTS = 3;
-
-/**
- * One function of an evaluation run: the prompt (a docstring asked up to three times), the samples
- * in waves of the sample window (each an answer and a run, and per repair round another of each),
- * the ranking (candidate tests, a matrix run per wave and one for the ground truth), training
- * targets, and the result; or, when augmenting, the inputs, the ground truth's runs and the check.
- */
-export function evalFunctionBudgetMs(budgets: Budgets, settings: Pick<EvalSettings, 'task' | 'n' | 'sampleWindow' | 'repairRounds' | 'select' | 'testSamples' | 'determinismRuns'>): number {
-  if (settings.task === 'augment') return total(budgets, { io: 1, llm: 1, sandbox: settings.determinismRuns + 1 });
-  const waves = Math.ceil(settings.n / settings.sampleWindow);
-  const ranking = settings.task === 'eval' && settings.select !== 'none';
-  return total(budgets, {
-    io: 1 + (ranking ? 2 : 0),
-    llm: DOCSTRING_ATTEMPTS + waves * (1 + settings.repairRounds) + (ranking ? Math.ceil(settings.testSamples / settings.sampleWindow) : 0),
-    sandbox: waves * (1 + settings.repairRounds) + (ranking ? waves + 1 : 0) + (settings.task === 'rft' ? 1 : 0),
-  });
+  return stepsBudgetMs(budgets, { io: 3 + pages, llm: 0, sandbox: 0 }) + waves * functionWorkflowBudgetMs(budgets, loops);
 }

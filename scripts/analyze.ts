@@ -2,7 +2,7 @@
  * Static analysis of one repository folder.
  *
  *   npx tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps]
- *                              [--source] [--max N] [--seed N] [--budget TOKENS] [--json]
+ *                              [--source] [--max N] [--seed N] [--budget TOKENS] [--repo-id ID] [--commit SHA] [--json]
  *
  * Lists every module-level function and method (kept or dropped, with the rule that dropped it)
  * and the files that were skipped. --function fills in dependencies, standalone and context for
@@ -12,6 +12,7 @@
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { RepositoryAnalyzer, selectCandidates, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
+import { CommandFailure, runCommand, UsageError } from './lib/cli';
 
 const FlagsSchema = z.object({
   repoDir: z.string().min(1),
@@ -26,54 +27,34 @@ const FlagsSchema = z.object({
   max: z.coerce.number().int().positive().default(30),
   seed: z.coerce.number().int().default(0),
   budget: z.coerce.number().int().nonnegative().default(8000),
-  repoId: z.string().optional(),
+  'repo-id': z.string().optional(),
   commit: z.string().optional(),
 });
 type Flags = z.infer<typeof FlagsSchema>;
 
-function usage(message?: string): never {
-  if (message) process.stderr.write(`${message}\n`);
-  process.stderr.write('usage: tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps] [--source] [--max N] [--seed N] [--budget N] [--repo-id ID] [--commit SHA] [--json]\n');
-  process.exit(2);
-}
-
-export function parseFlags(argv: string[]): Flags {
-  const raw: Record<string, unknown> = {};
-  const positional: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    if (!a.startsWith('--')) {
-      positional.push(a);
-      continue;
-    }
-    const [name, inline] = a.slice(2).split('=', 2) as [string, string | undefined];
-    const key = name.replace(/-([a-z])/g, (_m, c: string) => c.toUpperCase());
-    if (['classes', 'deps', 'source', 'json'].includes(key)) raw[key] = true;
-    else if (['function', 'max', 'seed', 'budget', 'repoId', 'commit'].includes(key)) {
-      const value = inline ?? argv[++i];
-      if (value === undefined) usage(`--${name} needs a value`);
-      raw[key] = value;
-    } else if (key === 'help') usage();
-    else usage(`unknown flag --${name}`);
-  }
-  if (positional.length !== 1) usage('expected exactly one repository folder');
-  raw.repoDir = positional[0];
-  const parsed = FlagsSchema.safeParse(raw);
-  if (!parsed.success) usage(parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('\n'));
-  return parsed.data;
-}
+const OPTIONS = {
+  function: { type: 'string' },
+  classes: { type: 'boolean' },
+  deps: { type: 'boolean' },
+  source: { type: 'boolean' },
+  json: { type: 'boolean' },
+  max: { type: 'string' },
+  seed: { type: 'string' },
+  budget: { type: 'string' },
+  'repo-id': { type: 'string' },
+  commit: { type: 'string' },
+} as const;
 
 type Row = Omit<FunctionEntry, 'source'> & Partial<Pick<FunctionEntry, 'source'>> & Partial<Omit<FunctionAnalysis, keyof FunctionEntry>> & { selected: boolean };
 
-async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
-  if (!fs.existsSync(flags.repoDir) || !fs.statSync(flags.repoDir).isDirectory()) usage(`not a folder: ${flags.repoDir}`);
+async function main(flags: Flags): Promise<void> {
+  if (!fs.existsSync(flags.repoDir) || !fs.statSync(flags.repoDir).isDirectory()) throw new UsageError(`not a folder: ${flags.repoDir}`);
   const started = Date.now();
   const analyzer = await RepositoryAnalyzer.open(flags.repoDir, {
     maxFunctionsPerRepo: flags.max,
     seed: flags.seed,
     contextTokenBudget: flags.budget,
-    repoId: flags.repoId,
+    repoId: flags['repo-id'],
     commit: flags.commit,
   });
   const functions = analyzer.functions();
@@ -83,8 +64,7 @@ async function main(): Promise<void> {
     const [path, qualname] = flags.function.split('::') as [string, string];
     if (!functions.some((f) => f.path === path && f.qualname === qualname)) {
       const skip = analyzer.skipped.find((s) => s.path === path);
-      process.stderr.write(skip ? `${path} was skipped: ${skip.reason}\n` : `no function ${qualname} in ${path}\n`);
-      process.exit(1);
+      throw new CommandFailure(skip ? `${path} was skipped: ${skip.reason}` : `no function ${qualname} in ${path}`);
     }
     target = `${path}::${qualname}`;
   }
@@ -154,9 +134,4 @@ async function main(): Promise<void> {
   process.stdout.write(`${out.join('\n')}\n`);
 }
 
-if (require.main === module) {
-  main().catch((err: Error) => {
-    process.stderr.write(`${err.stack ?? err.message}\n`);
-    process.exit(1);
-  });
-}
+runCommand({ file: __filename, options: OPTIONS, positionals: { min: 1, max: 1 }, run: ({ values, positionals }) => main(FlagsSchema.parse({ ...values, repoDir: positionals[0] })) });

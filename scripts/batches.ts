@@ -17,7 +17,6 @@
  * A file answering only some requests is refused unless `--partial`: then the others end without
  * an answer and are asked again. Reading a batch asks no service anything.
  */
-import { parseArgs } from 'node:util';
 import {
   BatchFileError,
   BatchFolders,
@@ -29,7 +28,7 @@ import {
   type BatchManifest,
 } from '../activities/llm/batch';
 import { loadConfig } from '../temporal.config';
-import { UsageError, runCli, usageOf } from './lib/cli';
+import { UsageError, runCommand } from './lib/cli';
 import { formatDuration } from './lib/status';
 
 const COMMANDS = ['list', 'show', 'import'] as const;
@@ -99,16 +98,9 @@ async function show(folders: BatchFolders, id: string, json: boolean, now: numbe
   return 0;
 }
 
-async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    options: { all: { type: 'boolean' }, json: { type: 'boolean' }, batch: { type: 'string' }, partial: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
-    allowPositionals: true,
-    strict: true,
-  });
-  if (values.help) {
-    console.log(usageOf(__filename));
-    return 0;
-  }
+type Flags = { all?: boolean; json?: boolean; batch?: string; partial?: boolean };
+
+async function main(values: Flags, positionals: string[]): Promise<number> {
   const [command, ...args] = positionals;
   if (!command || !(COMMANDS as readonly string[]).includes(command)) throw new UsageError(command ? `unknown command ${command}` : `give a command: ${COMMANDS.join(', ')}`);
   const expected = command === 'list' ? 0 : 1;
@@ -135,4 +127,9 @@ async function main(): Promise<number> {
   }
 }
 
-runCli(main);
+runCommand({
+  file: __filename,
+  options: { all: { type: 'boolean' }, json: { type: 'boolean' }, batch: { type: 'string' }, partial: { type: 'boolean' } },
+  positionals: { min: 0, max: 2 },
+  run: ({ values, positionals }) => main(values, positionals),
+});

@@ -27,15 +27,14 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { RunIdSchema } from '../activities/store/types';
 import { renderEvalReport } from '../activities/eval/report';
 import { evalPaths } from '../activities/eval/run-files';
 import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
 import { readEvalSummaryFile } from '../activities/eval/summary-file';
-import { usageOf } from './lib/cli';
-import { reportError, runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
+import { CommandFailure, runCommand, UsageError } from './lib/cli';
+import { runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
 
@@ -65,54 +64,42 @@ const FlagsSchema = z.object({
   'no-workers': z.boolean().default(false),
   scripted: z.string().min(1).optional(),
   report: z.string().min(1).optional(),
-  help: z.boolean().default(false),
 });
 
+const OPTIONS = {
+  ...RUN_FLAG_OPTIONS,
+  k: { type: 'string' },
+  docstring: { type: 'string' },
+  'docstring-model': { type: 'string' },
+  select: { type: 'string' },
+  'test-samples': { type: 'string' },
+  augment: { type: 'boolean' },
+  report: { type: 'string' },
+} as const;
+
 function writeCombinedReport(out: string, runDirs: string[]): number {
-  if (runDirs.length === 0) {
-    console.error('--report needs at least one run folder (holding eval-summary.json)');
-    return 2;
-  }
+  if (runDirs.length === 0) throw new UsageError('--report needs at least one run folder (holding eval-summary.json)');
   // A run folder may come from anywhere: each summary is validated whole before it reaches the page.
   const summaries = runDirs.map((d) => {
     const file = evalPaths(d).summary;
-    if (!fs.existsSync(file)) throw new Error(`${d} holds no eval-summary.json`);
-    return readEvalSummaryFile(file);
+    if (!fs.existsSync(file)) throw new CommandFailure(`${d} holds no eval-summary.json`);
+    try {
+      return readEvalSummaryFile(file);
+    } catch (err) {
+      // The refusal names the file and the field; it is the input's fault, not a bug (no stack).
+      throw new CommandFailure((err as Error).message);
+    }
   });
   fs.writeFileSync(out, renderEvalReport(summaries, { title: `Evaluation report: ${summaries.length} run(s)`, generatedAt: new Date().toISOString() }));
   console.log(`report over ${summaries.length} run(s) written to ${path.resolve(out)}`);
   return 0;
 }
 
-async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    options: {
-      ...RUN_FLAG_OPTIONS,
-      k: { type: 'string' },
-      docstring: { type: 'string' },
-      'docstring-model': { type: 'string' },
-      select: { type: 'string' },
-      'test-samples': { type: 'string' },
-      augment: { type: 'boolean' },
-      report: { type: 'string' },
-    },
-    strict: true,
-    allowPositionals: true,
-  });
+async function main(values: unknown, positionals: string[]): Promise<number> {
   const flags = FlagsSchema.parse(values);
-  if (flags.help) {
-    console.log(usageOf(__filename));
-    return 0;
-  }
   if (flags.report) return writeCombinedReport(flags.report, positionals);
-  if (positionals.length) {
-    console.error(`unexpected argument ${positionals[0]} (see --help)`);
-    return 2;
-  }
-  if (!flags.dataset) {
-    console.error('give --dataset FILE (see --help)');
-    return 2;
-  }
+  if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
+  if (!flags.dataset) throw new UsageError('give --dataset FILE');
   const settings: Partial<EvalSettings> = {
     task: flags.augment ? 'augment' : 'eval',
     ...(flags.model ? { model: flags.model } : {}),
@@ -134,6 +121,4 @@ async function main(): Promise<number> {
   );
 }
 
-main()
-  .then((code) => process.exit(code))
-  .catch((err: unknown) => process.exit(reportError(err)));
+runCommand({ file: __filename, options: OPTIONS, positionals: { max: Infinity }, run: ({ values, positionals }) => main(values, positionals) });

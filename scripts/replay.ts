@@ -9,14 +9,24 @@
  * and every replayed record names the settings it used. Answers already obtained are served from
  * the LLM cache, so a replay costs tokens only where the prompts change.
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { RunNotFoundError } from '../activities/dataset/run-reader';
 import { RunIdSchema } from '../activities/store/types';
 import { openStore } from '../activities/store';
 import { parseSettingOverrides } from '../activities/run-settings';
 import { loadConfig } from '../temporal.config';
+import { runCommand, UsageError } from './lib/cli';
 import { rejectedToReplay, replayRejected } from './lib/replay';
 import { startStack } from './lib/stack';
+
+const OPTIONS = {
+  run: { type: 'string' },
+  stage: { type: 'string', multiple: true },
+  function: { type: 'string', multiple: true },
+  set: { type: 'string', multiple: true },
+  out: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+} as const;
 
 const FlagsSchema = z.object({
   run: RunIdSchema,
@@ -27,26 +37,20 @@ const FlagsSchema = z.object({
   'dry-run': z.boolean().default(false),
 });
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      run: { type: 'string' },
-      stage: { type: 'string', multiple: true },
-      function: { type: 'string', multiple: true },
-      set: { type: 'string', multiple: true },
-      out: { type: 'string' },
-      'dry-run': { type: 'boolean' },
-    },
-    strict: true,
-  });
+async function main(values: unknown): Promise<number> {
   const flags = FlagsSchema.parse(values);
   const config = loadConfig();
-  const overrides = parseSettingOverrides(flags.set);
+  let overrides: Record<string, unknown>;
+  try {
+    overrides = parseSettingOverrides(flags.set, (m) => console.warn(`warning: ${m}`));
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   const filter = { stages: flags.stage, functionIds: flags.function };
 
   const store = await openStore(config);
   try {
-    if (!(await store.getRun(flags.run))) throw new Error(`no run ${flags.run} in the store at ${store.location}`);
+    if (!(await store.getRun(flags.run))) throw new RunNotFoundError(`no run ${flags.run} in the store at ${store.location}`);
     const chosen = await rejectedToReplay(store, flags.run, filter);
     console.log(`${chosen.length} rejected function(s) of run ${flags.run} to replay`);
     for (const r of chosen) console.log(`  ${r.fn.functionId} ${r.fn.path}::${r.fn.qualname} (${r.rejection.stage}: ${r.rejection.reason.slice(0, 100)})`);
@@ -66,9 +70,4 @@ async function main(): Promise<number> {
   }
 }
 
-main()
-  .then((code) => process.exit(code))
-  .catch((err: Error) => {
-    console.error(err.message);
-    process.exit(1);
-  });
+runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(values) });

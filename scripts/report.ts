@@ -11,41 +11,28 @@
  * A run folder whose run is not in the store is reported from its files, without LLM exchanges.
  */
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
-import { z } from 'zod';
 import { openRunReader } from '../activities/dataset/run-reader';
 import { openStore } from '../activities/store';
 import { writeRunReport } from '../activities/report/write-report';
 import { dataPaths, loadConfig } from '../temporal.config';
-import { UsageError, runCli, usageOf } from './lib/cli';
+import { runCommand } from './lib/cli';
 
-const FlagsSchema = z.object({
-  run: z.string().min(1),
-  out: z.string().min(1).optional(),
-  help: z.boolean().default(false),
+runCommand({
+  file: __filename,
+  options: { out: { type: 'string' } },
+  positionals: { min: 1, max: 1 },
+  async run({ values, positionals: [run] }) {
+    const config = loadConfig();
+    const store = await openStore(config);
+    try {
+      const reader = await openRunReader(store, run!);
+      const outDir = path.resolve(values.out ?? reader.outDir ?? path.join(dataPaths(config).runs, reader.runId));
+      const written = await writeRunReport(reader, outDir);
+      console.log(`report of run ${reader.runId}: ${written.file}`);
+      console.log(`  ${written.records} record(s), ${written.rejections} rejection(s); ${written.scripts} script(s) and ${written.exchangePages} exchange page(s) under ${path.join(outDir, 'report')}/`);
+      if (written.unreadableExchanges > 0) console.log(`  ${written.unreadableExchanges} recorded exchange(s) could not be read (named on their pages)`);
+    } finally {
+      await store.close();
+    }
+  },
 });
-
-async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({ options: { out: { type: 'string' }, help: { type: 'boolean', short: 'h' } }, allowPositionals: true, strict: true });
-  if (values.help) {
-    console.log(usageOf(__filename));
-    return 0;
-  }
-  if (positionals.length !== 1) throw new UsageError(positionals.length ? `one run at a time (got ${positionals.length})` : 'give a run folder or a run id');
-  const flags = FlagsSchema.parse({ ...values, run: positionals[0] });
-  const config = loadConfig();
-  const store = await openStore(config);
-  try {
-    const reader = await openRunReader(store, flags.run);
-    const outDir = path.resolve(flags.out ?? reader.outDir ?? path.join(dataPaths(config).runs, reader.runId));
-    const written = await writeRunReport(reader, outDir);
-    console.log(`report of run ${reader.runId}: ${written.file}`);
-    console.log(`  ${written.records} record(s), ${written.rejections} rejection(s); ${written.scripts} script(s) and ${written.exchangePages} exchange page(s) under ${path.join(outDir, 'report')}/`);
-    if (written.unreadableExchanges > 0) console.log(`  ${written.unreadableExchanges} recorded exchange(s) could not be read (named on their pages)`);
-    return 0;
-  } finally {
-    await store.close();
-  }
-}
-
-runCli(main);

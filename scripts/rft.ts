@@ -18,11 +18,10 @@
  *     --concurrency N  --sample-window N  --timeout S  --limit N  --out DIR  --run-id ID
  *     --no-workers  --scripted FIXTURE (offline scripted LLM)
  */
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { RunIdSchema } from '../activities/store/types';
-import { usageOf } from './lib/cli';
-import { reportError, runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
+import { runCommand, UsageError } from './lib/cli';
+import { runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
 
@@ -41,25 +40,11 @@ const FlagsSchema = z.object({
   'run-id': RunIdSchema.optional(),
   'no-workers': z.boolean().default(false),
   scripted: z.string().min(1).optional(),
-  help: z.boolean().default(false),
 });
 
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      ...RUN_FLAG_OPTIONS,
-    },
-    strict: true,
-  });
+async function main(values: unknown): Promise<number> {
   const flags = FlagsSchema.parse(values);
-  if (flags.help) {
-    console.log(usageOf(__filename));
-    return 0;
-  }
-  if (!flags.dataset) {
-    console.error('give --dataset FILE (see --help)');
-    return 2;
-  }
+  if (!flags.dataset) throw new UsageError('give --dataset FILE');
   return runFromFlags(
     { dataset: flags.dataset, baseUrl: flags['base-url'], scripted: flags.scripted, limit: flags.limit, out: flags.out, runId: flags['run-id'], noWorkers: flags['no-workers'] },
     {
@@ -77,6 +62,4 @@ async function main(): Promise<number> {
   );
 }
 
-main()
-  .then((code) => process.exit(code))
-  .catch((err: unknown) => process.exit(reportError(err)));
+runCommand({ file: __filename, options: RUN_FLAG_OPTIONS, run: ({ values }) => main(values) });

@@ -9,19 +9,31 @@
  *   tsx scripts/sandbox.ts cleanup
  */
 import * as fs from 'node:fs';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { SandboxExecutor, type SandboxResult } from '../activities/sandbox';
 import { buildDatasetImage } from '../activities/sandbox/dataset-image';
 import { mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../sandbox-image/build';
 import { dataPaths, loadConfig } from '../temporal.config';
+import { CommandFailure, runCommand, UsageError } from './lib/cli';
 
-const USAGE = `usage:
-  tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install] [--timeout S] [--strict] [--json]
-  tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict] [--coverage-of original|new-implementation] [--limit N] [--no-install] [--json]
-  tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
-  tsx scripts/sandbox.ts cleanup`;
+/** Every subcommand's flags (each takes the ones its usage line names). */
+const OPTIONS = {
+  file: { type: 'string', multiple: true },
+  coverage: { type: 'string' },
+  install: { type: 'boolean' },
+  timeout: { type: 'string' },
+  strict: { type: 'boolean' },
+  json: { type: 'boolean' },
+  'ground-truth': { type: 'boolean' },
+  concurrency: { type: 'string' },
+  'coverage-of': { type: 'string' },
+  limit: { type: 'string' },
+  'no-install': { type: 'boolean' },
+  tag: { type: 'string' },
+} as const;
+
+type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
 
 const positive = z.coerce.number().int().positive();
 
@@ -43,24 +55,12 @@ function printResult(r: SandboxResult): void {
   for (const n of r.notes) console.log(`--- note: ${n}`);
 }
 
-async function cmdRun(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      file: { type: 'string', multiple: true },
-      coverage: { type: 'string' },
-      install: { type: 'boolean' },
-      timeout: { type: 'string' },
-      strict: { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-  });
-  if (positionals.length !== 1) throw new Error(USAGE);
+async function cmdRun(values: Values, positionals: string[]): Promise<number> {
+  if (positionals.length !== 1) throw new UsageError('run takes one script: run <script.py>');
   const files: Record<string, string> = {};
   for (const spec of values.file ?? []) {
     const m = /^([^=]+)=(.+)$/.exec(spec);
-    if (!m) throw new Error(`--file expects name=path, got ${spec}`);
+    if (!m) throw new UsageError(`--file expects name=path, got ${spec}`);
     files[m[1]!] = fs.readFileSync(m[2]!, 'utf8');
   }
   const executor = await makeExecutor(values.strict ?? false);
@@ -80,7 +80,7 @@ async function cmdRun(argv: string[]): Promise<number> {
   }
 }
 
-export function summarize(outcomes: GroundTruthOutcome[]) {
+function summarize(outcomes: GroundTruthOutcome[]) {
   const byStatus: Record<string, number> = {};
   for (const o of outcomes) byStatus[o.result.status] = (byStatus[o.result.status] ?? 0) + 1;
   return {
@@ -95,28 +95,15 @@ export function summarize(outcomes: GroundTruthOutcome[]) {
   };
 }
 
-async function cmdBatch(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      'ground-truth': { type: 'boolean' },
-      concurrency: { type: 'string' },
-      strict: { type: 'boolean' },
-      'coverage-of': { type: 'string' },
-      limit: { type: 'string' },
-      'no-install': { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-  });
-  if (positionals.length !== 1 || !values['ground-truth']) throw new Error(`${USAGE}\n(batch runs records with their ground truth: pass --ground-truth)`);
+async function cmdBatch(values: Values, positionals: string[]): Promise<number> {
+  if (positionals.length !== 1 || !values['ground-truth']) throw new UsageError('batch takes one records file and runs its records with their ground truth: batch <records.jsonl> --ground-truth');
   const coverageOf = z.enum(['original', 'new-implementation']).parse(values['coverage-of'] ?? 'original');
   let records: ReturnType<typeof parseRecordsJsonl>;
   try {
     records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
   } catch (err) {
     // The file and the line of a record that is not valid JSON or not a record.
-    throw new Error(`${positionals[0]}: ${(err as Error).message}`);
+    throw new CommandFailure(`${positionals[0]}: ${(err as Error).message}`);
   }
   if (values.limit) records = records.slice(0, positive.parse(values.limit));
   const executor = await makeExecutor(values.strict ?? false);
@@ -148,9 +135,8 @@ async function cmdBatch(argv: string[]): Promise<number> {
   }
 }
 
-async function cmdImage(argv: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { tag: { type: 'string' } } });
-  if (positionals.length !== 1 || !values.tag) throw new Error(USAGE);
+async function cmdImage(values: Values, positionals: string[]): Promise<number> {
+  if (positionals.length !== 1 || !values.tag) throw new UsageError('image takes one dataset and a tag: image <dataset.jsonl> --tag NAME');
   const executor = await makeExecutor(false);
   try {
     const records = parseRecordsJsonl(fs.readFileSync(positionals[0]!, 'utf8'));
@@ -171,29 +157,21 @@ async function cmdCleanup(): Promise<number> {
   return 0;
 }
 
-async function main(): Promise<number> {
-  const [command, ...rest] = process.argv.slice(2);
+async function main(values: Values, positionals: string[]): Promise<number> {
+  const [command, ...rest] = positionals;
   switch (command) {
     case 'run':
-      return cmdRun(rest);
+      return cmdRun(values, rest);
     case 'batch':
-      return cmdBatch(rest);
+      return cmdBatch(values, rest);
     case 'image':
-      return cmdImage(rest);
+      return cmdImage(values, rest);
     case 'cleanup':
+      if (rest.length) throw new UsageError('cleanup takes no argument');
       return cmdCleanup();
     default:
-      console.error(USAGE);
-      return 2;
+      throw new UsageError(command ? `unknown command ${command}: run, batch, image or cleanup` : 'give a command: run, batch, image or cleanup');
   }
 }
 
-if (require.main === module) {
-  main().then(
-    (code) => process.exit(code),
-    (err: Error) => {
-      console.error(err.message);
-      process.exit(2);
-    },
-  );
-}
+runCommand({ file: __filename, options: OPTIONS, positionals: { max: 2 }, run: ({ values, positionals }) => main(values, positionals) });

@@ -17,7 +17,6 @@
  * machine) and fire only while it runs and workers poll the task queues (tsx workers/main.ts)
  * against the same store (REPOST_STORE_URL, else the data directory).
  */
-import { parseArgs } from 'node:util';
 import { Client, Connection, ScheduleAlreadyRunning, ScheduleNotFoundError } from '@temporalio/client';
 import { z } from 'zod';
 import { RUN_ID_MAX_LENGTH, RunIdSchema } from '../activities/store/types';
@@ -25,7 +24,7 @@ import { IsoDaySchema } from '../activities/benchmark/window';
 import { SPLITS } from '../activities/dataset/product-record';
 import { openStore } from '../activities/store';
 import { loadConfig } from '../temporal.config';
-import { UsageError, runCli, usageOf } from './lib/cli';
+import { runCommand, UsageError } from './lib/cli';
 import { createBenchmarkSchedule, deleteBenchmarkSchedule, listBenchmarkSchedules, parseEvery, type BenchmarkScheduleView } from './lib/schedules';
 
 const CreateFlagsSchema = z.object({
@@ -58,24 +57,17 @@ async function connect(): Promise<{ client: Client; close: () => Promise<void> }
   return { client: new Client({ connection, namespace: config.temporal.namespace }), close: () => connection.close() };
 }
 
-async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    options: {
-      every: { type: 'string' },
-      github: { type: 'string' },
-      'since-cutoff': { type: 'string' },
-      limit: { type: 'string' },
-      id: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    allowPositionals: true,
-    strict: true,
-  });
+const OPTIONS = {
+  every: { type: 'string' },
+  github: { type: 'string' },
+  'since-cutoff': { type: 'string' },
+  limit: { type: 'string' },
+  id: { type: 'string' },
+} as const;
+
+async function main(values: Record<string, string | boolean | undefined>, positionals: string[]): Promise<number> {
   const [command, ...rest] = positionals;
-  if (values.help || !command) {
-    console.log(usageOf(__filename));
-    return values.help ? 0 : 2;
-  }
+  if (!command) throw new UsageError('give a command: create, list or delete');
   if (command === 'create') {
     if (rest.length) throw new UsageError(`create takes no positional argument (got ${rest.join(' ')})`);
     const flags = CreateFlagsSchema.parse(values);
@@ -125,4 +117,4 @@ async function main(): Promise<number> {
   throw new UsageError(`unknown command ${command}: create, list or delete`);
 }
 
-runCli(main);
+runCommand({ file: __filename, options: OPTIONS, positionals: { min: 1, max: 2 }, run: ({ values, positionals }) => main(values, positionals) });

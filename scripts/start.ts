@@ -22,17 +22,16 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import type { RepoSource } from '../activities/contracts';
-import { RepoSourceSchema } from '../activities/io-activities';
-import { RepoLineSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
-import { ConfigError, loadConfig, type Config } from '../temporal.config';
-import { RunExistsError, RunIdSchema } from '../activities/store/types';
+import { RunNotFoundError } from '../activities/dataset/run-reader';
+import { RepoLineSchema, RepoSourceSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
+import { RunIdSchema } from '../activities/store/types';
+import { loadConfig, type Config } from '../temporal.config';
+import { runCommand, UsageError } from './lib/cli';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
 import { startLiveView } from './lib/live-view';
-import { ForeignServerError } from './lib/temporal-server';
 import { startStack } from './lib/stack';
 import { ProgressTracker } from './lib/status';
 
@@ -52,11 +51,25 @@ const FlagsSchema = z.object({
   attach: RunIdSchema.optional(),
   'progress-every': z.coerce.number().positive().optional(),
   'no-workers': z.boolean().default(false),
-  help: z.boolean().default(false),
 });
 
+const OPTIONS = {
+  demo: { type: 'boolean' },
+  local: { type: 'string', multiple: true },
+  repos: { type: 'string' },
+  github: { type: 'string' },
+  limit: { type: 'string' },
+  out: { type: 'string' },
+  'run-id': { type: 'string' },
+  split: { type: 'string' },
+  resume: { type: 'boolean' },
+  attach: { type: 'string' },
+  'progress-every': { type: 'string' },
+  'no-workers': { type: 'boolean' },
+} as const;
+
 /** One source a line: `owner/name`, `owner/name@sha` (the sources module's list format), or a path to a local folder. */
-export function parseSourceLine(line: string): RepoSource {
+function parseSourceLine(line: string): RepoSource {
   if (!fs.existsSync(line) && RepoLineSchema.safeParse(line).success) {
     const [ref] = listSource(line);
     return RepoSourceSchema.parse({ kind: 'github', fullName: ref!.id, commit: ref!.commit ?? undefined });
@@ -64,34 +77,8 @@ export function parseSourceLine(line: string): RepoSource {
   return RepoSourceSchema.parse({ kind: 'local', path: line });
 }
 
-function usage(): string {
-  return fs.readFileSync(__filename, 'utf8').split('*/')[0]!.replace(/^\/\*\*?\n?|^ \* ?/gm, '');
-}
-
-async function main(): Promise<number> {
-  const { values } = parseArgs({
-    options: {
-      demo: { type: 'boolean' },
-      local: { type: 'string', multiple: true },
-      repos: { type: 'string' },
-      github: { type: 'string' },
-      limit: { type: 'string' },
-      out: { type: 'string' },
-      'run-id': { type: 'string' },
-      split: { type: 'string' },
-      resume: { type: 'boolean' },
-      attach: { type: 'string' },
-      'progress-every': { type: 'string' },
-      'no-workers': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-  });
+async function main(values: unknown): Promise<number> {
   const flags = FlagsSchema.parse(values);
-  if (flags.help) {
-    console.log(usage());
-    return 0;
-  }
 
   let config: Config = loadConfig();
   const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p, ...(flags.split ? { split: flags.split } : {}) }));
@@ -112,21 +99,16 @@ async function main(): Promise<number> {
     // The offline demo's LLM: scripted responses served over real HTTP to the real client.
     const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
     cleanups.push(() => server.close());
-    config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
+    config = loadConfig({ overrides: { llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
     console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
   }
   if (flags.attach && (sources.length > 0 || flags.resume || flags['run-id'])) {
-    console.error('--attach RUN follows an existing crawl: give it alone (with --out DIR to write the files elsewhere)');
-    return 2;
+    throw new UsageError('--attach RUN follows an existing crawl: give it alone (with --out DIR to write the files elsewhere)');
   }
   if (sources.length === 0 && !flags.attach && !flags.resume) {
-    console.error('nothing to crawl: give --demo, --local DIR, --repos FILE, --github train|eval, --attach RUN or --run-id RUN --resume (see --help)');
-    return 2;
+    throw new UsageError('nothing to crawl: give --demo, --local DIR, --repos FILE, --github train|eval, --attach RUN or --run-id RUN --resume');
   }
-  if (flags.resume && !flags['run-id']) {
-    console.error('--resume needs the --run-id of the run to continue');
-    return 2;
-  }
+  if (flags.resume && !flags['run-id']) throw new UsageError('--resume needs the --run-id of the run to continue');
 
   const stack = await startStack({ config, workers: !flags['no-workers'], log: (l) => console.log(l) });
   cleanups.unshift(() => stack.close());
@@ -143,10 +125,7 @@ async function main(): Promise<number> {
   try {
     const runId = flags.attach ?? flags['run-id'] ?? newRunId(flags.demo ? 'demo' : 'run');
     const attaching = Boolean(flags.attach);
-    if (attaching && !(await stack.store.getRun(runId))) {
-      console.error(`no run ${runId} in the store at ${stack.store.location}`);
-      return 2;
-    }
+    if (attaching && !(await stack.store.getRun(runId))) throw new RunNotFoundError(`no run ${runId} in the store at ${stack.store.location}`);
     const started = await startCrawl({
       config,
       client: stack.client,
@@ -192,18 +171,4 @@ async function main(): Promise<number> {
   }
 }
 
-main()
-  .then((code) => process.exit(code))
-  .catch((err: Error) => {
-    const usageError = (err as NodeJS.ErrnoException).code?.startsWith('ERR_PARSE_ARGS');
-    console.error(
-      err instanceof ConfigError || err instanceof RunExistsError || err instanceof ForeignServerError || err.name === 'StoreUnreachableError'
-        ? err.message
-        : err instanceof z.ZodError
-          ? `bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')} (see --help)`
-          : usageError
-            ? `${err.message} (see --help)`
-            : (err.stack ?? err.message),
-    );
-    process.exit(usageError || err instanceof z.ZodError || err instanceof RunExistsError ? 2 : 1);
-  });
+runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(values) });

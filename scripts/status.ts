@@ -8,33 +8,23 @@
  *   tsx scripts/status.ts RUN_ID --watch [--every SECONDS]   the same, then one line of progress
  *                                                           (with the time left) until the run ends
  */
-import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { z } from 'zod';
 import { openStore } from '../activities/store';
 import { runIdProblem } from '../activities/store/types';
-import { ConfigError, loadConfig } from '../temporal.config';
-import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError } from './lib/status';
+import { loadConfig } from '../temporal.config';
+import { runCommand, UsageError } from './lib/cli';
+import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus } from './lib/status';
 
 /** How long to wait for Temporal before reporting from the store alone. */
 const TEMPORAL_CONNECT_TIMEOUT_MS = 3000;
 
-async function main(): Promise<number> {
-  const { values, positionals } = parseArgs({
-    options: { json: { type: 'boolean' }, watch: { type: 'boolean' }, every: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
-    allowPositionals: true,
-    strict: true,
-  });
-  const every = Number(values.every ?? 5);
-  if (values.help || positionals.length !== 1 || !(every > 0)) {
-    console.error('usage: tsx scripts/status.ts RUN_ID [--json] [--watch [--every SECONDS]]');
-    return values.help ? 0 : 2;
-  }
-  const problem = runIdProblem(positionals[0]!);
-  if (problem) {
-    console.error(problem);
-    return 2;
-  }
-  const runId = positionals[0]!;
+const FlagsSchema = z.object({ every: z.coerce.number().positive().default(5) });
+
+async function main(values: { json?: boolean; watch?: boolean; every?: string }, runId: string): Promise<number> {
+  const { every } = FlagsSchema.parse(values);
+  const problem = runIdProblem(runId);
+  if (problem) throw new UsageError(problem);
   const config = loadConfig();
   const store = await openStore(config);
   let connection: Connection | null = null;
@@ -67,9 +57,9 @@ async function main(): Promise<number> {
   }
 }
 
-main()
-  .then((code) => process.exit(code))
-  .catch((err: Error) => {
-    console.error(err instanceof ConfigError || err instanceof RunNotFoundError || err.name === 'StoreUnreachableError' ? err.message : (err.stack ?? err.message));
-    process.exit(err instanceof RunNotFoundError ? 2 : 1);
-  });
+runCommand({
+  file: __filename,
+  options: { json: { type: 'boolean' }, watch: { type: 'boolean' }, every: { type: 'string' } },
+  positionals: { min: 1, max: 1 },
+  run: ({ values, positionals }) => main(values, positionals[0]!),
+});

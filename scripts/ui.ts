@@ -4,6 +4,7 @@
  * Stops with Ctrl-C. With TEMPORAL_ADDRESS set there is nothing to start: use that server's UI.
  */
 import { loadConfig, dataPaths } from '../temporal.config';
+import { runCommand } from './lib/cli';
 import { startEmbeddedServer } from './lib/stack';
 
 async function main(): Promise<void> {
@@ -23,7 +24,4 @@ async function main(): Promise<void> {
   await server.stop();
 }
 
-main().catch((err: Error) => {
-  console.error(err.message);
-  process.exit(1);
-});
+runCommand({ file: __filename, run: main });

@@ -2,33 +2,21 @@
  * Activity proxies, one per task queue: repository I/O, LLM calls and container runs are
  * scheduled on separate queues so each scales and is rate-limited on its own.
  *
- * Timeouts come from the run's settings (DESIGN invariant 9): an LLM call may take as long as
- * `llm.timeoutMs` allows, a sandbox activity as long as its installs and runs may. Every long
+ * Timeouts come from the run's settings (docs/architecture.md, invariant 9): an LLM call may take as long as
+ * `llm.timeoutSec` (and a wait for a rate-limit slot) allows, a sandbox activity as long as its installs and runs may. Every long
  * activity heartbeats, so one lost with its worker is retried elsewhere after the heartbeat
  * timeout, not after its whole budget. Retries are for transient faults only and are sized to ride
  * out a Docker daemon or Temporal server restart of a minute or two; an expected outcome comes
  * back as a value.
  *
- * Later stages go first: a function one check away from acceptance must not wait behind new
- * functions' first calls (Temporal's task queue priority, 1 = first).
+ * Later stages go first: the LLM and sandbox proxies come one per priority (workflows/priorities.ts),
+ * so a function one check away from acceptance does not wait behind new functions' first calls.
  */
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
 import type { PipelineSettings, TaskQueues } from '../activities/contracts';
 import type { EvalIoActivities, EvalLlmActivities, EvalSandboxActivities } from '../activities/eval-activities';
-
-/** Priority of a pipeline step on its task queue (1 runs first, 5 last). */
-export const STEP_PRIORITY = {
-  /** Final checks and the record: the function is nearly done. */
-  checks: 1,
-  coverage: 2,
-  debug: 3,
-  /** Test generation and the first execution. */
-  tests: 4,
-  /** A new function's first call. */
-  sandbox: 5,
-} as const;
-export type StepPriority = (typeof STEP_PRIORITY)[keyof typeof STEP_PRIORITY];
+import type { Priority } from './priorities';
 
 /** Transient faults: retried with backoff for about three minutes (a daemon or server restart). */
 const TRANSIENT_RETRY = { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '30s', maximumAttempts: 10 } as const;
@@ -62,9 +50,9 @@ function queueOptions(queues: TaskQueues, settings: PipelineSettings) {
 }
 
 /** Proxies of one activity interface per priority, made once each. */
-function byPriority<A extends object>(options: ActivityOptions): (priority: StepPriority) => A {
+function byPriority<A extends object>(options: ActivityOptions): (priority: Priority) => A {
   const proxies = new Map<number, A>();
-  return (priority: StepPriority): A => {
+  return (priority: Priority): A => {
     let p = proxies.get(priority);
     if (!p) {
       p = proxyActivities<A>({ ...options, priority: { priorityKey: priority } }) as A;
@@ -84,7 +72,7 @@ export function activityProxies(queues: TaskQueues, settings: PipelineSettings) 
   return { io, llm, sandbox, bench };
 }
 
-/** The evaluation's activities, on the same three queues with the same timeouts, retries and priorities. */
+/** The evaluation's activities, on the same three queues with the same timeouts, retries and priority scale. */
 export function evalActivityProxies(queues: TaskQueues, settings: PipelineSettings) {
   const options = queueOptions(queues, settings);
   return {

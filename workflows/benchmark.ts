@@ -1,12 +1,12 @@
 /**
  * One firing of a live benchmark (started by a Temporal Schedule, `scripts/schedule.ts`): open a
- * run of the repositories created in the window since the last firing, crawl them as a child
- * crawl, and write the run's files and report. One firing, one run.
+ * run of the repositories created in the window since the last firing and crawl them as a child
+ * crawl, which writes the run's files and report. One firing, one run.
  */
 import { defineSearchAttributeKey } from '@temporalio/common';
 import { ParentClosePolicy, executeChild, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { OpenBenchmarkRunInput } from '../activities/benchmark/open-run';
-import type { RunSummary, TaskQueues } from '../activities/contracts';
+import type { CrawlOutcome, RunSummary, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { crawlWorkflow } from './crawl';
 import { RunIdKey } from './search-attributes';
@@ -24,7 +24,9 @@ export interface BenchmarkOutcome {
   repositories: number;
   summary: RunSummary;
   outDir: string;
-  report: string;
+  /** The run's report, or null when its files could not be written (`outputsError` says why). */
+  report: string | null;
+  outputsError: string | null;
 }
 
 export async function benchmarkWorkflow(input: BenchmarkWorkflowInput): Promise<BenchmarkOutcome> {
@@ -36,13 +38,13 @@ export async function benchmarkWorkflow(input: BenchmarkWorkflowInput): Promise<
   const opened = await bench.openBenchmarkRun({ ...open, firedAt: firedAt.toISOString() });
   const { run } = opened;
   upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
-  const summary = await executeChild(crawlWorkflow, {
+  const crawled: CrawlOutcome = await executeChild(crawlWorkflow, {
     workflowId: `${run.runId}/crawl`,
     taskQueue: queues.workflows,
     args: [{ run, sourcesKey: opened.sourcesKey, settings: input.settings, queues }],
     typedSearchAttributes: [{ key: RunIdKey, value: run.runId }],
     parentClosePolicy: ParentClosePolicy.TERMINATE,
   });
-  const outputs = await bench.writeRunOutputs({ run, outDir: opened.outDir });
-  return { runId: run.runId, window: opened.window, repositories: opened.repositories, summary, outDir: opened.outDir, report: outputs.report };
+  const { outputs, outputsError, ...summary } = crawled;
+  return { runId: run.runId, window: opened.window, repositories: opened.repositories, summary, outDir: outputs?.outDir ?? opened.outDir, report: outputs?.report ?? null, outputsError };
 }

@@ -1,15 +1,16 @@
 /**
  * A crawl: every repository of a run through a bounded window of RepoWorkflow children,
  * continuing as new every `continueAsNewAfter` repositories so the history stays small, then the
- * run is finalized (its summary computed from the records in the store). A repository whose
- * workflow fails is recorded as skipped with the failure, and the crawl goes on: it always
- * finalizes (DESIGN invariant 8).
+ * run is finalized (its summary computed from the records in the store) and its files and report
+ * are written into its folder, whoever launched it. A repository whose workflow fails is recorded
+ * as skipped with the failure, and the crawl goes on: it always finalizes (docs/architecture.md, invariant 8).
  */
 import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes } from '@temporalio/workflow';
-import type { PipelineSettings, RunRef, RunSummary, TaskQueues } from '../activities/contracts';
+import type { CrawlOutcome, PipelineSettings, RunOutputs, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
+import { activityFailureReason, failureText } from './failures';
 import { boundedKeyword, boundedSummary } from './ids';
-import { failureText, repoWorkflow } from './repo';
+import { repoWorkflow } from './repo';
 import { RunIdKey } from './search-attributes';
 import { slidingWindow } from './window';
 
@@ -23,7 +24,7 @@ export interface CrawlWorkflowInput {
   cursor?: number;
 }
 
-export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<RunSummary> {
+export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<CrawlOutcome> {
   const { run, settings, queues } = input;
   const { io } = activityProxies(queues, settings);
   upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
@@ -54,5 +55,15 @@ export async function crawlWorkflow(input: CrawlWorkflowInput): Promise<RunSumma
     await continueAsNew<typeof crawlWorkflow>({ ...input, cursor: next });
   }
   // Records are written by each function as it ends; the run's summary is computed from them.
-  return io.finalizeRun({ run });
+  const summary = await io.finalizeRun({ run });
+  // The run is complete in the store whatever happens to its files: a folder that cannot be
+  // written is reported, and the files can be written again from the store (report.ts, export.ts).
+  let outputs: RunOutputs | null = null;
+  let outputsError: string | null = null;
+  try {
+    outputs = await io.writeRunOutputs({ run });
+  } catch (err) {
+    outputsError = activityFailureReason(err);
+  }
+  return { ...summary, outputs, outputsError };
 }

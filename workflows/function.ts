@@ -6,7 +6,7 @@
  *   functionality check, LLM test check -> record (accepted, or rejected with stage and reason).
  * An evaluation-split function needs the evaluation thresholds (full coverage, equal ASTs).
  */
-import { ActivityFailure, ApplicationFailure, isCancellation, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { ActivityFailure, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import type {
   ExecutionSummary,
   FunctionOutcome,
@@ -16,11 +16,14 @@ import type {
   PipelineSettings,
   PreparedFunction,
   PreviousAnswer,
+  RecordThresholds,
   RunRef,
   TaskQueues,
 } from '../activities/contracts';
-import { activityProxies, STEP_PRIORITY } from './activities';
+import { activityProxies } from './activities';
+import { activityFailureReason } from './failures';
 import { boundedDetails, boundedKeyword } from './ids';
+import { PIPELINE_PRIORITY } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
 
 export interface FunctionWorkflowInput {
@@ -37,6 +40,13 @@ export function coverageOf(exec: ExecutionSummary): number {
   return c.hasBranches && c.branchCoverage !== null ? c.branchCoverage : c.lineCoverage;
 }
 
+/** What the function must reach: the evaluation split's thresholds, or the training split's. */
+export function thresholdsFor(fn: FunctionRef, settings: PipelineSettings): RecordThresholds {
+  return fn.split === 'eval'
+    ? { coverage: settings.evalCoverageThreshold, astCheckRequired: settings.evalRequiresAstMatch }
+    : { coverage: settings.coverageThreshold, astCheckRequired: false };
+}
+
 /** What an unusable answer was, to tell the model on the next attempt. */
 function previousOf(result: LlmStepResult): PreviousAnswer | undefined {
   return !result.ok && result.exchangeKey ? { exchangeKey: result.exchangeKey, failure: result.failure, detail: result.detail } : undefined;
@@ -45,9 +55,9 @@ function previousOf(result: LlmStepResult): PreviousAnswer | undefined {
 export async function functionWorkflow(input: FunctionWorkflowInput): Promise<FunctionOutcome> {
   const { run, fn, settings } = input;
   const { io, llm, sandbox } = activityProxies(input.queues, settings);
-  const P = STEP_PRIORITY;
-  const evalSplit = fn.split === 'eval';
-  const coverageThreshold = evalSplit ? settings.evalCoverageThreshold : settings.coverageThreshold;
+  const P = PIPELINE_PRIORITY;
+  const thresholds = thresholdsFor(fn, settings);
+  const coverageThreshold = thresholds.coverage;
   upsertSearchAttributes([
     { key: RunIdKey, value: boundedKeyword(run.runId) },
     { key: RepoKey, value: boundedKeyword(fn.repoId) },
@@ -97,7 +107,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       tokens: state.tokens,
     };
     const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions } = state;
-    await io.writeRecord({ run, fn, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
+    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
     upsertSearchAttributes([{ key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' }]);
     progress(stage, accepted ? `accepted: ${reason}` : `rejected: ${reason.slice(0, 300)}`);
     return outcome;
@@ -198,7 +208,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     const ast = await sandbox(P.checks).astCheck({ run, fn, prepared, scriptKey });
     state.astEquivalent = ast.equivalent;
     if (!ast.equivalent) {
-      if (evalSplit && settings.evalRequiresAstMatch) return await finish('ast_check', `an evaluation record needs the original function unchanged: ${ast.difference ?? 'the trees differ'}`);
+      if (thresholds.astCheckRequired) return await finish('ast_check', `an evaluation record needs the original function unchanged: ${ast.difference ?? 'the trees differ'}`);
       stage = 'functionality_check';
       progress(stage, 'asking whether the sandboxed function behaves the same');
       const verdict = await llm(P.checks).checkFunctionality({ run, fn, prepared, scriptKey });
@@ -219,10 +229,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
 
     return await finish('accepted', `coverage ${reached.toFixed(3)}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)`);
   } catch (err) {
-    if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
     // A record that could not be written is not a stage's outcome: let the parent record the failure.
-    if (err.activityType === 'writeRecord') throw err;
-    const cause = err.cause instanceof ApplicationFailure ? `${err.cause.type ?? 'error'}: ${err.cause.message}` : (err.cause?.message ?? err.message);
-    return finish(stage, `activity ${err.activityType} failed: ${cause}`);
+    if (err instanceof ActivityFailure && err.activityType === 'writeRecord') throw err;
+    return finish(stage, activityFailureReason(err));
   }
 }

@@ -3,4 +3,6 @@ export { crawlWorkflow } from './crawl';
 export { repoWorkflow } from './repo';
 export { functionWorkflow } from './function';
 export { benchmarkWorkflow } from './benchmark';
-export { evalWorkflow, evalFunctionWorkflow, augmentFunctionWorkflow } from './eval';
+export { evalWorkflow } from './eval-run';
+export { evalFunctionWorkflow } from './eval-function';
+export { augmentFunctionWorkflow } from './augment-function';

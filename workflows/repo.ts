@@ -12,9 +12,9 @@ import {
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/common';
 import type { CandidateList, FunctionOutcome, FunctionRef, PipelineSettings, RepoOutcome, RepoSnapshot, RepoSource, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
+import { failureText } from './failures';
 import { functionWorkflow } from './function';
 import { boundedKeyword, boundedSummary, functionWorkflowId } from './ids';
 import { RepoKey, RunIdKey } from './search-attributes';
@@ -29,14 +29,6 @@ export interface RepoWorkflowInput {
   queues: TaskQueues;
   /** Carried across continue-as-new: the snapshot, its candidate pages, the next page, counts so far. */
   resume?: { snapshot: RepoSnapshot; candidates: CandidateList; nextPage: number; accepted: number; rejected: number };
-}
-
-/** The one-line description of a failure that ends a child workflow. */
-export function failureText(err: unknown): string {
-  if (err instanceof WorkflowExecutionAlreadyStartedError) return `duplicate workflow id: ${err.workflowId} is already running`;
-  const e = err as { message?: string; cause?: { message?: string; type?: string } };
-  const cause = e.cause?.message ? ` (${e.cause.type ? `${e.cause.type}: ` : ''}${e.cause.message})` : '';
-  return `${e.message ?? String(err)}${cause}`.slice(0, 1500);
 }
 
 export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcome> {
@@ -94,7 +86,7 @@ export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcom
         staticSummary: boundedSummary(`${fn.repoId} ${fn.path}::${fn.qualname}`),
       });
     } catch (err) {
-      // One failure never ends the repository (DESIGN invariant 8): it is recorded with its reason.
+      // One failure never ends the repository (docs/architecture.md, invariant 8): it is recorded with its reason.
       try {
         outcome = await io.writeFailedFunction({ run, fn, reason: `the function's workflow failed: ${failureText(err)}` });
       } catch {

@@ -1,7 +1,7 @@
 /**
  * A bounded sliding window over child work: at most `size` in flight, the next starts as soon as
- * one finishes (DESIGN invariant 7). Deterministic: completion order comes from the history.
- * `run` must not reject: a failure is turned into an outcome by the caller (invariant 8).
+ * one finishes (docs/architecture.md, invariant 7). Deterministic: completion order comes from the history.
+ * `run` must not reject: a failure is turned into an outcome by the caller (docs/architecture.md, invariant 8).
  */
 export async function slidingWindow<T, R>(items: readonly T[], size: number, run: (item: T, index: number) => Promise<R>): Promise<R[]> {
   let next = 0;

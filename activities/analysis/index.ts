@@ -32,7 +32,7 @@ export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
 
 /**
- * Deterministic function id (DESIGN invariant 3): 16 hex chars of sha256 of repo, commit, path and
+ * Deterministic function id (docs/architecture.md, invariant 3): 16 hex chars of sha256 of repo, commit, path and
  * qualified name. A name defined several times in one file (shadowed definitions) gets one id per
  * definition: the last one, which Python binds, has occurrence 0, earlier ones 1, 2, ... counting back.
  */

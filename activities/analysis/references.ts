@@ -160,87 +160,202 @@ const NON_REFERENCE_PARENTS = new Set([
 /** Identifier positions that name something only when they come first in their parent. */
 const NAME_FIRST_PARENTS = new Set(['keyword_argument', 'default_parameter', 'typed_default_parameter', 'typed_parameter']);
 
-/**
- * The identifiers of a subtree are fetched in one native call and each is classified by its
- * parent; only attribute chains are climbed node by node. Much cheaper than visiting every node.
- */
 function computeReferences(resolver: Resolver, def: Definition): References {
-  const module = def.module;
-  const found = new Map<Definition, true>();
-  const unresolved = new Set<string>();
-  const locals = new Set<string>();
-  const localImports = new Map<string, Binding>();
-  const localTypes = new Map<string, Definition>();
+  return new ReferenceCollector(resolver, def).collect();
+}
+
+/**
+ * One definition's references, gathered in named steps:
+ *   1. what the definition binds itself (`bindFunctionScope`: self/cls, its locals and their
+ *      known classes), or the names a class-body or module statement binds (`bindStatementLocals`);
+ *   2. the code Python runs for it, in the scope it runs in (`collect`: decorators, signature and
+ *      body of a function; decorators, bases and body statements of a class; a module statement);
+ *   3. each identifier found there (`scan`), resolved (`resolveIdentifier`) and followed up its
+ *      chain of attributes and calls (`followChain`), each local definition reached recorded.
+ */
+class ReferenceCollector {
+  private readonly module: Definition['module'];
+  private readonly found = new Map<Definition, true>();
+  private readonly unresolved = new Set<string>();
+  private readonly locals = new Set<string>();
+  private readonly localImports = new Map<string, Binding>();
+  private readonly localTypes = new Map<string, Definition>();
   /** Locals assigned the result of a call: typed lazily when first used. */
-  const assignedCalls = new Map<string, SyntaxNode>();
-  let selfName: string | null = null;
-  let clsName: string | null = null;
+  private readonly assignedCalls = new Map<string, SyntaxNode>();
+  private selfName: string | null = null;
+  private clsName: string | null = null;
   /** The class a method belongs to (self/cls/super resolve against it). */
-  const ownerClass = def.kind === 'method' ? def.owner : null;
+  private readonly ownerClass: Definition | null;
   /** Names a class body binds, visible by bare name in later class-body statements. */
-  const classScope = def.kind === 'class' ? resolver.classMembers(def) : null;
+  private readonly classScope: Map<string, Definition | 'variable'> | null;
   /**
    * A method's decorators, annotations and default values are evaluated in the class body, so
    * the class's own names are visible there (not in the method body).
    */
-  let signatureScope: Map<string, Definition | 'variable'> | null = null;
+  private signatureScope: Map<string, Definition | 'variable'> | null = null;
+  /**
+   * With postponed evaluation of annotations (PEP 563), annotations are strings at run time:
+   * what they name is not needed to run the code.
+   */
+  private readonly lazyAnnotations: boolean;
 
-  const record = (t: Value | null, text: string): void => {
+  constructor(
+    private readonly resolver: Resolver,
+    private readonly def: Definition,
+  ) {
+    this.module = def.module;
+    this.ownerClass = def.kind === 'method' ? def.owner : null;
+    this.classScope = def.kind === 'class' ? resolver.classMembers(def) : null;
+    this.lazyAnnotations = postponedAnnotations(def.module);
+  }
+
+  collect(): References {
+    const { def } = this;
+    const outer = def.node.parent?.type === 'decorated_definition' ? def.node.parent : null;
+    const decorators = outer ? outer.namedChildren.filter((c) => c.type === 'decorator') : [];
+    if (def.kind === 'function' || def.kind === 'method') {
+      const params = def.node.childForFieldName('parameters');
+      const body = def.node.childForFieldName('body');
+      this.bindFunctionScope(params, body, decorators);
+      // Decorators, parameters (defaults, annotations) and the return annotation run where the
+      // function is defined; the body runs in the function's own scope.
+      this.signatureScope = this.ownerClass ? this.resolver.classMembers(this.ownerClass) : null;
+      for (const d of decorators) this.scan(d);
+      this.scan(params);
+      this.scan(def.node.childForFieldName('return_type'));
+      this.signatureScope = null;
+      this.scan(body);
+    } else if (def.kind === 'class') {
+      for (const d of decorators) this.scan(d);
+      this.scan(def.node.childForFieldName('superclasses'));
+      const body = def.node.childForFieldName('body');
+      // Class-body statements run at definition time; methods are reached separately.
+      for (let stmt = body?.firstNamedChild ?? null; stmt; stmt = stmt.nextNamedSibling) {
+        if (stmt.type === 'function_definition' || stmt.type === 'class_definition') continue;
+        if (stmt.type === 'decorated_definition') {
+          for (const d of stmt.namedChildren) if (d.type === 'decorator') this.scan(d);
+          continue;
+        }
+        this.bindStatementLocals(stmt);
+        this.scan(stmt);
+      }
+    } else {
+      this.bindStatementLocals(def.node);
+      this.scan(def.node);
+    }
+    return { defs: [...this.found.keys()], unresolved: [...this.unresolved] };
+  }
+
+  // Step 1: what the definition binds. ---------------------------------------------------------
+
+  /** A function's own names: `self`/`cls`, its locals and imports, and the locals whose class is known. */
+  private bindFunctionScope(params: SyntaxNode | null, body: SyntaxNode | null, decorators: SyntaxNode[]): void {
+    const { def } = this;
+    const names = parameterNames(params);
+    const decoText = decorators.map((d) => d.text);
+    if (def.kind === 'method' && !decoText.some((d) => /^@\s*staticmethod\b/.test(d)) && names.length > 0) {
+      if (decoText.some((d) => /^@\s*classmethod\b/.test(d)) || /^__(new|init_subclass|class_getitem)__$/.test(def.node.childForFieldName('name')!.text)) this.clsName = names[0]!;
+      else this.selfName = names[0]!;
+    }
+    const scope = scopeLocals(def.node);
+    for (const n of scope.locals) this.locals.add(n);
+    for (const [k, v] of scope.imports) this.localImports.set(k, v);
+    for (const star of scope.stars) this.unresolved.add(star);
+    // Annotated parameters and `v = LocalClass(...)` give locals a known class.
+    if (params) for (const [name, cls] of annotatedParameters(this.resolver, def, def.node)) this.localTypes.set(name, cls);
+    if (body && body.text.includes('=')) {
+      // The assignments of a function are those of its body (parameters and annotations hold none).
+      for (const a of scope.assignments) {
+        const left = a.childForFieldName('left');
+        if (left?.type !== 'identifier') continue;
+        const right = a.childForFieldName('right');
+        if (right?.type === 'call') this.assignedCalls.set(left.text, right);
+        else {
+          const cls = annotationClass(this.resolver, def, a.childForFieldName('type'));
+          if (cls) this.localTypes.set(left.text, cls);
+        }
+      }
+    }
+  }
+
+  /**
+   * Names bound inside a class-body or module-level statement that are not the definition's own
+   * names: comprehension variables, lambda parameters, walrus targets.
+   */
+  private bindStatementLocals(stmt: SyntaxNode): void {
+    if (!/\bfor\b|\blambda\b|:=/.test(stmt.text)) return;
+    for (const n of stmt.descendantsOfType(['for_in_clause', 'lambda_parameters', 'named_expression'])) {
+      if (n.type === 'for_in_clause') for (const name of targetNames(n.childForFieldName('left'))) this.locals.add(name);
+      else if (n.type === 'lambda_parameters') for (const name of parameterNames(n)) this.locals.add(name);
+      else {
+        const name = n.childForFieldName('name');
+        if (name) this.locals.add(name.text);
+      }
+    }
+  }
+
+  // Step 3: resolving what an identifier and its chain name. ------------------------------------
+
+  /** Keeps a local definition the code needs, or an unresolved name. */
+  private record(t: Value | null, text: string): void {
     if (!t) return;
-    if (t.t === 'def' && t.def !== def && t.def.node.id !== def.node.id) found.set(t.def, true);
-    else if (t.t === 'instance' && t.cls !== def) found.set(t.cls, true);
-    else if (t.t === 'unresolved') unresolved.add(t.name || text);
-  };
+    const { def } = this;
+    if (t.t === 'def' && t.def !== def && t.def.node.id !== def.node.id) this.found.set(t.def, true);
+    else if (t.t === 'instance' && t.cls !== def) this.found.set(t.cls, true);
+    else if (t.t === 'unresolved') this.unresolved.add(t.name || text);
+  }
 
-  const typeOfAnnotation = (node: SyntaxNode | null): Definition | null => annotationClass(resolver, def, node);
-
-  const resolveIdentifier = (name: string): Value | null => {
-    if (locals.has(name)) {
-      if (name === selfName && ownerClass) return { t: 'instance', cls: ownerClass };
-      if (name === clsName && ownerClass) return { t: 'def', def: ownerClass };
-      const imp = localImports.get(name);
+  /** What a bare name refers to here: a local (self, cls, a local import, a typed local), a class-body name, `super`, or a module-level name. */
+  private resolveIdentifier(name: string): Value | null {
+    const { resolver, ownerClass } = this;
+    if (this.locals.has(name)) {
+      if (name === this.selfName && ownerClass) return { t: 'instance', cls: ownerClass };
+      if (name === this.clsName && ownerClass) return { t: 'def', def: ownerClass };
+      const imp = this.localImports.get(name);
       if (imp) {
-        const t = resolver.resolveBinding(module, imp, new Set());
-        record(t, name);
+        const t = resolver.resolveBinding(this.module, imp, new Set());
+        this.record(t, name);
         return t;
       }
-      const cls = localTypes.get(name);
+      const cls = this.localTypes.get(name);
       if (cls) return { t: 'instance', cls };
       // `v = Cls(...)`, `v = cls()`, `v = mod.Cls(...)`: evaluated on first use, once.
-      const call = assignedCalls.get(name);
+      const call = this.assignedCalls.get(name);
       if (call) {
-        assignedCalls.delete(name);
-        const result = callResult(resolver, evalNode(call.childForFieldName('function')));
+        this.assignedCalls.delete(name);
+        const result = callResult(resolver, this.evalNode(call.childForFieldName('function')));
         if (result && result.t === 'instance') {
-          localTypes.set(name, result.cls);
+          this.localTypes.set(name, result.cls);
           return result;
         }
       }
       return null;
     }
-    const members = classScope ?? signatureScope;
+    const members = this.classScope ?? this.signatureScope;
     if (members) {
       const m = members.get(name);
       if (m) {
         // A class variable lives in the class shell; a member (method, nested class) is needed itself.
         if (m === 'variable') return ownerClass ? { t: 'def', def: ownerClass } : null;
-        record({ t: 'def', def: m }, name);
+        this.record({ t: 'def', def: m }, name);
         return { t: 'def', def: m };
       }
     }
     if (name === 'super') return ownerClass ? { t: 'super', cls: ownerClass } : null;
-    const t = resolver.resolveName(module, name, new Set());
-    record(t, name);
+    const t = resolver.resolveName(this.module, name, new Set());
+    this.record(t, name);
     return t;
-  };
+  }
 
-  const attributeOf = (base: Value | null, attr: string): Value | null => {
+  /** What `.attr` of a value refers to: a member (a property read gives its return type), an attribute assigned an instance, or something external. */
+  private attributeOf(base: Value | null, attr: string): Value | null {
+    const { resolver } = this;
     if (!base) return null;
     if (base.t === 'super') {
       for (const b of resolver.baseClasses(base.cls)) {
         const m = resolver.member(b, attr, true);
         if (m) {
-          record({ t: 'def', def: m }, attr);
+          this.record({ t: 'def', def: m }, attr);
           return { t: 'def', def: m };
         }
       }
@@ -249,7 +364,7 @@ function computeReferences(resolver: Resolver, def: Definition): References {
     if (base.t === 'external' || base.t === 'builtin' || base.t === 'unresolved') return { t: 'external', name: attr };
     const m = resolver.member$(base, attr);
     if (m.t === 'def') {
-      record(m, attr);
+      this.record(m, attr);
       // Reading a property on an instance runs it: its value has the property's return type.
       if (base.t === 'instance' && m.def.kind === 'method' && isProperty(m.def)) return callResult(resolver, m);
       return m;
@@ -260,122 +375,36 @@ function computeReferences(resolver: Resolver, def: Definition): References {
       const attrType = cls ? instanceAttributeType(resolver, cls, attr) : null;
       return attrType ? { t: 'instance', cls: attrType } : null;
     }
-    if (m.t === 'unresolved') record(m, attr);
+    if (m.t === 'unresolved') this.record(m, attr);
     return m;
-  };
+  }
 
-  const evalNode = (node: SyntaxNode | null): Value | null => {
+  /** The value of a name, an attribute chain or a parenthesized one. */
+  private evalNode(node: SyntaxNode | null): Value | null {
     if (!node) return null;
-    if (node.type === 'identifier') return resolveIdentifier(node.text);
-    if (node.type === 'attribute') return attributeOf(evalNode(node.childForFieldName('object')), node.lastNamedChild!.text);
-    if (node.type === 'parenthesized_expression' && node.namedChildCount === 1) return evalNode(node.firstNamedChild);
+    if (node.type === 'identifier') return this.resolveIdentifier(node.text);
+    if (node.type === 'attribute') return this.attributeOf(this.evalNode(node.childForFieldName('object')), node.lastNamedChild!.text);
+    if (node.type === 'parenthesized_expression' && node.namedChildCount === 1) return this.evalNode(node.firstNamedChild);
     return null;
-  };
+  }
 
-  // With postponed evaluation of annotations (PEP 563), annotations are strings at run time:
-  // what they name is not needed to run the code.
-  const lazyAnnotations = postponedAnnotations(module);
-
-  /** The rest of climb() from a node object, for a chain that reaches above the scanned subtree. */
-  const climbNodes = (start: SyntaxNode, startValue: Value | null): void => {
-    let value = startValue;
-    let node = start;
-    for (;;) {
-      const parent = node.parent;
-      if (!parent || parent.startIndex !== node.startIndex || !value) return;
-      if (parent.type === 'attribute') {
-        const attr = parent.lastNamedChild;
-        if (!attr || attr.id === node.id) return;
-        value = attributeOf(value, attr.text);
-      } else if (parent.type === 'call') {
-        if (value.t !== 'super') value = callResult(resolver, value);
-      } else if (parent.type !== 'parenthesized_expression') return;
-      node = parent;
-    }
-  };
+  // Step 2: every identifier of the code that runs. --------------------------------------------
 
   /**
    * Every identifier of a subtree, classified by its parent, in one TreeCursor walk: node objects
    * of the binding are costly (and `parent` searches down from the root), so the walk keeps the
    * types and start offsets of the ancestors itself and reads names from the source text.
    */
-  const scan = (root: SyntaxNode | null): void => {
-    if (!root || (lazyAnnotations && root.type === 'type')) return;
-    const text = module.text;
+  private scan(root: SyntaxNode | null): void {
+    if (!root || (this.lazyAnnotations && root.type === 'type')) return;
+    const walk: ScanWalk = { root, text: this.module.text, cursor: root.walk(), climber: null, types: [], starts: [] };
+    const { cursor, types, starts } = walk;
     // Identifiers inside annotations are skipped under postponed evaluation.
-    const skipTypes = lazyAnnotations && root.text.includes(':');
-    const cursor = root.walk();
-    let climber: TreeCursor | null = null;
-    const types: string[] = [];
-    const starts: number[] = [];
+    const skipTypes = this.lazyAnnotations && root.text.includes(':');
     let inType = 0;
     for (;;) {
       const type = typeAt(cursor);
-      if (type === 'identifier' && types.length > 0 && !(skipTypes && inType > 0)) {
-        const start = cursor.startIndex;
-        const end = cursor.endIndex;
-        const name = text.slice(start, end);
-        const top = types.length - 1;
-        const pt = types[top]!;
-        let reference = true;
-        if (pt === 'attribute') {
-          if (starts[top] !== start) {
-            if (name === 'import_module') {
-              const parent = cursor.currentNode.parent!;
-              if (parent.parent?.type === 'call') unresolved.add(clip(parent.parent.text));
-            }
-            reference = false; // `.name` of an attribute: handled when its chain is climbed
-          }
-        } else if (NON_REFERENCE_PARENTS.has(pt)) reference = false;
-        else if (NAME_FIRST_PARENTS.has(pt) && starts[top] === start) reference = false;
-        if (reference) {
-          if (DYNAMIC_CALLS.has(name) && pt === 'call' && !locals.has(name)) {
-            const parent = cursor.currentNode.parent!;
-            const args = parent.childForFieldName('arguments');
-            if (!(name === 'getattr' && args && args.namedChildren[1]?.type === 'string')) unresolved.add(clip(parent.text));
-          }
-          // climb(): from the identifier up its chain of `.attr` and calls: `mod.Cls(...).method`.
-          let value = resolveIdentifier(name);
-          // Levels above the identifier the climber cursor has gone up (it starts on the identifier).
-          let climbed = 0;
-          for (let i = top; ; i--) {
-            if (i < 0) {
-              // The chain goes on above the subtree: continue with node objects.
-              climbNodes(root, value);
-              break;
-            }
-            if (starts[i] !== start || !value) break;
-            const parentType = types[i]!;
-            if (parentType === 'attribute') {
-              if (!climber) climber = root.walk();
-              if (climbed === 0) climber.resetTo(cursor);
-              while (climbed < top - i) {
-                climber.gotoParent();
-                climbed++;
-              }
-              // On the chain's node: the attribute's name is its last named child, unless that is this node.
-              const nodeEnd = climber.endIndex;
-              const nodeTypeId = climber.nodeTypeId;
-              climber.gotoParent();
-              climbed++;
-              let attr: { start: number; end: number; typeId: number } | null = null;
-              if (climber.gotoLastChild()) {
-                do {
-                  if (climber.nodeIsNamed) {
-                    attr = { start: climber.startIndex, end: climber.endIndex, typeId: climber.nodeTypeId };
-                    break;
-                  }
-                } while (climber.gotoPreviousSibling());
-                climber.gotoParent();
-              }
-              if (!attr || (attr.start === start && attr.end === nodeEnd && attr.typeId === nodeTypeId)) break;
-              value = attributeOf(value, text.slice(attr.start, attr.end));
-            } else if (parentType === 'call') {
-              if (value.t !== 'super') value = callResult(resolver, value);
-            } else if (parentType !== 'parenthesized_expression') break;
-          }
-        }
-      }
+      if (type === 'identifier' && types.length > 0 && !(skipTypes && inType > 0)) this.visitIdentifier(walk);
       const nodeStart = type === 'identifier' ? -1 : cursor.startIndex;
       if (type !== 'identifier' && cursor.gotoFirstChild()) {
         types.push(type);
@@ -395,88 +424,110 @@ function computeReferences(resolver: Resolver, def: Definition): References {
       }
       if (done) break;
     }
-  };
+  }
+
+  /** The identifier under the walk's cursor: a reference is resolved and followed up its chain; a dynamic lookup is noted. */
+  private visitIdentifier(walk: ScanWalk): void {
+    const { cursor, types, starts } = walk;
+    const start = cursor.startIndex;
+    const name = walk.text.slice(start, cursor.endIndex);
+    const top = types.length - 1;
+    const pt = types[top]!;
+    if (pt === 'attribute' && starts[top] !== start) {
+      // `.name` of an attribute: handled when its chain is climbed.
+      if (name === 'import_module') {
+        const parent = cursor.currentNode.parent!;
+        if (parent.parent?.type === 'call') this.unresolved.add(clip(parent.parent.text));
+      }
+      return;
+    }
+    if (pt !== 'attribute' && (NON_REFERENCE_PARENTS.has(pt) || (NAME_FIRST_PARENTS.has(pt) && starts[top] === start))) return;
+    if (DYNAMIC_CALLS.has(name) && pt === 'call' && !this.locals.has(name)) {
+      const parent = cursor.currentNode.parent!;
+      const args = parent.childForFieldName('arguments');
+      if (!(name === 'getattr' && args && args.namedChildren[1]?.type === 'string')) this.unresolved.add(clip(parent.text));
+    }
+    this.followChain(walk, this.resolveIdentifier(name));
+  }
 
   /**
-   * Names bound inside a class-body or module-level statement that are not the definition's own
-   * names: comprehension variables, lambda parameters, walrus targets.
+   * From the identifier up its chain of `.attr` and calls (`mod.Cls(...).method`), each link
+   * resolved from the one before. The ancestors the walk keeps say where the chain goes; the
+   * climber cursor reads each attribute's name.
    */
-  const addLocals = (stmt: SyntaxNode) => {
-    if (!/\bfor\b|\blambda\b|:=/.test(stmt.text)) return;
-    for (const n of stmt.descendantsOfType(['for_in_clause', 'lambda_parameters', 'named_expression'])) {
-      if (n.type === 'for_in_clause') for (const name of targetNames(n.childForFieldName('left'))) locals.add(name);
-      else if (n.type === 'lambda_parameters') for (const name of parameterNames(n)) locals.add(name);
-      else {
-        const name = n.childForFieldName('name');
-        if (name) locals.add(name.text);
+  private followChain(walk: ScanWalk, resolved: Value | null): void {
+    const { cursor, types, starts, text } = walk;
+    const start = cursor.startIndex;
+    const top = types.length - 1;
+    let value = resolved;
+    // Levels above the identifier the climber cursor has gone up (it starts on the identifier).
+    let climbed = 0;
+    for (let i = top; ; i--) {
+      if (i < 0) {
+        // The chain goes on above the subtree: continue with node objects.
+        this.followChainAbove(walk.root, value);
+        return;
       }
-    }
-  };
-
-  const outer = def.node.parent?.type === 'decorated_definition' ? def.node.parent : null;
-  const decorators = outer ? outer.namedChildren.filter((c) => c.type === 'decorator') : [];
-
-  if (def.kind === 'function' || def.kind === 'method') {
-    const params = def.node.childForFieldName('parameters');
-    const names = parameterNames(params);
-    const decoText = decorators.map((d) => d.text);
-    if (def.kind === 'method' && !decoText.some((d) => /^@\s*staticmethod\b/.test(d)) && names.length > 0) {
-      if (decoText.some((d) => /^@\s*classmethod\b/.test(d)) || /^__(new|init_subclass|class_getitem)__$/.test(def.node.childForFieldName('name')!.text)) clsName = names[0]!;
-      else selfName = names[0]!;
-    }
-    const scope = scopeLocals(def.node);
-    for (const n of scope.locals) locals.add(n);
-    for (const [k, v] of scope.imports) localImports.set(k, v);
-    for (const star of scope.stars) unresolved.add(star);
-    // Annotated parameters and `v = LocalClass(...)` give locals a known class.
-    if (params) {
-      for (const p of params.namedChildren) {
-        if (p.type === 'typed_parameter' || p.type === 'typed_default_parameter') {
-          const name = p.type === 'typed_parameter' ? p.namedChildren.find((c) => c.type === 'identifier')?.text : p.childForFieldName('name')?.text;
-          const cls = typeOfAnnotation(p.childForFieldName('type'));
-          if (name && cls) localTypes.set(name, cls);
+      if (starts[i] !== start || !value) return;
+      const parentType = types[i]!;
+      if (parentType === 'attribute') {
+        const climber = (walk.climber ??= walk.root.walk());
+        if (climbed === 0) climber.resetTo(cursor);
+        while (climbed < top - i) {
+          climber.gotoParent();
+          climbed++;
         }
-      }
-    }
-    const body = def.node.childForFieldName('body');
-    if (body && body.text.includes('=')) {
-      // The assignments of a function are those of its body (parameters and annotations hold none).
-      for (const a of scope.assignments) {
-        const left = a.childForFieldName('left');
-        if (left?.type !== 'identifier') continue;
-        const right = a.childForFieldName('right');
-        if (right?.type === 'call') assignedCalls.set(left.text, right);
-        else {
-          const cls = typeOfAnnotation(a.childForFieldName('type'));
-          if (cls) localTypes.set(left.text, cls);
+        // On the chain's node: the attribute's name is its last named child, unless that is this node.
+        const nodeEnd = climber.endIndex;
+        const nodeTypeId = climber.nodeTypeId;
+        climber.gotoParent();
+        climbed++;
+        let attr: { start: number; end: number; typeId: number } | null = null;
+        if (climber.gotoLastChild()) {
+          do {
+            if (climber.nodeIsNamed) {
+              attr = { start: climber.startIndex, end: climber.endIndex, typeId: climber.nodeTypeId };
+              break;
+            }
+          } while (climber.gotoPreviousSibling());
+          climber.gotoParent();
         }
-      }
+        if (!attr || (attr.start === start && attr.end === nodeEnd && attr.typeId === nodeTypeId)) return;
+        value = this.attributeOf(value, text.slice(attr.start, attr.end));
+      } else if (parentType === 'call') {
+        if (value.t !== 'super') value = callResult(this.resolver, value);
+      } else if (parentType !== 'parenthesized_expression') return;
     }
-    signatureScope = ownerClass ? resolver.classMembers(ownerClass) : null;
-    for (const d of decorators) scan(d);
-    scan(params);
-    scan(def.node.childForFieldName('return_type'));
-    signatureScope = null;
-    scan(body);
-  } else if (def.kind === 'class') {
-    for (const d of decorators) scan(d);
-    scan(def.node.childForFieldName('superclasses'));
-    const body = def.node.childForFieldName('body');
-    // Class-body statements run at definition time; methods are reached separately.
-    for (let stmt = body?.firstNamedChild ?? null; stmt; stmt = stmt.nextNamedSibling) {
-      if (stmt.type === 'function_definition' || stmt.type === 'class_definition') continue;
-      if (stmt.type === 'decorated_definition') {
-        for (const d of stmt.namedChildren) if (d.type === 'decorator') scan(d);
-        continue;
-      }
-      addLocals(stmt);
-      scan(stmt);
-    }
-  } else {
-    addLocals(def.node);
-    scan(def.node);
   }
-  return { defs: [...found.keys()], unresolved: [...unresolved] };
+
+  /** The rest of a chain from a node object, for a chain that reaches above the scanned subtree. */
+  private followChainAbove(start: SyntaxNode, startValue: Value | null): void {
+    let value = startValue;
+    let node = start;
+    for (;;) {
+      const parent = node.parent;
+      if (!parent || parent.startIndex !== node.startIndex || !value) return;
+      if (parent.type === 'attribute') {
+        const attr = parent.lastNamedChild;
+        if (!attr || attr.id === node.id) return;
+        value = this.attributeOf(value, attr.text);
+      } else if (parent.type === 'call') {
+        if (value.t !== 'super') value = callResult(this.resolver, value);
+      } else if (parent.type !== 'parenthesized_expression') return;
+      node = parent;
+    }
+  }
+}
+
+/** A scan's cursor and the ancestors' types and start offsets it keeps on the way down. */
+interface ScanWalk {
+  root: SyntaxNode;
+  text: string;
+  cursor: TreeCursor;
+  /** A second cursor, made on first need, that climbs attribute chains. */
+  climber: TreeCursor | null;
+  types: string[];
+  starts: number[];
 }
 
 function isProperty(def: Definition): boolean {

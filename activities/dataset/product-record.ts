@@ -5,7 +5,7 @@
  * read as the training split with an unknown license, which is what such runs built.
  */
 import { z } from 'zod';
-import { DatasetRecordSchema } from './records';
+import { DatasetRecordSchema } from '../store/records';
 
 export const SPLITS = ['train', 'eval'] as const;
 export type DatasetSplit = (typeof SPLITS)[number];

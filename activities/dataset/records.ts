@@ -1,7 +1,7 @@
 /**
  * Dataset records. Each function's end (accepted or rejected) is written once to the store, keyed
  * by run and function id, so re-running or replaying a function replaces its own record and never
- * duplicates or loses one (DESIGN invariant 3). The run's summary is computed from the records a
+ * duplicates or loses one (docs/architecture.md, invariant 3). The run's summary is computed from the records a
  * page at a time, and the run's files (`dataset.jsonl` in RepoST's format plus our fields,
  * `rejections.jsonl`, `summary.json`, `run.json`) are exported from the store as streams, so a run
  * of any size finalizes in bounded memory.
@@ -10,11 +10,11 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { once } from 'node:events';
-import { z } from 'zod';
-import type { Artifacts } from '../artifacts/store';
-import { writeFileAtomic } from '../artifacts/store';
-import type { FunctionRef, FunctionStage, RecordInput } from '../contracts';
-import { emptyUsage, addUsage, type UsageTotals } from '../llm/cost';
+import type { Artifacts } from '../store/artifacts';
+import { writeFileAtomic } from '../store/artifacts';
+import type { FunctionStage, RecordInput } from '../contracts';
+import { DatasetRecordSchema, type DatasetRecord, type StoredRecord } from '../store/records';
+import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
 
 /** Stages in pipeline order; a function rejected at a stage passed every stage before it. */
 export const STAGE_ORDER: readonly FunctionStage[] = [
@@ -32,75 +32,6 @@ export const STAGE_ORDER: readonly FunctionStage[] = [
 
 /** Where a function can end as a rejection: every pipeline stage, or `internal` (its workflow failed). */
 export const REJECTION_STAGES: readonly FunctionStage[] = [...STAGE_ORDER.filter((s) => s !== 'accepted'), 'internal'];
-
-const SplitSchema = z.enum(['train', 'eval']);
-
-/** One line of `dataset.jsonl`: RepoST's published fields first, then what this factory adds. */
-export const DatasetRecordSchema = z.object({
-  /** As RepoST writes it: the qualified name (`Interval.merge` for a method). */
-  func_name: z.string(),
-  idx: z.string(),
-  repo_name: z.string(),
-  func_path: z.string(),
-  orig_func: z.string(),
-  orig_context: z.string(),
-  eval_script: z.string(),
-  coverage_rate: z.number().nullable(),
-  coverage_report: z.string(),
-  sandbox_ast_check: z.boolean().nullable(),
-  sandbox_functionality_check: z.string().nullable(),
-  test_correctness_check: z.string().nullable(),
-  commit_id: z.string(),
-  // Our additions.
-  qualname: z.string(),
-  function_id: z.string(),
-  run_id: z.string(),
-  split: SplitSchema,
-  /** The thresholds that applied to this record (RepoST: 0.8 and no AST requirement for train, 1.0 and AST equality for eval). */
-  coverage_threshold: z.number(),
-  ast_check_required: z.boolean(),
-  license: z.string().nullable(),
-  standalone: z.boolean().nullable(),
-  packages: z.array(z.object({ name: z.string(), version: z.string() })),
-  prompt_versions: z.record(z.string(), z.string()),
-  debug_rounds: z.number().int(),
-  coverage_rounds: z.number().int(),
-  llm_tokens: z.number(),
-});
-export type DatasetRecord = z.infer<typeof DatasetRecordSchema>;
-
-export const RejectionSchema = z.object({
-  function_id: z.string(),
-  repo_name: z.string(),
-  func_path: z.string(),
-  qualname: z.string(),
-  split: SplitSchema,
-  stage: z.string(),
-  reason: z.string(),
-  debug_rounds: z.number().int(),
-  coverage_rounds: z.number().int(),
-  llm_tokens: z.number(),
-});
-export type Rejection = z.infer<typeof RejectionSchema>;
-
-/** What a replay needs to run the function again. */
-export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
-  functionId: z.string(),
-  repoId: z.string(),
-  commit: z.string(),
-  path: z.string(),
-  qualname: z.string(),
-  name: z.string(),
-  occurrence: z.number().int().positive().optional(),
-  split: SplitSchema,
-  license: z.string().nullable(),
-});
-
-export const StoredRecordSchema = z.discriminatedUnion('accepted', [
-  z.object({ accepted: z.literal(true), fn: FunctionRefSchema, record: DatasetRecordSchema, settingsKey: z.string().optional() }),
-  z.object({ accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema, settingsKey: z.string().optional() }),
-]);
-export type StoredRecord = z.infer<typeof StoredRecordSchema>;
 
 /** The files of a run folder. */
 export function runPaths(outDir: string) {
@@ -234,18 +165,19 @@ export { writeFileAtomic };
 
 /** LLM accounting of a run: totals, per repository and per step. */
 export class UsageCounter {
-  private total: UsageTotals = emptyUsage();
-  private readonly byRepo = new Map<string, UsageTotals>();
-  private readonly byStep = new Map<string, UsageTotals>();
+  private total: Usage = emptyUsage();
+  private readonly byRepo = new Map<string, Usage>();
+  private readonly byStep = new Map<string, Usage>();
 
-  add(e: { repoId?: string; step?: string; cached: boolean; promptTokens: number; completionTokens: number; costUsd: number; latencyMs?: number }): void {
-    this.total = addUsage(this.total, e);
-    this.byRepo.set(e.repoId ?? '', addUsage(this.byRepo.get(e.repoId ?? '') ?? emptyUsage(), e));
-    this.byStep.set(e.step ?? '', addUsage(this.byStep.get(e.step ?? '') ?? emptyUsage(), e));
+  add(e: UsageEntry): void {
+    const call = callUsage(e);
+    this.total = addUsage(this.total, call);
+    this.byRepo.set(e.repoId ?? '', addUsage(this.byRepo.get(e.repoId ?? ''), call));
+    this.byStep.set(e.step ?? '', addUsage(this.byStep.get(e.step ?? ''), call));
   }
 
   result() {
-    const table = (m: Map<string, UsageTotals>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
+    const table = (m: Map<string, Usage>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
     return { total: this.total, byRepo: table(this.byRepo), byStep: table(this.byStep) };
   }
 }

@@ -12,20 +12,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { z } from 'zod';
-import type { ExchangeIndexEntry } from '../llm/exchange';
+import type { ExchangeIndexEntry } from '../store/exchanges';
+import { RejectionSchema, type Rejection } from '../store/records';
 import { allRecords, isRunId, type Store } from '../store/types';
+import { UsageSchema } from '../store/usage';
 import { ProductRecordSchema, type ProductRecord } from './product-record';
-import { RejectionSchema, runPaths, type Rejection } from './records';
+import { runPaths } from './records';
 import { candidateIds, summarizeRun } from './run-files';
-
-const UsageTotalsSchema = z.object({
-  calls: z.number(),
-  cachedCalls: z.number(),
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  costUsd: z.number(),
-  latencyMs: z.number().default(0),
-});
 
 /** A run's summary (`summary.json`), as far as its readers rely on it. */
 export const RunSummaryFileSchema = z.looseObject({
@@ -39,9 +32,9 @@ export const RunSummaryFileSchema = z.looseObject({
   skippedRepos: z.array(z.object({ source: z.unknown(), reason: z.string() })).default([]),
   llm: z
     .object({
-      total: UsageTotalsSchema,
-      byRepo: z.record(z.string(), UsageTotalsSchema).default({}),
-      byStep: z.record(z.string(), UsageTotalsSchema).default({}),
+      total: UsageSchema,
+      byRepo: z.record(z.string(), UsageSchema).default({}),
+      byStep: z.record(z.string(), UsageSchema).default({}),
     })
     .optional(),
 });

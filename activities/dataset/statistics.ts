@@ -8,7 +8,7 @@
  * Records stream through (`StatisticsBuilder.add`), so a large dataset is never held in memory.
  * What each figure measures on one record is defined in `record-measures.ts`.
  */
-import type { UsageTotals } from '../llm/cost';
+import type { Usage } from '../store/usage';
 import { STATISTICS_TOKENIZER } from './bpe-tokens';
 import { SPLITS, type DatasetSplit, type ProductRecord } from './product-record';
 import { measureRecord, type RecordMeasures } from './record-measures';
@@ -120,7 +120,7 @@ export class StatisticsBuilder {
     return measures;
   }
 
-  result(usage: UsageTotals | null): DatasetStatistics {
+  result(usage: Usage | null): DatasetStatistics {
     const all = this.all.result();
     const splits: Partial<Record<DatasetSplit, SplitStatistics>> = {};
     for (const split of SPLITS) {
@@ -141,7 +141,7 @@ export class StatisticsBuilder {
 }
 
 /** Table 4 of a stream of accepted records, with the run's LLM usage totals for the cost per example. */
-export async function datasetStatistics(records: AsyncIterable<StatRecord> | Iterable<StatRecord>, usage: UsageTotals | null): Promise<DatasetStatistics> {
+export async function datasetStatistics(records: AsyncIterable<StatRecord> | Iterable<StatRecord>, usage: Usage | null): Promise<DatasetStatistics> {
   const builder = new StatisticsBuilder();
   for await (const record of records) builder.add(record);
   return builder.result(usage);

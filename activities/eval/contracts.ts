@@ -1,8 +1,9 @@
 /**
  * The payloads that cross between the evaluation workflows and their activities. Small by
- * design (DESIGN invariant 1): ids, artifact keys, counters and one-line summaries. Prompts,
+ * design (docs/architecture.md, invariant 1): ids, artifact keys, counters and one-line summaries. Prompts,
  * answers, candidates, scripts and run outputs are artifacts.
  */
+import type { Usage } from '../store/usage';
 import type { DatasetMeta } from './dataset';
 import type { SampleOutcome } from './outcome';
 import type { DocstringMode } from './settings';
@@ -22,15 +23,6 @@ export interface EvalItem {
   recordKey: string;
   repo: string;
   qualname: string;
-}
-
-/** Tokens and cost of the LLM calls behind one step. */
-export interface Usage {
-  calls: number;
-  cachedCalls: number;
-  promptTokens: number;
-  completionTokens: number;
-  costUsd: number;
 }
 
 export interface PreparedPrompt {

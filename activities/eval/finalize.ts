@@ -5,9 +5,9 @@
  * file is written here; the launcher exports the run's files from the store (`run-files.ts`).
  */
 import { allEvalResults, type Store } from '../store/types';
-import type { EvalItem, EvalItemIndex, EvalRunSummary, FunctionEvalResult } from './contracts';
+import type { EvalItem, EvalItemIndex, EvalRunSummary, FunctionEvalResult, FunctionEvalSummary } from './contracts';
 import type { StoredEvalRecord } from './dataset';
-import { evalLineOf, EvalLineSchema, type EvalLine } from './results';
+import { evalLineOf, EvalLineSchema, functionEvalSummary, type EvalLine } from './results';
 import type { EvalSettings } from './settings';
 import { EvalSummaryBuilder, type EvalSummary } from './summary';
 
@@ -36,8 +36,10 @@ export async function functionLine(store: Store, input: { item: EvalItem; settin
   return EvalLineSchema.parse(evalLineOf(input.result, { record, settings: input.settings, model: input.settings.model ?? 'default', candidates }));
 }
 
-export async function writeFunctionResult(store: Store, input: { runId: string; item: EvalItem; settings: EvalSettings; result: FunctionEvalResult }): Promise<void> {
+/** The function's result into the store; returns what its workflow reports to the run. */
+export async function writeFunctionResult(store: Store, input: { runId: string; item: EvalItem; settings: EvalSettings; result: FunctionEvalResult }): Promise<FunctionEvalSummary> {
   await store.putEvalResult(input.runId, input.item.functionId, await functionLine(store, input));
+  return functionEvalSummary(input.result);
 }
 
 /** The run's lines from the store, page by page, validated. */

@@ -13,6 +13,8 @@ export interface RankingInput {
   truthRow: string;
   /** Whether each sample passed the hidden tests (its first answer). */
   hidden: boolean[];
+  /** The number of each row's sample (default: the row's index), so `top` names a sample. */
+  samples?: number[];
   ks: number[];
   genx: { tolerance: number; maxIterations: number };
 }
@@ -20,6 +22,8 @@ export interface RankingInput {
 export function rankingSummary(input: RankingInput): RankingSummary {
   const tests = input.truthRow.length;
   if (input.rows.length !== input.hidden.length) throw new Error('one matrix row per sample expected');
+  if (input.samples && input.samples.length !== input.rows.length) throw new Error('one sample number per matrix row expected');
+  const sampleOf = (row: number | null) => (row === null ? null : (input.samples?.[row] ?? row));
   const matrix: PassMatrix = input.rows.map((r) => Array.from({ length: tests }, (_, j) => r[j] === '1'));
   const truth = Array.from({ length: tests }, (_, j) => input.truthRow[j] === '1');
   const n = input.rows.length;
@@ -34,7 +38,7 @@ export function rankingSummary(input: RankingInput): RankingSummary {
         {
           hitAtK: Object.fromEntries(hitKs.map((k) => [`n@${k}`, expectedHitAtK(scores.code, input.hidden, k)])),
           precisionAtK: Object.fromEntries(prKs.map((k) => [`Pr@${k}`, tests ? expectedPrecisionAtK(scores.test, truth, k) : null])),
-          top: topCandidate(scores.code),
+          top: sampleOf(topCandidate(scores.code)),
         },
       ];
     }),

@@ -5,20 +5,12 @@
  * training data) through the schema.
  */
 import { z } from 'zod';
-import type { FunctionEvalResult, SampleTrace, Usage } from './contracts';
+import { addUsage, emptyUsage, UsageSchema, type Usage } from '../store/usage';
+import type { FunctionEvalResult, FunctionEvalSummary, SampleTrace } from './contracts';
 import type { EvalRecord } from './dataset';
 import { FAILURE_KINDS } from './outcome';
 import { passAtK } from './pass-at-k';
 import { type EvalSettings, effectiveKs } from './settings';
-import { addUsages, noUsage } from './usage';
-
-const UsageSchema = z.object({
-  calls: z.number(),
-  cachedCalls: z.number(),
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  costUsd: z.number(),
-});
 
 const RoundSchema = z.object({
   round: z.number().int(),
@@ -103,13 +95,13 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
   const perRound = passedPerRound(scored, settings.repairRounds);
   const stepErrors = [...result.samples.filter((s) => s.error).map((s) => `sample ${s.sample}: ${s.error}`), ...result.stepErrors];
   const roundUsage = (which: (round: number) => boolean): Usage =>
-    addUsages(...result.samples.flatMap((s) => s.rounds.filter((r) => which(r.round)).map((r) => r.usage)));
+    addUsage(...result.samples.flatMap((s) => s.rounds.filter((r) => which(r.round)).map((r) => r.usage)));
   const byStep: Record<string, Usage> = {
-    docstring: addUsages(result.prompt?.usage, result.unusedDocstringUsage),
+    docstring: addUsage(result.prompt?.usage, result.unusedDocstringUsage),
     solve: roundUsage((r) => r === 0),
     repair: roundUsage((r) => r > 0),
-    candidate_tests: result.rankingUsage ?? noUsage(),
-    test_inputs: result.augmentation?.usage ?? noUsage(),
+    candidate_tests: result.rankingUsage ?? emptyUsage(),
+    test_inputs: result.augmentation?.usage ?? emptyUsage(),
   };
   return {
     function_id: record.functionId,
@@ -146,10 +138,21 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
       }),
       error: s.error,
     })),
-    usage: addUsages(...Object.values(byStep)),
+    usage: addUsage(...Object.values(byStep)),
     usage_by_step: byStep,
     ranking: result.ranking,
     training: result.training,
     augmentation: result.augmentation ? { proposed: result.augmentation.proposed, kept: result.augmentation.kept, note: result.augmentation.note, scriptKey: result.augmentation.scriptKey } : null,
+  };
+}
+
+/** What a function's workflow returns to the run: its counts, the rest is in the store. */
+export function functionEvalSummary(result: FunctionEvalResult): FunctionEvalSummary {
+  return {
+    functionId: result.functionId,
+    samples: result.samples.filter((s) => s.rounds.length > 0).length,
+    passedInitially: result.samples.filter((s) => s.rounds[0]?.run.passed).length,
+    passedFinally: result.samples.filter((s) => s.rounds.some((r) => r.run.passed)).length,
+    error: result.error,
   };
 }

@@ -4,6 +4,11 @@
  * worker applies the run's settings, never its own; the workflow gets a copy in its input.
  */
 import { z } from 'zod';
+import type { Config } from '../../temporal.config';
+import type { PipelineSettings } from '../contracts';
+import { pipelineSettingsFrom } from '../run-settings';
+import { sandboxActivityBudgetMs } from '../sandbox/budget';
+import { stepsBudgetMs, type Budgets } from '../workflow-budgets';
 
 /** Where the prompt's description of the target comes from (RepoST's Table 8 settings). */
 export const DOCSTRING_MODES = ['original', 'none', 'generated'] as const;
@@ -17,7 +22,7 @@ export type SelectMethod = (typeof SELECT_METHODS)[number];
 export const EVAL_TASKS = ['eval', 'rft', 'augment'] as const;
 export type EvalTask = (typeof EVAL_TASKS)[number];
 
-/** Upper bounds that keep one function's payloads and history small (DESIGN invariants 1 and 7). */
+/** Upper bounds that keep one function's payloads and history small (docs/architecture.md, invariants 1 and 7). */
 export const EVAL_LIMITS = { maxSamples: 100, maxRepairRounds: 5, maxTestSamples: 20, maxTestsPerFunction: 200 } as const;
 
 export const EvalSettingsSchema = z
@@ -59,10 +64,15 @@ export const EvalSettingsSchema = z
 export type EvalSettings = z.infer<typeof EvalSettingsSchema>;
 
 /** Validates settings from flags or a file; throws a readable error naming the bad keys. */
+/** Settings a run cannot start with (a flag out of range, an unknown task). */
+export class EvalSettingsError extends Error {
+  override name = 'EvalSettingsError';
+}
+
 export function parseEvalSettings(input: unknown): EvalSettings {
   const parsed = EvalSettingsSchema.safeParse(input);
   if (!parsed.success) {
-    throw new Error(`invalid eval settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
+    throw new EvalSettingsError(`invalid eval settings: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`);
   }
   return parsed.data;
 }
@@ -80,4 +90,37 @@ export function frozenEvalSettings(frozen: unknown, runId: string): EvalSettings
   const parsed = FrozenEvalSettingsSchema.safeParse(frozen);
   if (!parsed.success) throw new Error(`run ${runId} has no evaluation settings: it is not an evaluation run`);
   return parsed.data.eval;
+}
+
+/**
+ * The workflows' settings of an evaluation run: the pipeline's, with a sandbox budget that also
+ * covers the run's own limits (a candidate's run, a matrix run of the most tests a function may have).
+ */
+export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
+  const base = pipelineSettingsFrom(config);
+  const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
+  const timeouts = { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) };
+  const child = config.temporal.childTimeoutSec.evalFunction;
+  // The run's function workflows are evaluation functions: their own limit, from their own steps.
+  return { ...base, timeouts: { ...timeouts, functionWorkflowMs: child !== undefined ? child * 1000 : evalFunctionBudgetMs(timeouts, settings) } };
+}
+
+/** Answers for a generated docstring (the evaluation workflow asks up to three times). */
+const DOCSTRING_ATTEMPTS = 3;
+
+/**
+ * One function of an evaluation run: the prompt (a docstring asked up to three times), the samples
+ * in waves of the sample window (each an answer and a run, and per repair round another of each),
+ * the ranking (candidate tests, a matrix run per wave and one for the ground truth), training
+ * targets, and the result; or, when augmenting, the inputs, the ground truth's runs and the check.
+ */
+export function evalFunctionBudgetMs(budgets: Budgets, settings: Pick<EvalSettings, 'task' | 'n' | 'sampleWindow' | 'repairRounds' | 'select' | 'testSamples' | 'determinismRuns'>): number {
+  if (settings.task === 'augment') return stepsBudgetMs(budgets, { io: 1, llm: 1, sandbox: settings.determinismRuns + 1 });
+  const waves = Math.ceil(settings.n / settings.sampleWindow);
+  const ranking = settings.task === 'eval' && settings.select !== 'none';
+  return stepsBudgetMs(budgets, {
+    io: 1 + (ranking ? 2 : 0),
+    llm: DOCSTRING_ATTEMPTS + waves * (1 + settings.repairRounds) + (ranking ? Math.ceil(settings.testSamples / settings.sampleWindow) : 0),
+    sandbox: waves * (1 + settings.repairRounds) + (ranking ? waves + 1 : 0) + (settings.task === 'rft' ? 1 : 0),
+  });
 }

@@ -8,13 +8,13 @@ import { z } from 'zod';
 import { FAILURE_KINDS } from './outcome';
 import { RANKING_METHODS } from './ranking';
 import { EvalSettingsSchema, SELECT_METHODS } from './settings';
+import { UsageSchema } from '../store/usage';
 import type { EvalSummary } from './summary';
 
 const count = z.number().int().nonnegative();
 const share = z.number().finite();
 /** `pass@1` -> a share, or null where no function had k samples. */
 const byK = z.record(z.string().max(32), share.nullable());
-const UsageSchema = z.object({ calls: count, cachedCalls: count, promptTokens: count, completionTokens: count, costUsd: z.number().nonnegative() });
 const kinds = z.object(Object.fromEntries(FAILURE_KINDS.map((k) => [k, count])) as Record<(typeof FAILURE_KINDS)[number], typeof count>);
 const listed = z.array(z.object({ functionId: z.string(), error: z.string() }));
 const RankingTotalsSchema = z.object({ functions: count, hitAtK: z.record(z.string().max(32), share), precisionAtK: byK });

@@ -5,14 +5,13 @@
  * per repository, on the subset with an original docstring (RepoST's Table 8), failure kinds of
  * first answers and of final ones, the ranking methods' n@k and Pr@k, tokens and cost per step.
  */
-import type { Usage } from './contracts';
+import { addUsage, emptyUsage, type Usage } from '../store/usage';
 import type { DatasetMeta } from './dataset';
 import { FAILURE_KINDS, type FailureKind } from './outcome';
 import { passAtK } from './pass-at-k';
 import { RANKING_METHODS, type RankingMethod } from './ranking';
 import type { EvalLine } from './results';
 import { type EvalSettings, effectiveKs } from './settings';
-import { addUsages, noUsage } from './usage';
 
 export interface RankingTotals {
   functions: number;
@@ -125,7 +124,7 @@ export class EvalSummaryBuilder {
   private readonly ranking = new Map<RankingMethod, { hit: Means; precision: Means }>();
   private readonly training = { initial: 0, afterRepair: 0, examples: 0, groundTruthExamples: 0, duplicates: 0, unparsable: 0 };
   private readonly augmentation = { functionsAugmented: 0, inputsProposed: 0, inputsKept: 0 };
-  private total = noUsage();
+  private total = emptyUsage();
   private readonly byStep = new Map<string, Usage>();
 
   constructor(private readonly meta: SummaryMeta) {
@@ -137,8 +136,8 @@ export class EvalSummaryBuilder {
 
   add(l: EvalLine): void {
     this.functions += 1;
-    this.total = addUsages(this.total, l.usage);
-    for (const [step, u] of Object.entries(l.usage_by_step)) this.byStep.set(step, addUsages(this.byStep.get(step), u));
+    this.total = addUsage(this.total, l.usage);
+    for (const [step, u] of Object.entries(l.usage_by_step)) this.byStep.set(step, addUsage(this.byStep.get(step), u));
     if (l.task === 'augment' && l.augmentation) {
       this.augmentation.inputsProposed += l.augmentation.proposed;
       if (l.augmentation.scriptKey) {

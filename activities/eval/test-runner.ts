@@ -7,7 +7,7 @@
  * and come back in the run's result (`SandboxResult.runner`): nothing the candidate prints, and
  * no file in its folder, is read as a result, and no secret of the run sits where it can read it.
  */
-import type { RunRequest } from '../sandbox/executor';
+import type { RunRequest } from '../sandbox/run-request';
 import type { SandboxResult } from '../sandbox/schema';
 
 export type RunnerMode = 'matrix' | 'outputs';

@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { writeFileAtomic } from '../artifacts/store';
+import { writeFileAtomic } from '../store/artifacts';
 import { SPLITS, licenseOf, type DatasetSplit } from '../dataset/product-record';
 import type { RunReader } from '../dataset/run-reader';
 import { StatisticsBuilder } from '../dataset/statistics';

@@ -2,7 +2,7 @@
  * Content-addressed answer cache: a request is identified by the hash of everything that
  * determines the answer (model, messages, sampling parameters, regeneration attempt), and a
  * hit points at the recorded exchange that answered it. Re-running or replaying unchanged
- * work therefore costs no tokens (DESIGN invariant 6).
+ * work therefore costs no tokens (docs/architecture.md, invariant 6).
  *
  * Entries live in the store (`cacheGet`/`cachePut`). The endpoint URL is deliberately not part
  * of the key: the same model behind another address (a proxy, a restarted local server on a new

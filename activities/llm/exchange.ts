@@ -1,10 +1,8 @@
 /**
- * The recorded form of one LLM exchange, and the index entry that lists it per function and per
- * run, so a user can read exactly what the model was asked and answered for any function
- * (`store.listExchanges(functionId)`, then `store.getJson(exchangeKey)`). Exchanges are artifacts;
- * the index lives in the store (`activities/store`).
+ * The recorded form of one LLM exchange, kept as an artifact; the store indexes it per function
+ * and per run (`activities/store/exchanges.ts`), so a user can read exactly what the model was
+ * asked and answered for any function.
  */
-import { z } from 'zod';
 import type { ChatMessage, LlmStep } from './types';
 
 export const EXCHANGE_SCHEMA = 'repost.llm-exchange/v1';
@@ -34,25 +32,3 @@ export interface ExchangeRecord {
   sourceExchangeKey?: string;
   recordedAt: string;
 }
-
-export const ExchangeIndexEntrySchema = z.object({
-  exchangeKey: z.string(),
-  step: z.string(),
-  model: z.string(),
-  cached: z.boolean(),
-  promptTokens: z.number(),
-  completionTokens: z.number(),
-  costUsd: z.number(),
-  latencyMs: z.number(),
-  functionId: z.string(),
-  runId: z.string().optional(),
-  repoId: z.string().optional(),
-  promptId: z.string().optional(),
-  promptVersion: z.string().optional(),
-  attempt: z.number().optional(),
-  finishReason: z.string().nullable().optional(),
-  error: z.string().optional(),
-  recordedAt: z.string(),
-});
-
-export type ExchangeIndexEntry = z.infer<typeof ExchangeIndexEntrySchema>;

@@ -98,9 +98,9 @@ export class LlmGateway {
     options: LlmGatewayOptions = {},
   ) {
     this.client = new OpenAI({
-      baseURL: config.llm.baseURL,
+      baseURL: config.llm.baseUrl,
       apiKey: config.llm.apiKey,
-      timeout: config.llm.timeoutMs,
+      timeout: config.llm.timeoutSec * 1000,
       // Retrying is Temporal's job: one activity attempt = one HTTP request, visible in history.
       maxRetries: 0,
     });
@@ -146,7 +146,7 @@ export class LlmGateway {
       promptId: req.promptId,
       promptVersion: req.promptVersion,
       attempt,
-      baseURL: this.config.llm.baseURL,
+      baseURL: this.config.llm.baseUrl,
       request: { model, messages: req.messages, temperature, maxTokens },
       cacheKey,
     };
@@ -189,18 +189,18 @@ export class LlmGateway {
       try {
         raw = await this.client.chat.completions.create(
           chatCompletionBody(base.request),
-          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutMs, ...(opts.signal ? { signal: opts.signal } : {}) },
+          { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutSec * 1000, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
       } catch (err) {
         throw classifyLlmError(err, {
           model,
-          baseURL: this.config.llm.baseURL,
+          baseURL: this.config.llm.baseUrl,
           elapsedMs: performance.now() - started,
-          timeoutMs: opts.llm.timeoutMs,
+          timeoutMs: opts.llm.timeoutSec * 1000,
         });
       }
       const latencyMs = Math.round(performance.now() - started);
-      const completion = readCompletion(raw, `model ${model} at ${this.config.llm.baseURL}`);
+      const completion = readCompletion(raw, `model ${model} at ${this.config.llm.baseUrl}`);
       const { text, finishReason } = completion;
       const estimated = !completion.usage;
       const promptTokens = completion.usage?.promptTokens ?? estimatedPrompt;
@@ -221,7 +221,7 @@ export class LlmGateway {
       if (useCache && this.record) await this.store.cachePut(cacheKey, exchangeKey);
       return { text, model, promptTokens, completionTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
     } catch (err) {
-      const failure = err instanceof LlmTransientError || err instanceof LlmPermanentError ? err : classifyLlmError(err, { model, baseURL: this.config.llm.baseURL });
+      const failure = err instanceof LlmTransientError || err instanceof LlmPermanentError ? err : classifyLlmError(err, { model, baseURL: this.config.llm.baseUrl });
       await this.persist({
         ...base,
         response: null,

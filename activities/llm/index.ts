@@ -5,8 +5,8 @@ export { LlmTransientError, LlmPermanentError, classifyLlmError, classifyHttpSta
 export { chatCompletionBody, readCompletion, CompletionSchema, type ChatCall, type CompletionRead } from './completion';
 export { RateLimiter, TokenBucket, type RateLimits, type RatePermit } from './rate-limiter';
 export { cacheKeyOf } from './cache';
-export { EXCHANGE_SCHEMA, ExchangeIndexEntrySchema, type ExchangeRecord, type ExchangeIndexEntry } from './exchange';
-export { estimateCostUsd, sumUsage, usageBy, addUsage, mergeUsage, emptyUsage, type UsageTotals, type UsageEntry, type UsageDimension } from './cost';
+export { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';
+export { estimateCostUsd, type PriceTable } from './cost';
 export { estimateTokens, estimateMessagesTokens } from './tokens';
 export {
   renderPrompt,

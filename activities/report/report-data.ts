@@ -4,11 +4,12 @@
  * LLM spend. Scripts and exchanges are handed to `sink` as each record streams by, so they are
  * never all in memory at once.
  */
-import type { ExchangeIndexEntry } from '../llm/exchange';
-import type { UsageTotals } from '../llm/cost';
+import type { ExchangeIndexEntry } from '../store/exchanges';
+import type { Usage } from '../store/usage';
 import type { ProductRecord } from '../dataset/product-record';
 import { measureRecord } from '../dataset/record-measures';
-import { REJECTION_STAGES, type Rejection } from '../dataset/records';
+import { REJECTION_STAGES } from '../dataset/records';
+import type { Rejection } from '../store/records';
 import type { RunInfo, RunReader, RunSummaryView } from '../dataset/run-reader';
 import { StatisticsBuilder, type DatasetStatistics } from '../dataset/statistics';
 
@@ -65,7 +66,7 @@ export interface RunReportData {
   reasons: ReasonGroup[];
   /** Installed distributions across accepted records: name -> versions seen and records using it. */
   installed: { name: string; versions: string[]; records: number }[];
-  usage: UsageTotals | null;
+  usage: Usage | null;
   generatedAt: string;
 }
 

@@ -5,7 +5,7 @@
  * does not stop the report.
  */
 import * as path from 'node:path';
-import { writeFileAtomic } from '../artifacts/store';
+import { writeFileAtomic } from '../store/artifacts';
 import type { RunReader } from '../dataset/run-reader';
 import { renderExchangePage, type ExchangePageInput } from './exchange-page';
 import { collectRunReport, type ReportSink } from './report-data';

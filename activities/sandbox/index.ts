@@ -15,8 +15,8 @@ export {
   type InstalledPackage,
   type AstComparison,
 } from './schema';
+export { SandboxExecutor } from './executor';
 export {
-  SandboxExecutor,
   SandboxCancelledError,
   runLimitsOf,
   type RunLimits,
@@ -24,7 +24,8 @@ export {
   type RunHooks,
   type SandboxExecutorConfig,
   type SandboxExecutorOptions,
-} from './executor';
+} from './run-request';
+export { errorMessageOf, summaryLine } from './result-text';
 export { withNewImplementation, newImplementationName, NEW_IMPLEMENTATION_SUFFIX } from './new-implementation';
 export { parseInstallCommands, validateRequirement, type ParsedInstallCommands } from './install-commands';
 export { IMPORT_TO_DISTRIBUTION, distributionForImport } from './packages';

@@ -87,6 +87,8 @@ export interface PackageStoreOptions {
   settings: PackageSettings;
   /** Limits of a source build's container (those of a script run). */
   limits: SandboxLimits;
+  /** The clock a remembered failure's expiry is read on (default: the system's); tests inject one. */
+  now?: () => number;
 }
 
 export interface EnsureOptions {
@@ -218,7 +220,8 @@ export class PackageStore {
     const cached = this.lookup(canonical);
     if (cached) return Promise.resolve({ ok: true, set: cached });
     const remembered = this.failures.get(key);
-    if (remembered && remembered.until > Date.now()) return Promise.resolve(remembered.result);
+    const now = this.options.now ?? Date.now;
+    if (remembered && remembered.until > now()) return Promise.resolve(remembered.result);
     this.failures.delete(key);
 
     let flight = this.inFlight.get(key);
@@ -226,7 +229,7 @@ export class PackageStore {
       const controller = new AbortController();
       const promise = this.install(key, canonical, controller.signal, options.allowBuilds ?? true).then((result) => {
         if (!result.ok && isPermanent(result.failure)) {
-          this.failures.set(key, { result, until: Date.now() + this.options.settings.failureMemorySec * 1000 });
+          this.failures.set(key, { result, until: now() + this.options.settings.failureMemorySec * 1000 });
         }
         return result;
       });

@@ -4,7 +4,8 @@
  * with branch coverage of the target, and compared with the coverage the record reports.
  */
 import { z } from 'zod';
-import type { RunHooks, RunRequest, SandboxExecutor } from './executor';
+import type { SandboxExecutor } from './executor';
+import type { RunHooks, RunRequest } from './run-request';
 import { newImplementationName, withNewImplementation } from './new-implementation';
 import { signatureMismatch } from './record-signature';
 import type { SandboxResult } from './schema';

@@ -31,7 +31,7 @@ export function urlProblem(url: URL, base: URL): string | null {
 export function checkBaseUrl(baseURL: string): URL {
   const base = new URL(baseURL);
   const problem = urlProblem(base, base);
-  if (problem) throw new DownloadRefused(`github.baseURL ${base.origin}: ${problem}`);
+  if (problem) throw new DownloadRefused(`github.baseUrl ${base.origin}: ${problem}`);
   return base;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The sources as the rest of the factory uses them: built from the typed configuration
- * (github.baseURL/token, crawl filters and windows, snapshots under the data directory).
+ * (github.baseUrl/token, the crawl's GitHub filters and windows, snapshots under the data directory).
  */
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
@@ -9,7 +9,7 @@ import { SnapshotStore } from './snapshot';
 import type { CrawlFilters, RepoRef, SnapshotResult } from './types';
 
 export function gitHubSourceFromConfig(config: Pick<Config, 'github'>, log?: (message: string) => void): GitHubSource {
-  return new GitHubSource({ baseURL: config.github.baseURL, token: config.github.token, log });
+  return new GitHubSource({ baseURL: config.github.baseUrl, token: config.github.token, log });
 }
 
 export function snapshotStoreFromConfig(config: Pick<Config, 'dataDir'>): SnapshotStore {
@@ -18,13 +18,14 @@ export function snapshotStoreFromConfig(config: Pick<Config, 'dataDir'>): Snapsh
 
 /** The RepoST crawl filters for one split, from the crawl section of the configuration. */
 export function crawlFiltersFromConfig(config: Pick<Config, 'crawl'>, split: 'train' | 'eval'): CrawlFilters {
-  const window = split === 'train' ? config.crawl.trainWindow : config.crawl.evalWindow;
+  const filters = config.crawl.github;
+  const window = split === 'train' ? filters.trainWindow : filters.evalWindow;
   return {
     language: 'Python',
-    licenses: config.crawl.licenses,
+    licenses: filters.licenses,
     includeForks: false,
-    maxSizeKb: config.crawl.maxRepoSizeKb,
-    minStars: config.crawl.minStars,
+    maxSizeKb: filters.maxRepoSizeKb,
+    minStars: filters.minStars,
     createdFrom: window.from,
     createdTo: window.to,
     includeArchived: false,
@@ -40,5 +41,5 @@ export async function snapshotGitHubRepository(
 ): Promise<SnapshotResult> {
   const [owner, name] = fullName.split('/');
   const ref: RepoRef = { id: fullName, owner: owner ?? null, name: name ?? fullName, commit: commit ?? null, createdAt: null, license: null, stars: null, sizeKb: null, defaultBranch: null };
-  return gitHubSourceFromConfig(config, log).snapshot(ref, snapshotStoreFromConfig(config), { maxSizeKb: config.crawl.maxRepoSizeKb });
+  return gitHubSourceFromConfig(config, log).snapshot(ref, snapshotStoreFromConfig(config), { maxSizeKb: config.crawl.github.maxRepoSizeKb });
 }

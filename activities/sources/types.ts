@@ -1,5 +1,6 @@
 /** Shapes shared by the repository sources: a reference to a repository, a snapshot of it, a skip. */
 import { z } from 'zod';
+import type { Snapshot } from '../store/snapshots';
 
 /** A repository to process, pinned to a commit once resolved. */
 export interface RepoRef {
@@ -19,20 +20,8 @@ export interface RepoRef {
   localPath?: string;
 }
 
-/** An extracted tree on disk, immutable once written, keyed by repository and commit. */
-export interface Snapshot {
-  repoId: string;
-  commit: string;
-  /** Absolute path of the extracted tree. */
-  dir: string;
-  files: number;
-  pythonFiles: number;
-  bytes: number;
-  /** sha256 of the tarball the tree came from (GitHub snapshots). */
-  tarballSha256: string | null;
-  /** Whether the snapshot already existed and was reused. */
-  reused: boolean;
-}
+/** An extracted tree on disk (the store's snapshot folders). */
+export type { Snapshot };
 
 export type SourceStage = 'search' | 'resolve' | 'fetch' | 'extract';
 

@@ -1,6 +1,6 @@
 /**
  * Opening the store a configuration names: the only place that knows which implementations exist
- * (DESIGN invariant 11).
+ * (docs/architecture.md, invariant 11).
  */
 import type { Config } from '../../temporal.config';
 import { LocalStore } from './local';

@@ -23,11 +23,10 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { FileArtifacts, writeFileAtomic, type ArtifactKey } from '../artifacts/store';
 import type { FunctionStage } from '../contracts';
-import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchange';
-import { addUsage, emptyUsage, type UsageTotals } from '../llm/cost';
-import { SnapshotStore } from '../sources/snapshot';
+import { FileArtifacts, writeFileAtomic, type ArtifactKey } from './artifacts';
+import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
+import { SnapshotFolders } from './snapshots';
 import {
   checkRunId,
   isRunId,
@@ -45,6 +44,7 @@ import {
   type Store,
   type StoredRecord,
 } from './types';
+import { addUsage, callUsage, emptyUsage, type Usage } from './usage';
 
 const CacheEntrySchema = z.object({ exchangeKey: z.string(), cachedAt: z.string() });
 const EvalResultEntrySchema = z.object({ functionId: z.string(), result: z.unknown() });
@@ -136,17 +136,17 @@ async function appendLine(file: string, line: string): Promise<void> {
 export class LocalStore extends FileArtifacts implements Store {
   readonly kind = 'local' as const;
   readonly location: string;
-  private readonly snapshots: SnapshotStore;
+  private readonly snapshots: SnapshotFolders;
   private id: string | null = null;
   /** Per run: how far its exchange index was read, and the totals up to there (the index only grows). */
-  private readonly usageRead = new Map<string, { offset: number; totals: UsageTotals }>();
+  private readonly usageRead = new Map<string, { offset: number; totals: Usage }>();
   /** Per run: each record file's modification time and stage, so counting reads only what changed. */
   private readonly stageCache = new Map<string, Map<string, { mtimeMs: number; stage: FunctionStage }>>();
 
   constructor(readonly dataDir: string) {
     super(path.join(dataDir, 'artifacts'));
     this.location = dataDir;
-    this.snapshots = new SnapshotStore(path.join(dataDir, 'snapshots'));
+    this.snapshots = new SnapshotFolders(path.join(dataDir, 'snapshots'));
   }
 
   private runDir(runId: string): string {
@@ -201,7 +201,7 @@ export class LocalStore extends FileArtifacts implements Store {
     yield* jsonLines(await readText(path.join(this.runDir(runId), 'exchanges.jsonl')), ExchangeIndexEntrySchema).filter((e) => e.runId === runId);
   }
 
-  async runUsage(runId: string): Promise<UsageTotals> {
+  async runUsage(runId: string): Promise<Usage> {
     const file = path.join(this.runDir(runId), 'exchanges.jsonl');
     const seen = this.usageRead.get(runId) ?? { offset: 0, totals: emptyUsage() };
     let handle: fsp.FileHandle;
@@ -219,7 +219,7 @@ export class LocalStore extends FileArtifacts implements Store {
       // Only whole lines count; a line being appended is read next time.
       const end = buf.lastIndexOf(0x0a) + 1;
       let totals = seen.totals;
-      for (const e of jsonLines(buf.subarray(0, end).toString('utf8'), ExchangeIndexEntrySchema)) if (e.runId === runId) totals = addUsage(totals, e);
+      for (const e of jsonLines(buf.subarray(0, end).toString('utf8'), ExchangeIndexEntrySchema)) if (e.runId === runId) totals = addUsage(totals, callUsage(e));
       this.usageRead.set(runId, { offset: seen.offset + end, totals });
       return totals;
     } finally {

@@ -17,12 +17,11 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
-import { artifactKeyOf, isArtifactKey, verifiedContent, type ArtifactKey } from '../artifacts/store';
 import type { FunctionStage } from '../contracts';
-import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from '../llm/exchange';
-import type { UsageTotals } from '../llm/cost';
-import { packTree, SnapshotStore } from '../sources/snapshot';
+import { artifactKeyOf, isArtifactKey, verifiedContent, type ArtifactKey } from './artifacts';
+import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
 import { migrate } from './postgres-migrations';
+import { packTree, SnapshotFolders } from './snapshots';
 import {
   checkRunId,
   RepoProgressSchema,
@@ -39,6 +38,7 @@ import {
   type Store,
   type StoredRecord,
 } from './types';
+import type { Usage } from './usage';
 
 /** Bytes per stored chunk of a snapshot archive: large enough to be few rows, small enough to hold in memory. */
 const SNAPSHOT_CHUNK_BYTES = 8 * 1024 * 1024;
@@ -75,7 +75,7 @@ export interface PostgresStoreOptions {
 
 export class PostgresStore implements Store {
   readonly kind = 'postgres' as const;
-  private readonly snapshots: SnapshotStore;
+  private readonly snapshots: SnapshotFolders;
   /** Snapshots being materialised by this process, so concurrent activities fetch each once. */
   private readonly materializing = new Map<string, Promise<string | null>>();
 
@@ -85,7 +85,7 @@ export class PostgresStore implements Store {
     readonly dataDir: string,
     private readonly id: string,
   ) {
-    this.snapshots = new SnapshotStore(path.join(dataDir, 'snapshots'));
+    this.snapshots = new SnapshotFolders(path.join(dataDir, 'snapshots'));
   }
 
   /**
@@ -285,7 +285,7 @@ export class PostgresStore implements Store {
     }
   }
 
-  async runUsage(runId: string): Promise<UsageTotals> {
+  async runUsage(runId: string): Promise<Usage> {
     checkRunId(runId);
     const r = await this.pool.query<{ calls: string; cached: string | null; prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
       `SELECT count(*) AS calls,

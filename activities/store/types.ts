@@ -1,5 +1,5 @@
 /**
- * The one storage seam of the factory (DESIGN invariant 11). Everything a run writes or reads
+ * The one storage seam of the factory (docs/architecture.md, invariant 11). Everything a run writes or reads
  * outside Temporal goes through a `Store`: content-addressed artifacts, repository snapshots,
  * LLM exchanges and the answer cache, the runs with their frozen settings, and the records.
  *
@@ -8,11 +8,11 @@
  * never asks which one is in use; `openStore(config)` is the only place that chooses.
  */
 import { z } from 'zod';
-import type { ArtifactKey, Artifacts } from '../artifacts/store';
+import type { ArtifactKey, Artifacts } from './artifacts';
 import type { FunctionStage, RepoOutcome } from '../contracts';
-import type { ExchangeIndexEntry } from '../llm/exchange';
-import type { UsageTotals } from '../llm/cost';
-import { StoredRecordSchema, type StoredRecord } from '../dataset/records';
+import type { ExchangeIndexEntry } from './exchanges';
+import { StoredRecordSchema, type StoredRecord } from './records';
+import type { Usage } from './usage';
 
 export type { StoredRecord };
 
@@ -102,7 +102,7 @@ export interface Store extends Artifacts {
   listExchanges(functionId: string): Promise<ExchangeIndexEntry[]>;
   listRunExchanges(runId: string): AsyncIterable<ExchangeIndexEntry>;
   /** The run's LLM calls, tokens and cost so far, aggregated by the store (cheap enough to ask every few seconds). */
-  runUsage(runId: string): Promise<UsageTotals>;
+  runUsage(runId: string): Promise<Usage>;
   cacheGet(cacheKey: string): Promise<ArtifactKey | null>;
   cachePut(cacheKey: string, exchangeKey: ArtifactKey): Promise<void>;
 

@@ -6,7 +6,7 @@
  *   npm run bench:analysis -- [--files 2000] [--analyse 2000] [--dir <repo>] [--keep] [--ast-check]
  *
  * --ast-check compares the (path, qualname, kind, span) set with a walk by Python's `ast`
- * (test/unit/analysis/ast_functions.py) and lists the differences.
+ * (test/integration/analysis/ast_functions.py) and lists the differences.
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -14,6 +14,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { RepositoryAnalyzer, selectCandidates } from '../../activities/analysis';
+import { runCommand } from '../lib/cli';
 import { seededRandom } from '../lib/seeded-random';
 
 const Flags = z.object({
@@ -22,19 +23,10 @@ const Flags = z.object({
   dir: z.string().optional(),
   keep: z.boolean().default(false),
   /** Also compare the functions found with a walk by Python's own `ast` module. */
-  astCheck: z.boolean().default(false),
+  'ast-check': z.boolean().default(false),
 });
 
-function parseArgs(argv: string[]): z.infer<typeof Flags> {
-  const raw: Record<string, unknown> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!.replace(/^--/, '');
-    if (a === 'keep') raw.keep = true;
-    else if (a === 'ast-check') raw.astCheck = true;
-    else raw[a] = argv[++i];
-  }
-  return Flags.parse(raw);
-}
+const OPTIONS = { files: { type: 'string' }, analyse: { type: 'string' }, dir: { type: 'string' }, keep: { type: 'boolean' }, 'ast-check': { type: 'boolean' } } as const;
 
 
 /** A package-structured repository: modules import each other, classes inherit across modules. */
@@ -87,8 +79,7 @@ export function generateRepository(root: string, files: number): { bytes: number
   return { bytes };
 }
 
-async function main(): Promise<void> {
-  const flags = parseArgs(process.argv.slice(2));
+async function main(flags: z.infer<typeof Flags>): Promise<void> {
   let root = flags.dir;
   let generated = false;
   let tmpDir: string | null = null;
@@ -140,8 +131,8 @@ async function main(): Promise<void> {
     }
     console.log(`whole analysis (parse, extract, ${targets.length} contexts): ${sec(t0, t4).toFixed(2)} s wall, ${cpu(c0, c4).toFixed(2)} s CPU`);
     console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
-    if (flags.astCheck) {
-      const walker = path.resolve(__dirname, '../../test/unit/analysis/ast_functions.py');
+    if (flags['ast-check']) {
+      const walker = path.resolve(__dirname, '../../test/integration/analysis/ast_functions.py');
       const out = execFileSync('python3', [walker, root, ...analyzer.options.ignoreDirs], { encoding: 'utf8', maxBuffer: 1 << 30 });
       const py = JSON.parse(out) as { functions: (string | number)[][]; skipped: string[] };
       const key = (r: (string | number)[]) => r.join('|');
@@ -160,9 +151,4 @@ async function main(): Promise<void> {
   }
 }
 
-if (require.main === module) {
-  main().catch((err: Error) => {
-    console.error(err.stack ?? err.message);
-    process.exit(1);
-  });
-}
+runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(Flags.parse(values)) });

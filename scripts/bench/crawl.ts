@@ -20,28 +20,24 @@ import { Client, Connection } from '@temporalio/client';
 import { z } from 'zod';
 import { LocalStore } from '../../activities/store/local';
 import { loadConfig } from '../../temporal.config';
+import { runCommand } from '../lib/cli';
 import { startCrawl } from '../lib/crawl';
 import { freePort, resolveTemporalCli, startDevServer } from '../lib/temporal-server';
 
-const FlagsSchema = z.object({
-  functions: z.string().default('2000,20000').transform((s) => s.split(',').map(Number)).pipe(z.array(z.number().int().positive())),
-  workMs: z.coerce.number().int().positive().default(1000),
-  window: z.coerce.number().int().positive().default(32),
-  continueAsNew: z.coerce.number().int().positive().default(200),
-  /** An existing Temporal server to measure against; default: a dev server started for the benchmark. */
-  address: z.string().optional(),
-});
+const FlagsSchema = z
+  .object({
+    functions: z.string().default('2000,20000').transform((s) => s.split(',').map(Number)).pipe(z.array(z.number().int().positive())),
+    'work-ms': z.coerce.number().int().positive().default(1000),
+    window: z.coerce.number().int().positive().default(32),
+    'continue-as-new': z.coerce.number().int().positive().default(200),
+    /** An existing Temporal server to measure against; default: a dev server started for the benchmark. */
+    address: z.string().optional(),
+  })
+  .transform((f) => ({ functions: f.functions, workMs: f['work-ms'], window: f.window, continueAsNew: f['continue-as-new'], address: f.address }));
+
+const OPTIONS = { functions: { type: 'string' }, 'work-ms': { type: 'string' }, window: { type: 'string' }, 'continue-as-new': { type: 'string' }, address: { type: 'string' } } as const;
 
 const STEPS_PER_FUNCTION = 6;
-
-function parseFlags(argv: string[]) {
-  const raw: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z-]+)$/.exec(argv[i]!);
-    if (m && argv[i + 1] !== undefined) raw[m[1]!.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = argv[++i]!;
-  }
-  return FlagsSchema.parse(raw);
-}
 
 function peakRssMb(pid: number): number {
   const m = /^VmHWM:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -129,8 +125,7 @@ async function measure(n: number, flags: z.infer<typeof FlagsSchema>, address: s
   }
 }
 
-async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
+async function main(flags: z.infer<typeof FlagsSchema>): Promise<void> {
   const port = await freePort();
   const server = flags.address
     ? { address: flags.address, stop: async () => undefined }
@@ -159,7 +154,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: Error) => {
-  console.error(err.stack ?? err.message);
-  process.exit(1);
-});
+runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(FlagsSchema.parse(values)) });

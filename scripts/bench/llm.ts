@@ -18,29 +18,20 @@ import { z } from 'zod';
 import { LlmGateway, renderPrompt, type ChatRequest } from '../../activities/llm';
 import { LocalStore } from '../../activities/store/local';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
+import { runCommand } from '../lib/cli';
 import { startScriptedLlmServer } from '../lib/scripted-llm-server';
 
-const FlagsSchema = z.object({
-  calls: z.coerce.number().int().positive().default(300),
-  latencyMs: z.coerce.number().int().nonnegative().default(100),
-  rpm: z.coerce.number().int().positive().default(600),
-  concurrency: z.coerce.number().int().positive().default(16),
-  throughputCalls: z.coerce.number().int().positive().default(80),
-});
+const FlagsSchema = z
+  .object({
+    calls: z.coerce.number().int().positive().default(300),
+    'latency-ms': z.coerce.number().int().nonnegative().default(100),
+    rpm: z.coerce.number().int().positive().default(600),
+    concurrency: z.coerce.number().int().positive().default(16),
+    'throughput-calls': z.coerce.number().int().positive().default(80),
+  })
+  .transform((f) => ({ calls: f.calls, latencyMs: f['latency-ms'], rpm: f.rpm, concurrency: f.concurrency, throughputCalls: f['throughput-calls'] }));
 
-function parseFlags(argv: string[]): z.infer<typeof FlagsSchema> {
-  const raw: Record<string, string> = {};
-  for (let i = 0; i < argv.length; i++) {
-    const m = /^--([a-z-]+)$/.exec(argv[i]!);
-    if (m && argv[i + 1] !== undefined) raw[m[1]!.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase())] = argv[++i]!;
-  }
-  const parsed = FlagsSchema.safeParse(raw);
-  if (!parsed.success) {
-    console.error(`bad flags: ${parsed.error.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')}`);
-    process.exit(2);
-  }
-  return parsed.data;
-}
+const OPTIONS = { calls: { type: 'string' }, 'latency-ms': { type: 'string' }, rpm: { type: 'string' }, concurrency: { type: 'string' }, 'throughput-calls': { type: 'string' } } as const;
 
 /** A realistic request: the sandbox prompt for a small function (about 600 prompt tokens). */
 const CONTEXT = `## pkg/geometry.py\nimport math\n\n${Array.from({ length: 12 }, (_, i) => `def area_${i}(r):\n    """Area of a circle of radius r, scaled by ${i}."""\n    return ${i} * math.pi * r ** 2\n`).join('\n')}`;
@@ -77,11 +68,10 @@ async function timeInterleaved(n: number, paths: ((i: number) => Promise<unknown
 
 function configFor(baseURL: string, dataDir: string, extra: DeepPartial<Config> = {}): Config {
   const llm = (extra.llm ?? {}) as DeepPartial<Config['llm']>;
-  return loadConfig({ env: {}, overrides: { ...extra, dataDir, llm: { baseURL, apiKey: 'bench', model: 'gpt-4o', timeoutMs: 60_000, ...llm } } });
+  return loadConfig({ env: {}, overrides: { ...extra, dataDir, llm: { baseUrl: baseURL, apiKey: 'bench', model: 'gpt-4o', timeoutSec: 60, ...llm } } });
 }
 
-async function main(): Promise<void> {
-  const flags = parseFlags(process.argv.slice(2));
+async function main(flags: z.infer<typeof FlagsSchema>): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-bench-llm-'));
   const fmt = (ms: number) => ms.toFixed(3).padStart(8);
   try {
@@ -160,7 +150,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(FlagsSchema.parse(values)) });

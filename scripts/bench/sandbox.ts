@@ -22,17 +22,17 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { parseArgs } from 'node:util';
 import Docker from 'dockerode';
 import { z } from 'zod';
 import { SandboxExecutor, type SandboxExecutorConfig } from '../../activities/sandbox';
 import { SCRIPT_USER, runContainerOptions } from '../../activities/sandbox/container-spec';
 import { startExec } from '../../activities/sandbox/docker-exec';
-import { removeContainer } from '../../activities/sandbox/executor';
+import { removeContainer } from '../../activities/sandbox/containers';
 import { PackageStore } from '../../activities/sandbox/package-store';
 import { groundTruthRequest, mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome, type RepostRecord } from '../../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../../sandbox-image/build';
 import { dataPaths, loadConfig } from '../../temporal.config';
+import { runCommand } from '../lib/cli';
 
 const TRIVIAL = 'print("ok")\n';
 
@@ -179,19 +179,18 @@ async function packageBenchmarks(args: {
   return report;
 }
 
-async function main(): Promise<void> {
-  const { values } = parseArgs({
-    options: {
-      runs: { type: 'string', default: '30' },
-      records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },
-      concurrency: { type: 'string' },
-      'skip-overhead': { type: 'boolean' },
-      'skip-records': { type: 'boolean' },
-      'skip-packages': { type: 'boolean' },
-      'skip-torch': { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-  });
+const OPTIONS = {
+  runs: { type: 'string', default: '30' },
+  records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },
+  concurrency: { type: 'string' },
+  'skip-overhead': { type: 'boolean' },
+  'skip-records': { type: 'boolean' },
+  'skip-packages': { type: 'boolean' },
+  'skip-torch': { type: 'boolean' },
+  json: { type: 'boolean' },
+} as const;
+
+async function main(values: { runs?: string; records?: string; concurrency?: string; 'skip-overhead'?: boolean; 'skip-records'?: boolean; 'skip-packages'?: boolean; 'skip-torch'?: boolean; json?: boolean }): Promise<void> {
   const runs = z.coerce.number().int().positive().parse(values.runs);
   const config = loadConfig();
   const docker = new Docker();
@@ -258,7 +257,4 @@ async function main(): Promise<void> {
   if (values.json) console.log(JSON.stringify(report, null, 2));
 }
 
-main().catch((err: Error) => {
-  console.error(err.stack ?? err.message);
-  process.exit(1);
-});
+runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(values) });

@@ -13,7 +13,8 @@ import type { CandidateList, ExecutionSummary, FunctionRef, LlmStepResult, Prepa
 import { createIoActivities } from '../../activities/io-activities';
 import { LocalStore } from '../../activities/store/local';
 import type { IoActivities, LlmActivities, SandboxActivities } from '../../activities/types';
-import { installQuietRuntime } from '../../workers/main';
+import { runCommand } from './cli';
+import { installQuietRuntime } from './workers';
 import { loadConfig } from '../../temporal.config';
 
 const STEP_MS = Number(process.env.REPOST_BENCH_STEP_MS ?? 166);
@@ -95,7 +96,4 @@ async function main(): Promise<void> {
   await connection.close();
 }
 
-main().catch((err: Error) => {
-  console.error(err.stack ?? err.message);
-  process.exit(1);
-});
+runCommand({ file: __filename, run: main });

@@ -1,8 +1,8 @@
 /**
  * Starting a crawl: the run's settings are frozen into the store, local folders are pinned and
  * stored (workers elsewhere cannot read them), the sources are de-duplicated and stored, the run
- * is registered, and one CrawlWorkflow is started. `result()` waits for it and exports the run's
- * files from the store into the output folder.
+ * is registered with its output folder, and one CrawlWorkflow is started; its last activity
+ * writes the run's files and report into that folder. `result()` waits for it.
  *
  * A run id or output folder that is already taken is refused, unless the run is resumed on
  * purpose (`resume: true`): then the run's own frozen settings and sources are used, functions
@@ -12,63 +12,17 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { isGrpcServiceError, ServiceError, WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import type { PipelineSettings, RepoSource, RunRef, TaskQueues } from '../../activities/contracts';
-import { exportRunFiles, type RunSummaryFile } from '../../activities/dataset/run-files';
+import type { CrawlOutcome, RepoSource, RunRef } from '../../activities/contracts';
+import type { RunSummaryFile } from '../../activities/dataset/run-files';
 import { runPaths } from '../../activities/dataset/records';
-import { StoreRunReader } from '../../activities/dataset/run-reader';
-import { writeRunReport } from '../../activities/report/write-report';
-import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/io-activities';
-import { runSettingsFrom } from '../../activities/run-settings';
-import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
-import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from '../../activities/workflow-budgets';
+import { RunNotFoundError } from '../../activities/dataset/run-reader';
+import { localRepoId, snapshotLocalFolder, SourceError } from '../../activities/sources/repo-source';
+import { freezeRunSettings, frozenPipelineSettings, queuesFrom } from '../../activities/run-settings';
 import { RunExistsError, type RunManifest, type Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
-import { runMemo } from '../../workers/store-check';
+import { runMemo } from './store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
-
-/** What the workflows need of the configuration, fixed at the run's start. */
-export function pipelineSettingsFrom(config: Config): PipelineSettings {
-  const timeouts = {
-    // The HTTP call's own timeout, plus time to wait for a rate-limit slot; heartbeats catch a lost worker sooner.
-    llmMs: config.llm.timeoutMs + 5 * 60_000,
-    sandboxMs: sandboxActivityBudgetMs(config.sandbox),
-    ioMs: 30 * 60_000,
-    heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
-  };
-  const loops = config.loops;
-  const child = config.temporal.childTimeoutSec;
-  return {
-    debugRounds: config.loops.debugRounds,
-    coverageRounds: config.loops.coverageRounds,
-    coverageThreshold: config.loops.coverageThreshold,
-    evalCoverageThreshold: config.loops.evalCoverageThreshold,
-    evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
-    regenerateAttempts: config.loops.regenerateAttempts,
-    maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
-    seed: config.crawl.seed,
-    functionWindow: config.crawl.functionWindow,
-    repoWindow: config.crawl.repoWindow,
-    continueAsNewAfter: config.crawl.continueAsNewAfter,
-    timeouts: {
-      ...timeouts,
-      repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(timeouts, loops, config.crawl),
-      functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(timeouts, loops),
-    },
-  };
-}
-
-/**
- * Freezes the configuration's run settings and pipeline settings into the store; returns the
- * artifact key. `extra` adds (or replaces) parts of another kind of run (an evaluation's own settings).
- */
-export async function freezeSettings(store: Store, config: Config, extra: Record<string, unknown> = {}): Promise<string> {
-  return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config), ...extra });
-}
-
-export function queuesFrom(config: Config): TaskQueues {
-  return { ...config.temporal.taskQueues };
-}
 
 /** A sortable, readable run id: `<prefix>-YYYYMMDD-HHMMSS-<random>`. */
 export function newRunId(prefix = 'run'): string {
@@ -93,7 +47,7 @@ export interface StartedCrawl {
   manifest: RunManifest;
   outDir: string;
   workflowId: string;
-  /** Waits for the crawl and writes its files into `outDir`. */
+  /** Waits for the crawl (which writes its files into `outDir`). */
   result(): Promise<CrawlResult>;
 }
 
@@ -164,12 +118,12 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     manifest = await store.updateRun(runId, { status: 'running', resumed: existing.resumed + 1, outDir });
     log(`resuming run ${runId} with its own settings and sources; functions already recorded are not run again`);
   } else {
-    if (options.resume) throw new Error(`cannot resume run ${runId}: there is no such run in the store at ${store.location}`);
+    if (options.resume) throw new RunNotFoundError(`cannot resume run ${runId}: there is no such run in the store at ${store.location}`);
     const sources = await prepareSources(store, options.sources, log);
     manifest = await store.createRun({
       runId,
       createdAt: new Date().toISOString(),
-      settingsKey: await freezeSettings(store, config),
+      settingsKey: await freezeRunSettings(store, config),
       sourcesKey: await store.putJson(sources),
       sources: sources.length,
       outDir,
@@ -177,8 +131,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
   }
   fs.mkdirSync(outDir, { recursive: true });
   const run: RunRef = { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId };
-  const frozen = await store.getJson<{ pipeline?: PipelineSettings }>(manifest.settingsKey);
-  const settings = frozen.pipeline ?? pipelineSettingsFrom(config);
+  const settings = frozenPipelineSettings(await store.getJson(manifest.settingsKey), config);
 
   const workflowId = `${runId}/crawl`;
   let handle = client.workflow.getHandle(workflowId);
@@ -196,7 +149,7 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
       taskQueue: config.temporal.taskQueues.workflows,
       args: [{ run, sourcesKey: manifest.sourcesKey!, settings, queues: queuesFrom(config) }],
       typedSearchAttributes: [{ key: RunIdKey, value: runId }],
-      // Workers read the run's store from here at start (workers/store-check.ts).
+      // Workers read the run's store from here at start (scripts/lib/store-check.ts).
       memo: runMemo(run, queuesFrom(config)),
     });
   }
@@ -206,12 +159,19 @@ export async function startCrawl(options: StartCrawlOptions): Promise<StartedCra
     outDir,
     workflowId,
     result: async () => {
-      await resultThroughRestarts(handle);
-      const summary = await exportRunFiles(store, runId, outDir);
-      const report = await writeRunReport(await StoreRunReader.open(store, runId), outDir);
-      return { ...summary, outDir, datasetFile: runPaths(outDir).dataset, reportFile: report.file };
+      const outcome = (await resultThroughRestarts(handle)) as CrawlOutcome;
+      if (!outcome.outputs) {
+        throw new RunFilesError(`run ${runId} finished, but its files could not be written to ${outDir}: ${outcome.outputsError ?? 'unknown'}; the run is whole in the store (tsx scripts/status.ts, report.ts and export.ts read it from there)`);
+      }
+      const summary = (await store.getRun(runId))?.summary as RunSummaryFile;
+      return { ...summary, outDir: outcome.outputs.outDir, datasetFile: outcome.outputs.dataset, reportFile: outcome.outputs.report };
     },
   };
+}
+
+/** The crawl finished and is whole in the store, but its folder could not be written. */
+export class RunFilesError extends Error {
+  override name = 'RunFilesError';
 }
 
 /** gRPC UNAVAILABLE (14) and DEADLINE_EXCEEDED (4): the server is restarting or out of reach for a moment. */

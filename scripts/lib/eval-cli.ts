@@ -1,16 +1,14 @@
 /**
  * What `scripts/eval.ts` and `scripts/rft.ts` share: flags into run settings, the embedded stack
  * (or an existing Temporal), an optional scripted LLM server for offline runs, starting the run,
- * and printing what it measured. Exit codes: 0 done, 1 failure, 2 bad flags or a refused dataset.
+ * and printing what it measured. A refused dataset is a bad usage (exit 2, nothing started).
  */
 import * as path from 'node:path';
-import { z } from 'zod';
 import { evalPaths } from '../../activities/eval/run-files';
 import type { EvalSettings } from '../../activities/eval/settings';
 import type { EvalSummary } from '../../activities/eval/summary';
-import { ConfigError, loadConfig, type Config } from '../../temporal.config';
-import { RunExistsError } from '../../activities/store/types';
-import { EvalRefusal, checkEval, startEval } from './eval-run';
+import { loadConfig, type Config } from '../../temporal.config';
+import { checkEval, startEval } from './eval-run';
 import { loadLlmScript, startScriptedLlmServer } from './scripted-llm-server';
 import { startStack } from './stack';
 
@@ -54,13 +52,13 @@ export function describeSummary(summary: EvalSummary, outDir: string): string[] 
 
 /** Runs one evaluation-type run from flags and prints its summary; returns the exit code. */
 export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettings>): Promise<number> {
-  let config: Config = loadConfig(flags.baseUrl ? { overrides: { llm: { baseURL: flags.baseUrl } } } : {});
+  let config: Config = loadConfig(flags.baseUrl ? { overrides: { llm: { baseUrl: flags.baseUrl } } } : {});
   const cleanups: (() => Promise<void>)[] = [];
   if (flags.scripted) {
     // Offline: answers from a scripted fixture, served over real HTTP to the real client.
     const server = await startScriptedLlmServer(loadLlmScript(flags.scripted));
     cleanups.push(() => server.close());
-    config = loadConfig({ overrides: { llm: { baseURL: server.url, apiKey: 'scripted', model: 'scripted' } } });
+    config = loadConfig({ overrides: { llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted' } } });
     console.log(`scripted LLM server (${flags.scripted}) at ${server.url}`);
   }
   try {
@@ -88,33 +86,6 @@ export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettin
   }
 }
 
-/** Maps an error to its message and exit code. */
-export function reportError(err: unknown): number {
-  const e = err as Error & { code?: string };
-  if (err instanceof EvalRefusal) {
-    console.error(`refused: ${e.message}`);
-    return 2;
-  }
-  if (err instanceof RunExistsError) {
-    console.error(e.message);
-    return 2;
-  }
-  if (err instanceof ConfigError) {
-    console.error(e.message);
-    return 2;
-  }
-  if (err instanceof z.ZodError) {
-    console.error(`bad flags: ${err.issues.map((i) => `--${i.path.join('.')}: ${i.message}`).join('; ')} (see --help)`);
-    return 2;
-  }
-  if (e.code?.startsWith('ERR_PARSE_ARGS') || /^invalid eval settings/.test(e.message)) {
-    console.error(`${e.message} (see --help)`);
-    return 2;
-  }
-  console.error(e.stack ?? e.message);
-  return 1;
-}
-
 /** The command-line options `eval.ts` and `rft.ts` share (as `parseArgs` declares them). */
 export const RUN_FLAG_OPTIONS = {
   dataset: { type: 'string' },
@@ -131,5 +102,4 @@ export const RUN_FLAG_OPTIONS = {
   'run-id': { type: 'string' },
   'no-workers': { type: 'boolean' },
   scripted: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
 } as const;

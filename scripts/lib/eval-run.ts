@@ -9,22 +9,21 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { PipelineSettings, RunRef } from '../../activities/contracts';
+import type { RunRef } from '../../activities/contracts';
 import type { EvalItem, EvalItemIndex, EvalRunSummary } from '../../activities/eval/contracts';
 import { parseEvalDataset, type DatasetMeta, type EvalRecord, type StoredEvalRecord } from '../../activities/eval/dataset';
 import { evalPaths, exportEvalFiles } from '../../activities/eval/run-files';
-import { EVAL_LIMITS, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
+import { evalPipelineSettings, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
 import { splitCounts, splitNote, trainingRefusal } from '../../activities/eval/splits';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { modelForStep } from '../../activities/llm';
 import type { Store } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
-import { runMemo } from '../../workers/store-check';
+import { runMemo } from './store-check';
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
-import { freezeSettings, newRunId, pipelineSettingsFrom, queuesFrom, refuseOtherRunsFolder, resultThroughRestarts } from './crawl';
-import { sandboxActivityBudgetMs } from '../../activities/sandbox/budget';
-import { evalFunctionBudgetMs } from '../../activities/workflow-budgets';
+import { freezeRunSettings, queuesFrom } from '../../activities/run-settings';
+import { newRunId, refuseOtherRunsFolder, resultThroughRestarts } from './crawl';
 
 /**
  * Items per stored page, at most: the workflow loads one page at a time and continues as new
@@ -35,6 +34,9 @@ export const EVAL_ITEM_PAGE_SIZE = 100;
 /** The run would mix evaluation and training data (or read an unusable dataset): nothing was started. */
 export class EvalRefusal extends Error {
   override name = 'EvalRefusal';
+  constructor(reason: string) {
+    super(`refused: ${reason}`);
+  }
 }
 
 export interface LoadedDataset {
@@ -110,20 +112,6 @@ export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datas
   return { settings, dataset, notes: note ? [note] : [] };
 }
 
-/**
- * The workflows' settings of an evaluation run: the pipeline's, with a sandbox budget that also
- * covers the run's own limits (a candidate's run, a matrix run of the most tests a function may have).
- */
-export function evalPipelineSettings(config: Config, settings: EvalSettings): PipelineSettings {
-  const base = pipelineSettingsFrom(config);
-  const longestRunSec = Math.max(config.sandbox.timeoutSec, settings.timeoutSec, settings.testTimeoutSec * (EVAL_LIMITS.maxTestsPerFunction + 3));
-  const timeouts = { ...base.timeouts, sandboxMs: sandboxActivityBudgetMs({ ...config.sandbox, timeoutSec: longestRunSec }) };
-  const child = config.temporal.childTimeoutSec.evalFunction;
-  // The run's function workflows are evaluation functions: their own limit, from their own steps.
-  return { ...base, timeouts: { ...timeouts, functionWorkflowMs: child !== undefined ? child * 1000 : evalFunctionBudgetMs(timeouts, settings) } };
-}
-
-
 /** Each record as an artifact, the items in pages; returns the index's key. */
 async function storeItems(store: Store, dataset: LoadedDataset, settings: EvalSettings): Promise<string> {
   const pageSize = Math.min(EVAL_ITEM_PAGE_SIZE, settings.continueAsNewAfter);
@@ -155,7 +143,7 @@ export async function startEval(options: StartEvalOptions): Promise<StartedEval>
     runId,
     kind: 'eval',
     createdAt: new Date().toISOString(),
-    settingsKey: await freezeSettings(store, config, { pipeline, eval: settings }),
+    settingsKey: await freezeRunSettings(store, config, { pipeline, eval: settings }),
     sourcesKey: itemsKey,
     sources: dataset.records.length,
     outDir,
@@ -170,7 +158,7 @@ export async function startEval(options: StartEvalOptions): Promise<StartedEval>
     taskQueue: config.temporal.taskQueues.workflows,
     args: [{ run, itemsKey, settings, pipeline, queues }],
     typedSearchAttributes: [{ key: RunIdKey, value: runId }],
-    // Workers read the run's store from here at start (workers/store-check.ts).
+    // Workers read the run's store from here at start (scripts/lib/store-check.ts).
     memo: runMemo(run, queues),
   });
   return {

@@ -1,6 +1,6 @@
 /**
  * Replaying rejected functions of a run: each runs again as a FunctionWorkflow under a new
- * workflow id and replaces its own record; the run's summary and files are made again.
+ * workflow id and replaces its own record; the run's summary, files and report are made again.
  *
  * A replay uses the run's frozen settings, unless told otherwise (`overrides`, from
  * `replay.ts --set key=value`): then the changed settings are frozen as a new artifact, and every
@@ -8,13 +8,13 @@
  */
 import type { Client } from '@temporalio/client';
 import type { FunctionOutcome, PipelineSettings, RunRef } from '../../activities/contracts';
-import { candidateIds, exportRunFiles, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
-import { applyRunSettings, overrideRunSettings, RunSettingsSchema } from '../../activities/run-settings';
+import { candidateIds, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
+import { writeRunOutputs } from '../../activities/report/run-outputs';
+import { applyRunSettings, frozenPipelineSettings, overrideRunSettings, pipelineSettingsFrom, queuesFrom, RunSettingsSchema } from '../../activities/run-settings';
 import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
 import { functionWorkflowId } from '../../workflows/ids';
 import { RunIdKey } from '../../workflows/search-attributes';
 import type { Config } from '../../temporal.config';
-import { pipelineSettingsFrom, queuesFrom } from './crawl';
 
 export interface ReplayFilter {
   stages?: string[];
@@ -37,11 +37,9 @@ export async function rejectedToReplay(store: Store, runId: string, filter: Repl
 
 /** The settings a replay runs with: the run's own, or the run's with overrides, frozen as a new artifact. */
 export async function replaySettings(store: Store, config: Config, settingsKey: string, overrides?: Record<string, unknown>): Promise<{ settingsKey: string; pipeline: PipelineSettings }> {
-  const raw = await store.getJson<{ pipeline?: PipelineSettings }>(settingsKey);
+  const raw = await store.getJson(settingsKey);
   const settings = RunSettingsSchema.parse(raw);
-  if (!overrides || Object.keys(overrides).length === 0) {
-    return { settingsKey, pipeline: raw.pipeline ?? pipelineSettingsFrom(applyRunSettings(config, settings)) };
-  }
+  if (!overrides || Object.keys(overrides).length === 0) return { settingsKey, pipeline: frozenPipelineSettings(raw, config) };
   const changed = overrideRunSettings(settings, overrides);
   const pipeline = pipelineSettingsFrom(applyRunSettings(config, changed));
   return { settingsKey: await store.putJson({ ...changed, pipeline, replayOf: settingsKey }), pipeline };
@@ -79,6 +77,6 @@ export async function replayRejected(options: {
   const summary = await summarizeRun(store, runId);
   await store.updateRun(runId, { summary });
   const outDir = options.outDir ?? manifest.outDir;
-  if (outDir) await exportRunFiles(store, runId, outDir);
+  if (outDir) await writeRunOutputs(store, runId, outDir);
   return { outcomes, summary, settingsKey };
 }

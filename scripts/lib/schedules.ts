@@ -14,7 +14,7 @@ import type { Config } from '../../temporal.config';
 import type { BenchmarkWorkflowInput } from '../../workflows/benchmark';
 import { UsageError } from './cli';
 import type { Store } from '../../activities/store/types';
-import { freezeSettings, pipelineSettingsFrom, queuesFrom } from './crawl';
+import { freezeRunSettings, pipelineSettingsFrom, queuesFrom } from '../../activities/run-settings';
 
 export const BENCHMARK_WORKFLOW = 'benchmarkWorkflow';
 
@@ -52,7 +52,7 @@ export async function createBenchmarkSchedule(client: Client, store: Store, conf
     split: options.split,
     filters: filters satisfies BenchmarkFilters,
     limit: options.limit,
-    settingsKey: await freezeSettings(store, config),
+    settingsKey: await freezeRunSettings(store, config),
     storeId: await store.storeId(),
     settings: pipelineSettingsFrom(config),
     queues: queuesFrom(config),

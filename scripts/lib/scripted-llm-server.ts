@@ -27,13 +27,14 @@
  * `request_timeout` error; 'slow' answers at once and 'malformed' is a body without choices.
  *
  * Usage in replies is counted roughly (characters / 4). Run it standalone for the demo:
- *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399]
+ *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399] [--latency-ms N]
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import { createScriptedBatchApi, type BatchLineAnswer, type ScriptedBatchOptions, type ScriptedBatchStats } from './scripted-batch-api';
+import { runCommand, UsageError } from './cli';
 import { seededRandom } from './seeded-random';
 
 export type ScriptedFault = {
@@ -412,27 +413,21 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
   };
 }
 
-function argValue(args: string[], name: string): string | undefined {
-  const i = args.indexOf(name);
-  return i >= 0 ? args[i + 1] : undefined;
-}
-
-async function main(): Promise<void> {
-  const args = process.argv.slice(2);
-  const file = argValue(args, '--script');
-  if (!file) {
-    console.error('usage: tsx scripts/lib/scripted-llm-server.ts --script <fixture.json> [--port N] [--latency-ms N]');
-    process.exit(2);
-  }
-  const server = await startScriptedLlmServer(loadLlmScript(file), {
-    port: Number(argValue(args, '--port') ?? 0),
-    latencyMs: Number(argValue(args, '--latency-ms') ?? 0),
+async function serveStandalone(values: { script?: string; port?: string; 'latency-ms'?: string }): Promise<void> {
+  if (!values.script) throw new UsageError('give the script: --script <fixture.json>');
+  const server = await startScriptedLlmServer(loadLlmScript(values.script), {
+    port: Number(values.port ?? 0),
+    latencyMs: Number(values['latency-ms'] ?? 0),
     recordRequests: false,
   });
-  console.log(`scripted LLM server (${file}) listening at ${server.url}`);
-  const stop = () => void server.close().then(() => process.exit(0));
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  console.log(`scripted LLM server (${values.script}) listening at ${server.url}`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await server.close();
 }
 
-if (require.main === module) void main();
+if (require.main === module) {
+  runCommand({ file: __filename, options: { script: { type: 'string' }, port: { type: 'string' }, 'latency-ms': { type: 'string' } }, run: ({ values }) => serveStandalone(values) });
+}

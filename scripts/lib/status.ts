@@ -12,7 +12,7 @@ import type { Client } from '@temporalio/client';
 import type { FunctionStage } from '../../activities/contracts';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
-import type { UsageTotals } from '../../activities/llm/cost';
+import type { Usage } from '../../activities/store/usage';
 import type { LlmStep } from '../../activities/llm/types';
 import type { RunManifest, Store } from '../../activities/store/types';
 
@@ -66,7 +66,7 @@ export interface RunStatus {
     inProgressByStage: Partial<Record<FunctionStage, number>>;
   };
   /** LLM calls of the run so far (exchanges in the store). */
-  llm: UsageTotals;
+  llm: Usage;
   /** What Temporal says, when it was asked and answered. */
   temporal: { crawl: string | null; runningFunctions: number } | { error: string } | null;
 }

@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DatasetRecordSchema, RejectionSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
 import { parseEvalLines } from '../../activities/eval/run-files';
 import { runCrawl } from '../../scripts/lib/crawl';
 import { runEval } from '../../scripts/lib/eval-run';

@@ -8,7 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { DatasetRecord } from '../../activities/dataset/records';
+import type { DatasetRecord } from '../../activities/store/records';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { LocalStore } from '../../activities/store/local';
 import { allRecords, type Store } from '../../activities/store/types';
@@ -170,7 +170,7 @@ describe('failures inside a crawl become recorded outcomes', () => {
 
 describe('a flaky endpoint: one LLM call in ten fails with 429, 500 or a timeout', () => {
   it('accepts the same functions as with none', async () => {
-    const factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), { llm: { timeoutMs: 3000 } }, undefined, {
+    const factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), { llm: { timeoutSec: 3 } }, undefined, {
       injectFaults: { rate: 0.1, kinds: ['429', '500', 'timeout'], seed: 7, hangMs: 8000 },
     });
     try {
@@ -185,10 +185,10 @@ describe('a flaky endpoint: one LLM call in ten fails with 429, 500 or a timeout
 });
 
 describe('slow answers and unfenced code', () => {
-  it('an answer slower than the heartbeat timeout but within llm.timeoutMs is waited for, not retried', async () => {
+  it('an answer slower than the heartbeat timeout but within llm.timeoutSec is waited for, not retried', async () => {
     // One scripted answer (slugify's tests) takes 8 s; activities time out after 4 s without a heartbeat.
     const script = demoScriptWith('tests', 'slugify', (text) => ({ fault: 'slow', delayMs: 8000, text }));
-    const factory = await startTestFactory(script, { llm: { timeoutMs: 20_000 }, temporal: { heartbeatTimeoutSec: 4 } });
+    const factory = await startTestFactory(script, { llm: { timeoutSec: 20 }, temporal: { heartbeatTimeoutSec: 4 } });
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: demoSource, runId: `chaos-slow-${Date.now().toString(36)}` });
       expect(acceptedQualnames(summary.datasetFile)).toEqual(EXPECTED_ACCEPTED);

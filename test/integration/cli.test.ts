@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
-import { DatasetRecordSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema } from '../../activities/store/records';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import { DEMO_HEAD, demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';
 import type { FakeGitHub } from '../fixtures/github/server';

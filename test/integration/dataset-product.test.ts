@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { StoreRunReader } from '../../activities/dataset/run-reader';
 import { datasetStatistics } from '../../activities/dataset/statistics';
-import { DatasetRecordSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema } from '../../activities/store/records';
 import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl } from '../../scripts/lib/crawl';
 import { startTestFactory, type TestFactory } from '../support/factory';
@@ -263,7 +263,7 @@ print(json.dumps(out))
       const emptyTo = path.join(factory.dataDir, 'export-empty');
       const empty = await tool('scripts/export.ts', [none, '--to', emptyTo], factory.dataDir);
       expect(empty.code).toBe(1);
-      expect(empty.stderr).toContain('nothing to export: run it-product-empty has no accepted records');
+      expect(empty.stderr).toMatch(/^export: nothing to export: run it-product-empty has no accepted records/);
       expect(fs.existsSync(emptyTo)).toBe(false);
 
       const garbled = copyRun(runDir, path.join(factory.dataDir, 'copies', 'garbled'), 'it-product-garbled', (records) => [records[0]!, { ...records[1]!, eval_script: 42 }, records[2]!]);
@@ -278,8 +278,9 @@ print(json.dumps(out))
       expect(notEmpty.code).toBe(1);
       expect(notEmpty.stderr).toContain('is not empty and is not an earlier export');
       const missing = await tool('scripts/report.ts', ['no-such-run'], factory.dataDir);
-      expect(missing.code).toBe(1);
-      expect(missing.stderr).toMatch(/^no run no-such-run: neither a run id in the store at .* nor a run folder/);
+      // A run that is not there is a bad usage: nothing was written.
+      expect(missing.code).toBe(2);
+      expect(missing.stderr).toMatch(/^report: no run no-such-run: neither a run id in the store at .* nor a run folder/);
     });
   });
 });

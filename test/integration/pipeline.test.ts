@@ -7,7 +7,7 @@ import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import * as path from 'node:path';
-import { DatasetRecordSchema, RejectionSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
 import { loadLlmScript, type LlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { replayRejected } from '../../scripts/lib/replay';

@@ -13,7 +13,7 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
-import { DatasetRecordSchema } from '../../activities/dataset/records';
+import { DatasetRecordSchema } from '../../activities/store/records';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import type { BenchmarkOutcome } from '../../workflows/benchmark';
 import { demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';
@@ -141,7 +141,7 @@ describe('tsx scripts/schedule.ts: a live benchmark that fires on a schedule', (
       const runDir = path.join(dataDir, 'runs', o.runId);
       expect(o.outDir).toBe(runDir);
       expect(o.report).toBe(path.join(runDir, 'report.html'));
-      expect(fs.readFileSync(o.report, 'utf8')).toContain(`Run <code>${o.runId}</code>`);
+      expect(fs.readFileSync(o.report!, 'utf8')).toContain(`Run <code>${o.runId}</code>`);
       const records = fs.readFileSync(path.join(runDir, 'dataset.jsonl'), 'utf8').trim().split('\n').map((l) => DatasetRecordSchema.parse(JSON.parse(l)));
       expect(records.map((r) => r.repo_name)).toEqual(['demo/fresh', 'demo/fresh']);
       expect(records.map((r) => [r.split, r.license, r.coverage_threshold])).toEqual(Array(2).fill(['eval', 'mit', 1]));

@@ -13,7 +13,7 @@ import { LocalStore } from '../../activities/store/local';
 import { startCrawl } from '../../scripts/lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import { freePort, resolveTemporalCli, startDevServer, type DevServer } from '../../scripts/lib/temporal-server';
-import { installQuietRuntime, startWorkers } from '../../workers/main';
+import { installQuietRuntime, startWorkers } from '../../scripts/lib/workers';
 import { acceptedQualnames } from '../support/fixtures';
 import { requireEnv, testConfig } from '../support/factory';
 import { waitFor } from '../support/processes';

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../workers/main';
+import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../scripts/lib/workers';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
 import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer, type ScriptedServerOptions } from '../../scripts/lib/scripted-llm-server';
 import { LocalStore } from '../../activities/store/local';
@@ -48,7 +48,7 @@ export function testConfig(llmUrl: string, overrides: DeepPartial<Config> = {}, 
         address,
         taskQueues: { workflows: `wf-${suffix}`, io: `io-${suffix}`, llm: `llm-${suffix}`, sandbox: `sb-${suffix}` },
       },
-      llm: { baseURL: llmUrl, apiKey: 'scripted', model: 'scripted-test', ...(overrides.llm ?? {}) },
+      llm: { baseUrl: llmUrl, apiKey: 'scripted', model: 'scripted-test', ...(overrides.llm ?? {}) },
       sandbox: { image: requireEnv('REPOST_TEST_SANDBOX_IMAGE'), ...(overrides.sandbox ?? {}) },
     },
   });
@@ -64,7 +64,7 @@ export function workerEnv(config: Config): NodeJS.ProcessEnv {
     REPOST_TEMPORAL_TASK_QUEUES_IO: q.io,
     REPOST_TEMPORAL_TASK_QUEUES_LLM: q.llm,
     REPOST_TEMPORAL_TASK_QUEUES_SANDBOX: q.sandbox,
-    OPENAI_BASE_URL: config.llm.baseURL,
+    OPENAI_BASE_URL: config.llm.baseUrl,
     OPENAI_API_KEY: config.llm.apiKey,
     OPENAI_MODEL: config.llm.model,
     REPOST_SANDBOX_IMAGE: config.sandbox.image,

@@ -1,5 +1,5 @@
 import type { FunctionRef } from '../../activities/contracts';
-import type { DatasetRecord } from '../../activities/dataset/records';
+import type { DatasetRecord } from '../../activities/store/records';
 
 /** An accepted dataset record of `fn` in `runId`, with plain defaults; tests override what they look at. */
 export function datasetRecordOf(fn: FunctionRef, runId: string, overrides: Partial<DatasetRecord> = {}): DatasetRecord {

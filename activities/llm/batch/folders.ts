@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { writeFileDurable } from '../../artifacts/store';
+import { writeFileDurable } from '../../store/artifacts';
 import { BatchIdSchema, batchIdProblem, RemoteIdSchema, type BatchId } from './ids';
 import { BATCH_ENDPOINT, BATCH_LIMITS } from './limits';
 import { BatchFileError } from './lines';

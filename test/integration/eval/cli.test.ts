@@ -109,14 +109,14 @@ describe('tsx scripts/eval.ts and scripts/rft.ts', () => {
     fs.writeFileSync(evalSplit, lines.map((l, i) => JSON.stringify(i === 1 ? { ...l, split: 'eval' } : l)).join('\n') + '\n');
     const refused = await cli('scripts/rft.ts', ['--dataset', evalSplit, '--no-workers']);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toMatch(/^refused: .*eval-split\.jsonl: 1 of 3 record\(s\) belong to the eval split \(e\.g\. textkit-demo word_frequencies\)/);
+    expect(refused.stderr).toMatch(/^rft: refused: .*eval-split\.jsonl: 1 of 3 record\(s\) belong to the eval split \(e\.g\. textkit-demo word_frequencies\)/);
 
     const bad = await cli('scripts/eval.ts', ['--dataset', DEMO_DATASET, '--select', 'best']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--select: Invalid option/);
+    expect(bad.stderr).toMatch(/^eval: bad flags: --select: Invalid option.* \(see --help\)$/m);
     const missing = await cli('scripts/eval.ts', ['--dataset', path.join(launcherDir, 'nope.jsonl')]);
     expect(missing.code).toBe(2);
-    expect(missing.stderr).toMatch(/refused: .*nope\.jsonl does not exist/);
+    expect(missing.stderr).toMatch(/^eval: refused: .*nope\.jsonl does not exist/);
     const help = await cli('scripts/rft.ts', ['--help']);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Rejection-sampling fine-tuning data');

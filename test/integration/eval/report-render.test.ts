@@ -18,7 +18,7 @@ import { launchChromium, type HeadlessChromium } from '../../support/tools';
 
 const records = parseEvalDataset(fs.readFileSync(DEMO_DATASET, 'utf8'));
 const settings = parseEvalSettings({ n: 4, ks: [1, 2], repairRounds: 1, select: 'genx' });
-const noUsage = { calls: 1, cachedCalls: 0, promptTokens: 10, completionTokens: 5, costUsd: 0 };
+const noUsage = { calls: 1, cachedCalls: 0, promptTokens: 10, completionTokens: 5, costUsd: 0, latencyMs: 0 };
 
 /** A model's run: `passing[i]` samples of function i pass at once, one more after repair. */
 function runSummary(model: string, passing: number[]) {

@@ -112,7 +112,7 @@ describe('openai backend', () => {
 
   it('asks a batch line exactly what the live call asked', async () => {
     await start({ completeAfterMs: 0 });
-    const config = loadConfig({ env: {}, overrides: { dataDir, llm: { baseURL: server.url, apiKey: 'batch-key', model: 'scripted-batch', maxTokens: 300 } } });
+    const config = loadConfig({ env: {}, overrides: { dataDir, llm: { baseUrl: server.url, apiKey: 'batch-key', model: 'scripted-batch', maxTokens: 300 } } });
     const store = new LocalStore(dataDir);
     const p = renderPrompt('sandbox', { functionName: 'gamma', filePath: 'm.py', context: 'def gamma():\n    pass\n' });
     const live = await new LlmGateway(config, store).chat({ step: 'sandbox', functionId: 'fn-gamma', messages: p.messages });

@@ -1,13 +1,11 @@
-/** A one-activity workflow to watch how Temporal retries the LLM activity. */
-import { proxyActivities } from '@temporalio/workflow';
-import type { RetryProbeActivities } from './retry-probe-activities';
+/**
+ * One LLM step through the PRODUCTION proxy (workflows/activities.ts: the LLM queue's timeouts and
+ * retry policy), so a test can watch how Temporal retries the production LLM activity.
+ */
+import type { FunctionRef, PipelineSettings, PreparedFunction, RunRef, TaskQueues, VerdictResult } from '../../../activities/contracts';
+import { activityProxies } from '../../../workflows/activities';
+import { PIPELINE_PRIORITY } from '../../../workflows/priorities';
 
-const { askOnce } = proxyActivities<RetryProbeActivities>({
-  startToCloseTimeout: '30 seconds',
-  // A short default interval, so a longer wait can only come from the server's Retry-After.
-  retry: { initialInterval: '100 milliseconds', backoffCoefficient: 1, maximumAttempts: 5 },
-});
-
-export async function askLlmWorkflow(functionId: string): Promise<string> {
-  return askOnce(functionId);
+export async function checkTestsWorkflow(queues: TaskQueues, settings: PipelineSettings, input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<VerdictResult> {
+  return activityProxies(queues, settings).llm(PIPELINE_PRIORITY.checks).checkTests(input);
 }

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SandboxExecutor } from '../../../activities/sandbox';
 import { LABELS, PROCESS_TOKEN, runContainerOptions } from '../../../activities/sandbox/container-spec';
-import { SandboxCancelledError } from '../../../activities/sandbox/executor';
+import { SandboxCancelledError } from '../../../activities/sandbox/run-request';
 import { leftoverAgeMs } from '../../../activities/sandbox/leftovers';
 import { containersOf, docker, makeExecutor, testConfig } from './sandbox-env';
 

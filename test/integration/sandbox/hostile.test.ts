@@ -1,12 +1,13 @@
 /**
  * Hostile scripts, in the warm pool and in strict (cold) mode. Each must end with the right
- * status within bounded time, leave no process or container behind, and not disturb the next run.
+ * status, ended by the right party (the harness's time limit, the kernel's limits), leave no
+ * process or container behind, and not disturb the next run.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { SandboxExecutor, SandboxResult } from '../../../activities/sandbox';
-import { containersOf, makeExecutor, strayProcesses, waitFor } from './sandbox-env';
+import { containersOf, makeExecutor, peakProcesses, strayProcesses, testConfig, waitFor } from './sandbox-env';
 
 const NEXT_RUN = 'import os\nprint("fine", len(os.listdir(os.environ["CACHE_DIR"])), len(os.listdir("/tmp")))\n';
 
@@ -40,10 +41,7 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
   }
 
   async function run(script: string, timeoutSec = 20): Promise<SandboxResult> {
-    const started = Date.now();
-    const result = await executor.run({ script, timeoutSec });
-    expect(Date.now() - started).toBeLessThan((timeoutSec + 15) * 1000);
-    return result;
+    return executor.run({ script, timeoutSec });
   }
 
   test('an endless loop times out and its whole process tree is killed', async () => {
@@ -53,18 +51,21 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
     );
     expect(result.status).toBe('timeout');
     expect(result.exitCode).toBeNull();
-    expect(result.durationMs).toBeGreaterThanOrEqual(3000);
-    expect(result.durationMs).toBeLessThan(10_000);
+    // Ended by the harness at the script's own limit (expectUnaffected: with its child process).
+    expect(result.stderr).toMatch(/exceeded its 3s time limit and was killed/);
     await expectUnaffected();
   });
 
   test('a fork bomb is capped by the process limit and ends at the timeout', async () => {
-    const hostProcsBefore = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).length;
-    const result = await run('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n', 5);
-    const hostProcsDuring = fs.readdirSync('/proc').filter((e) => /^\d+$/.test(e)).length;
+    // The container's process count, read from Docker while the bomb runs: it reaches the pids
+    // limit (the bomb was seen) and never passes it.
+    const running = run('import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n', 5);
+    const peak = await peakProcesses(workerId, running);
+    const result = await running;
     expect(result.status).toBe('timeout');
-    // The pids limit (128) held: the host never saw the bomb grow past it.
-    expect(hostProcsDuring - hostProcsBefore).toBeLessThan(200);
+    const { pidsLimit } = testConfig();
+    expect(peak).toBeGreaterThanOrEqual(pidsLimit / 2);
+    expect(peak).toBeLessThanOrEqual(pidsLimit);
     await expectUnaffected();
   });
 
@@ -259,8 +260,8 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
   test('the time limit is enforced inside the container, before the executor would step in', async () => {
     const result = await run('import time\nwhile True:\n    time.sleep(0.1)\n', 2);
     expect(result.status).toBe('timeout');
-    // The executor removes the container only 10 s after the limit; the harness ended it first.
-    expect(result.durationMs).toBeLessThan(6000);
+    // The executor removes the container only 10 s after the limit; the harness ended the run
+    // first and said so (the executor's own kill leaves no such line).
     expect(result.stderr).toMatch(/exceeded its 2s time limit/);
     await expectUnaffected();
   });

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { PackageStore, type PackageSettings } from '../../../activities/sandbox/package-store';
 import { ensureSandboxImage } from '../../../sandbox-image/build';
 import { BUNDLED_UV } from '../../../activities/sandbox/uv';
-import { containersOf, docker, freshStore, makeExecutor, testConfig, waitFor } from './sandbox-env';
+import { containerEnd, containersOf, docker, freshStore, makeExecutor, testConfig, waitFor } from './sandbox-env';
 import { makeSdist, writeTarball } from './local-sdist';
 
 let image: string;
@@ -24,11 +24,11 @@ afterAll(() => {
   for (const r of roots) fs.rmSync(r, { recursive: true, force: true });
 });
 
-function store(settings: Partial<PackageSettings> = {}, workerId = `store-${process.pid}`): PackageStore {
+function store(settings: Partial<PackageSettings> = {}, workerId = `store-${process.pid}`, now?: () => number): PackageStore {
   const root = freshStore();
   roots.push(root);
   const config = testConfig({ workerId });
-  return new PackageStore({ docker, image, root, workerId, settings: { ...config.packages, ...settings }, limits: config });
+  return new PackageStore({ docker, image, root, workerId, settings: { ...config.packages, ...settings }, limits: config, ...(now ? { now } : {}) });
 }
 
 /** A uv wrapper that counts its invocations, to see whether a failure was remembered. */
@@ -67,13 +67,16 @@ test('a package present in two requirement sets is stored once: the same inode',
 
 test('failures name the package and the reason; permanent ones are remembered for a while, transient ones not at all', async () => {
   const uv = countingUv();
-  const s = store({ uvPath: uv.path, failureMemorySec: 2 });
+  // The failure memory is read on an injected clock: it moves only when the test moves it.
+  let clock = 1_000_000;
+  const s = store({ uvPath: uv.path, failureMemorySec: 2 }, undefined, () => clock);
   const missing = await s.ensure(['repost-no-such-distribution-xyz']);
   expect(missing).toMatchObject({ ok: false, failure: { kind: 'not-found', packages: ['repost-no-such-distribution-xyz'] } });
   const calls = uv.calls();
+  clock += 1999;
   expect(await s.ensure(['repost-no-such-distribution-xyz'])).toEqual(missing);
   expect(uv.calls()).toBe(calls); // remembered: uv not asked again
-  await new Promise((r) => setTimeout(r, 2100));
+  clock += 2;
   await s.ensure(['repost-no-such-distribution-xyz']);
   expect(uv.calls()).toBeGreaterThan(calls); // forgotten after failureMemorySec
 
@@ -305,12 +308,13 @@ describe('source-only packages', () => {
   });
 
   test('the time limit stops a build, says so, and is not remembered', async () => {
-    const s = store({ findLinks: [links], installTimeoutSec: 8 });
-    const started = Date.now();
+    const workerId = `slow-build-${process.pid}`;
+    const s = store({ findLinks: [links], installTimeoutSec: 8 }, workerId);
     const r = await s.ensure(['repost-slowbuild']);
+    // The build sleeps 120 s: it was stopped at the limit, and its container is gone.
     expect(r).toMatchObject({ ok: false, failure: { kind: 'timeout', packages: ['repost-slowbuild'] } });
     if (!r.ok) expect(r.failure.message).toMatch(/time limit of 8s was reached while building repost-slowbuild/);
-    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(await containersOf(workerId)).toHaveLength(0);
     // Not remembered: the next ask tries again (and is cancelled right away here).
     const controller = new AbortController();
     const again = s.ensure(['repost-slowbuild'], { signal: controller.signal });
@@ -323,11 +327,23 @@ describe('source-only packages', () => {
     const s = store({ findLinks: [links] }, workerId);
     const controller = new AbortController();
     const pending = s.ensure(['repost-slowbuild'], { signal: controller.signal });
-    expect(await waitFor(async () => (await containersOf(workerId)).length > 0, 60_000)).toBe(true);
-    const started = Date.now();
+    // The container where `pip wheel` runs, not one that byte-compiled the build requirements.
+    const building = async () => {
+      for (const c of await containersOf(workerId)) {
+        if (c.State !== 'running') continue;
+        const top = (await docker.getContainer(c.Id).top({ ps_args: '-o pid,args' }).catch(() => ({ Processes: [] }))) as { Processes: string[][] };
+        if (top.Processes.some((p) => p.join(' ').includes('pip wheel'))) return c;
+      }
+      return undefined;
+    };
+    expect(await waitFor(async () => (await building()) !== undefined, 60_000)).toBe(true);
+    const build = (await building())!;
+    const ended = containerEnd(build.Id);
     controller.abort();
     expect(await pending).toMatchObject({ ok: false, failure: { kind: 'cancelled' } });
-    expect(await waitFor(async () => (await containersOf(workerId)).length === 0, 10_000)).toBe(true);
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // The build (a 120 s sleep, under a 300 s install limit) was stopped by the cancellation, not
+    // left to finish: its container died of SIGKILL while the build still ran, and was removed.
+    expect(await ended).toEqual({ exitCode: '137', removed: true });
+    expect((await containersOf(workerId)).map((c) => c.Id)).not.toContain(build.Id);
   });
 });

@@ -60,6 +60,60 @@ export async function strayProcesses(containerId: string): Promise<string[]> {
   return top.Processes.map((p) => p.join(' ')).filter((line) => !line.includes('/opt/repost/harness/init.py'));
 }
 
+/**
+ * The most processes any sandbox container of `workerId` held while `until` was pending, as the
+ * container's cgroup counts them (Docker's stats), sampled as fast as Docker answers.
+ */
+export async function peakProcesses(workerId: string, until: Promise<unknown>): Promise<number> {
+  let done = false;
+  void until.finally(() => (done = true)).catch(() => undefined);
+  let peak = 0;
+  while (!done) {
+    for (const c of await containersOf(workerId)) {
+      if (c.State !== 'running') continue;
+      try {
+        const stats = (await docker.getContainer(c.Id).stats({ stream: false, 'one-shot': true } as never)) as unknown as { pids_stats?: { current?: number } };
+        peak = Math.max(peak, stats.pids_stats?.current ?? 0);
+      } catch {
+        // The container went away (a cold run's end): the next sample finds the next one.
+      }
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return peak;
+}
+
+/**
+ * How a container ends, from Docker's events: the exit code of its death (137 = SIGKILL) and
+ * whether it was removed. Resolves once it is removed, or rejects after a minute.
+ */
+export async function containerEnd(containerId: string): Promise<{ exitCode: string | null; removed: boolean }> {
+  const events = (await docker.getEvents({ filters: { container: [containerId], type: ['container'] } })) as NodeJS.ReadableStream & { destroy(): void };
+  return new Promise((resolve, reject) => {
+    let exitCode: string | null = null;
+    const timer = setTimeout(() => {
+      events.destroy();
+      reject(new Error(`container ${containerId} was not removed within a minute`));
+    }, 60_000);
+    let buffered = '';
+    events.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString();
+      for (let nl = buffered.indexOf('\n'); nl >= 0; nl = buffered.indexOf('\n')) {
+        const line = buffered.slice(0, nl);
+        buffered = buffered.slice(nl + 1);
+        const e = JSON.parse(line) as { Action?: string; Actor?: { Attributes?: Record<string, string> } };
+        if (e.Action === 'die') exitCode = e.Actor?.Attributes?.exitCode ?? null;
+        if (e.Action === 'destroy') {
+          clearTimeout(timer);
+          events.destroy();
+          resolve({ exitCode, removed: true });
+        }
+      }
+    });
+    events.on('error', reject);
+  });
+}
+
 export async function waitFor(predicate: () => Promise<boolean>, timeoutMs = 10_000): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {

@@ -6,9 +6,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ExchangeIndexEntry } from '../../../activities/llm/exchange';
+import type { ExchangeIndexEntry } from '../../../activities/store/exchanges';
 import { Client as PgClient } from 'pg';
-import { CorruptArtifactError } from '../../../activities/artifacts/store';
+import { CorruptArtifactError } from '../../../activities/store/artifacts';
 import { LocalStore } from '../../../activities/store/local';
 import { PostgresStore } from '../../../activities/store/postgres';
 import { InvalidRunIdError, RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';

@@ -3,7 +3,7 @@ import { countBpeTokens } from '../../../activities/dataset/bpe-tokens';
 import { ProductRecordSchema, type ProductRecord } from '../../../activities/dataset/product-record';
 import { lineCount, measureRecord, measureScript } from '../../../activities/dataset/record-measures';
 import { REPOST_PAPER_TABLE_4, datasetStatistics } from '../../../activities/dataset/statistics';
-import { emptyUsage } from '../../../activities/llm/cost';
+import { emptyUsage } from '../../../activities/store/usage';
 import { REPOST_SAMPLE } from '../../support/fixtures';
 
 const SCRIPT = `import os

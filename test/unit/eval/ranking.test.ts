@@ -84,6 +84,11 @@ describe('two of five candidates right, one test wrong', () => {
     expect(s.methods.genx.precisionAtK['Pr@1']).toBe(1);
     // Random over tests: 4 of 5 are right.
     expect(s.methods.random.precisionAtK['Pr@1']).toBeCloseTo(0.8, 12);
+    // The best-ranked row is named by its sample's number when the rows are a subset of the samples.
+    expect(s.methods.genx.top).toBe(0);
+    const renumbered = rankingSummary({ rows: ['11110', '11110', '11001', '10001', '00000'], truthRow: '11110', hidden, samples: [3, 4, 6, 8, 9], ks: [1], genx: { tolerance: 1e-9, maxIterations: 1000 } });
+    expect(renumbered.methods.genx.top).toBe(3);
+    expect(() => rankingSummary({ rows: ['1'], truthRow: '1', hidden: [true], samples: [1, 2], ks: [1], genx: { tolerance: 1e-9, maxIterations: 10 } })).toThrow(/one sample number per matrix row/);
     expect(s.methods.random.precisionAtK['Pr@5']).toBeCloseTo(0.8, 12);
   });
 });

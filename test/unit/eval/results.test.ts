@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import type { FunctionEvalResult, SampleRound, Usage } from '../../../activities/eval/contracts';
+import type { FunctionEvalResult, SampleRound } from '../../../activities/eval/contracts';
+import type { Usage } from '../../../activities/store/usage';
 import { parseEvalDataset } from '../../../activities/eval/dataset';
 import type { SampleOutcome } from '../../../activities/eval/outcome';
 import { rankingSummary } from '../../../activities/eval/ranking-summary';
@@ -11,7 +12,7 @@ import { splitCounts, splitNote, trainingRefusal } from '../../../activities/eva
 import { summarize } from '../../../activities/eval/summary';
 import { DEMO_DATASET } from '../../support/fixtures';
 
-const usage = (promptTokens: number): Usage => ({ calls: 1, cachedCalls: 0, promptTokens, completionTokens: 10, costUsd: 0.001 });
+const usage = (promptTokens: number): Usage => ({ calls: 1, cachedCalls: 0, promptTokens, completionTokens: 10, costUsd: 0.001, latencyMs: 0 });
 const pass: SampleOutcome = { passed: true, kind: null, exceptionType: null, summary: 'passed' };
 const fail = (kind: SampleOutcome['kind'], exceptionType: string | null = null): SampleOutcome => ({ passed: false, kind, exceptionType, summary: `${kind}` });
 const round = (r: number, outcome: SampleOutcome, key: string | null = `k${r}`): SampleRound => ({ round: r, candidateKey: key, run: { ...outcome, resultKey: null, durationMs: 3 }, usage: usage(100) });
@@ -25,7 +26,7 @@ function result(functionId = record!.functionId): FunctionEvalResult {
     functionId,
     error: null,
     stepErrors: [],
-    prompt: { promptKey: 'p', contextKey: 'c', docstring: 'original', hasOriginalDocstring: true, usage: { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0 } },
+    prompt: { promptKey: 'p', contextKey: 'c', docstring: 'original', hasOriginalDocstring: true, usage: { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0 } },
     unusedDocstringUsage: null,
     samples: [
       { sample: 0, rounds: [round(0, pass)], error: null },

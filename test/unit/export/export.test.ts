@@ -7,7 +7,7 @@ import { EXPORT_MARKER, exportRun } from '../../../activities/export/export-run'
 import { toYaml } from '../../../activities/export/yaml';
 import type { RunReader } from '../../../activities/dataset/run-reader';
 import { ProductRecordSchema, type ProductRecord } from '../../../activities/dataset/product-record';
-import { DatasetRecordSchema } from '../../../activities/dataset/records';
+import { DatasetRecordSchema } from '../../../activities/store/records';
 import { StatisticsBuilder } from '../../../activities/dataset/statistics';
 
 const record: ProductRecord = ProductRecordSchema.parse({

@@ -1,4 +1,4 @@
-import { topLevelModules } from '../../../activities/io-activities';
+import { topLevelModules } from '../../../activities/sources/modules';
 
 describe('topLevelModules', () => {
   it('names the packages and modules a script could import the repository by', () => {

@@ -11,12 +11,15 @@ function fnRef(id: string): FunctionRef {
   return { functionId: id, repoId: 'r', commit: 'c'.repeat(40), path: 'a.py', qualname: `C.f_${id}`, name: `f_${id}`, split: 'train', license: 'mit' };
 }
 
+const thresholds = { coverage: 0.8, astCheckRequired: false };
+
 function input(id: string, stage: FunctionStage, keys: Record<string, string>): RecordInput {
   const fn = fnRef(id);
   const outcome: FunctionOutcome = { functionId: id, path: 'a.py', qualname: fn.qualname, accepted: stage === 'accepted', stage, reason: 'why', debugRounds: 0, coverageRounds: 0, branchCoverage: 1, tokens: 10 };
   return {
     run: { runId: 'run', settingsKey: keys.settings!, storeId: 'x' },
     fn,
+    thresholds,
     prepared: { sourceKey: keys.source!, contextKey: keys.context!, crossFile: false, standalone: true, dependencyCount: 0, localModules: [] },
     outcome,
     scriptKey: keys.script!,
@@ -28,7 +31,6 @@ function input(id: string, stage: FunctionStage, keys: Record<string, string>): 
   };
 }
 
-const thresholds = { coverage: 0.8, astCheckRequired: false };
 
 async function newRun(store: LocalStore, runId: string, candidates: string[]) {
   await store.createRun({ runId, createdAt: 'now', settingsKey: await store.putJson({ settings: 1 }), sourcesKey: null, sources: 1, outDir: null });
@@ -79,7 +81,8 @@ describe('dataset records', () => {
     const again = await summarizeRun(store, 'run');
     expect(again.accepted).toBe(0);
     expect(again.rejected).toBe(2);
-  });
+    // The first summary loads the BPE tokenizer (about a second, more on a busy machine).
+  }, 20_000);
 
   it('pages through thousands of records in bounded pages', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'records-'));

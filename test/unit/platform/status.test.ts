@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { FunctionRef } from '../../../activities/contracts';
-import type { ExchangeIndexEntry } from '../../../activities/llm/exchange';
+import type { ExchangeIndexEntry } from '../../../activities/store/exchanges';
 import { LocalStore } from '../../../activities/store/local';
 import type { StoredRecord } from '../../../activities/store/types';
 import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';

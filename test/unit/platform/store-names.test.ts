@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { writeFileDurable } from '../../../activities/artifacts/store';
+import { writeFileDurable } from '../../../activities/store/artifacts';
 import { safeName } from '../../../activities/store/local';
 import { RunIdSchema, checkRunId, isRunId, runIdProblem } from '../../../activities/store/types';
 

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { FolderRunReader, RunNotFoundError, StoreRunReader, openRunReader } from '../../../activities/dataset/run-reader';
-import type { StoredRecord } from '../../../activities/dataset/records';
+import type { StoredRecord } from '../../../activities/store/records';
 import { reasonKindOf } from '../../../activities/report/report-data';
 import { writeRunReport } from '../../../activities/report/write-report';
 import { LocalStore } from '../../../activities/store/local';

@@ -1,7 +1,6 @@
-import { evalFunctionBudgetMs, functionWorkflowBudgetMs, repoWorkflowBudgetMs } from '../../../activities/workflow-budgets';
-import { parseEvalSettings } from '../../../activities/eval/settings';
-import { evalPipelineSettings } from '../../../scripts/lib/eval-run';
-import { pipelineSettingsFrom } from '../../../scripts/lib/crawl';
+import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from '../../../activities/workflow-budgets';
+import { evalFunctionBudgetMs, evalPipelineSettings, parseEvalSettings } from '../../../activities/eval/settings';
+import { pipelineSettingsFrom } from '../../../activities/run-settings';
 import { loadConfig } from '../../../temporal.config';
 
 const budgets = { llmMs: 1000, sandboxMs: 10_000, ioMs: 100, heartbeatMs: 30_000 };

@@ -1,6 +1,6 @@
 /**
  * Content-addressed artifacts: source snapshots, contexts, scripts, logs and LLM
- * transcripts live here so workflow payloads carry only keys (DESIGN invariant 1).
+ * transcripts live here so workflow payloads carry only keys (docs/architecture.md, invariant 1).
  *
  * A key is `sha256-<hex>`; the bytes live at `<root>/<hex[0..2]>/<hex>`. Writes are atomic and
  * durable (a temporary file, flushed to disk, then renamed, and the folder flushed), so a crash

@@ -13,7 +13,7 @@ export function testConfig(baseURL: string, dataDir: string, overrides: DeepPart
   const llm = (overrides.llm ?? {}) as DeepPartial<Config['llm']>;
   return loadConfig({
     env: {},
-    overrides: { ...overrides, dataDir, llm: { baseURL, apiKey: 'test-key', model: 'gpt-4o', timeoutMs: 5000, ...llm } },
+    overrides: { ...overrides, dataDir, llm: { baseUrl: baseURL, apiKey: 'test-key', model: 'gpt-4o', timeoutSec: 5, ...llm } },
   });
 }
 

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const logs: string[] = [];
   if (cmd.op === 'from-config') {
     // The wiring the activities use: everything from the typed configuration.
-    const config = loadConfig({ env: {}, overrides: { dataDir: cmd.dataDir, github: { baseURL: cmd.baseURL } } });
+    const config = loadConfig({ env: {}, overrides: { dataDir: cmd.dataDir, github: { baseUrl: cmd.baseURL } } });
     const result = await snapshotGitHubRepository(config, cmd.refs![0]!.id, cmd.refs![0]!.commit ?? undefined, (m) => logs.push(m));
     process.stdout.write(JSON.stringify({ result, logs }));
     return;

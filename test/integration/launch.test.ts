@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LocalStore } from '../../../activities/store/local';
-import { prepareSources } from '../../../scripts/lib/crawl';
-import { ForeignServerError, startDevServer } from '../../../scripts/lib/temporal-server';
+import { LocalStore } from '../../activities/store/local';
+import { prepareSources } from '../../scripts/lib/crawl';
+import { ForeignServerError, startDevServer } from '../../scripts/lib/temporal-server';
 
-const DEMO_REPO = path.resolve(__dirname, '../../../scripts/demo/example-repo');
+const DEMO_REPO = path.resolve(__dirname, '../../scripts/demo/example-repo');
 
 describe('the sources of a crawl', () => {
   it('pins and stores local folders, and crawls a repeated source once', async () => {

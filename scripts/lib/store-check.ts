@@ -7,8 +7,8 @@
  */
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import type { RunRef, TaskQueues } from '../activities/contracts';
-import { StoreUnreachableError, type Store } from '../activities/store/types';
+import type { RunRef, TaskQueues } from '../../activities/contracts';
+import { StoreUnreachableError, type Store } from '../../activities/store/types';
 
 /** The memo key of a run's top workflow. */
 export const RUN_MEMO_KEY = 'repost';

@@ -138,7 +138,7 @@ describe('GitHub source', () => {
       await new Promise<void>((resolve) => other.close(() => resolve()));
     }
     // A base URL that is not https (other than a local stand-in on the loopback interface) is refused outright.
-    await expect(drive({ baseURL: 'http://example.com', dataDir, op: 'snapshot', refs: [ref('acme/shop')] })).rejects.toThrow(/github\.baseURL http:\/\/example\.com: refused http URL/);
+    await expect(drive({ baseURL: 'http://example.com', dataDir, op: 'snapshot', refs: [ref('acme/shop')] })).rejects.toThrow(/github\.baseUrl http:\/\/example\.com: refused http URL/);
   });
 
   it('pins, downloads and extracts snapshots; records every bad repository as a skip and goes on', async () => {

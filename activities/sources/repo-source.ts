@@ -1,0 +1,66 @@
+/**
+ * A crawl's repository source (`RepoSource`): its schema where sources enter (a list file, the
+ * store), the repository id of a local folder, and pinning a local folder and keeping its tree in
+ * the store, which the launcher does before a crawl starts (workers elsewhere cannot read the
+ * folder) and an io worker does for a source left unpinned.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { z } from 'zod';
+import type { RepoSource } from '../contracts';
+import { hashTree } from '../store/snapshots';
+import type { Store } from '../store/types';
+
+export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
+  z.object({
+    kind: z.literal('local'),
+    path: z.string().min(1),
+    name: z.string().optional(),
+    split: z.enum(['train', 'eval']).optional(),
+    pinned: z.object({ repoId: z.string().min(1), commit: z.string().min(1) }).optional(),
+  }),
+  z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional(), split: z.enum(['train', 'eval']).optional() }),
+]);
+
+/** A `git` query on a local folder that takes longer than this is treated as no answer. */
+const GIT_TIMEOUT_MS = 30_000;
+
+/**
+ * The HEAD commit when the folder is a clean git checkout of its own, else a hash of the tree's
+ * paths and contents (a subfolder of a larger repository is pinned by its own content).
+ */
+export async function pinLocalFolder(dir: string): Promise<string> {
+  const git = (...args: string[]) => spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8', timeout: GIT_TIMEOUT_MS });
+  const top = git('rev-parse', '--show-toplevel');
+  if (top.status === 0 && path.resolve(top.stdout.trim()) === dir && git('status', '--porcelain').stdout.trim() === '') {
+    const head = git('rev-parse', 'HEAD');
+    if (head.status === 0) return head.stdout.trim();
+  }
+  return `tree-${(await hashTree(dir)).hash.slice(0, 32)}`;
+}
+
+/** A source that cannot be used (a folder that is not there): the crawl records it as skipped. */
+export class SourceError extends Error {
+  override name = 'SourceError';
+}
+
+/** The repository id of a local folder: its given name, else the folder's name. */
+export function localRepoId(source: Extract<RepoSource, { kind: 'local' }>): string {
+  return source.name ?? path.basename(path.resolve(source.path));
+}
+
+/**
+ * Pins a local folder and keeps its tree in the store. The launcher does this before a crawl
+ * starts (workers on other machines cannot read the folder); an unpinned source is pinned by the
+ * io worker, which then must run where the folder is.
+ */
+export async function snapshotLocalFolder(store: Store, source: Extract<RepoSource, { kind: 'local' }>): Promise<{ repoId: string; commit: string }> {
+  if (source.pinned) return source.pinned;
+  const dir = path.resolve(source.path);
+  if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
+  const repoId = localRepoId(source);
+  const commit = await pinLocalFolder(dir);
+  await store.saveSnapshot(repoId, commit, dir);
+  return { repoId, commit };
+}

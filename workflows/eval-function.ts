@@ -1,0 +1,116 @@
+/**
+ * One function of an evaluation or training-data run:
+ *   prompt (docstring mode; a generated docstring is asked again after an unusable answer)
+ *   -> n samples, each: answer (LLM) -> run against the hidden tests (sandbox)
+ *        -> up to r self-repair rounds while it fails: repair (LLM) -> run again
+ *      (a sample whose step fails for good keeps the rounds it has; the other samples go on)
+ *   -> eval with --select genx|codet|random: candidate tests (LLM) -> one matrix run per sample and
+ *      one for the ground truth (sandbox) -> GenX, CodeT and random rankings, n@k and Pr@k
+ *   -> rft: passing candidates and the ground truth, deduplicated -> SFT examples
+ *   -> the function's result, into the store.
+ */
+import type { CandidateRef, CandidateRun, FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
+import type { Usage } from '../activities/store/usage';
+import { evalActivityProxies } from './activities';
+import { emptyEvalResult, tagEvalFunction, type EvalFunctionInput } from './eval-steps';
+import { activityFailureReason } from './failures';
+import { EVAL_PRIORITY as PRIORITY } from './priorities';
+import { slidingWindow } from './window';
+
+/** Answers for a generated docstring before the function is recorded as failed. */
+const DOCSTRING_ATTEMPTS = 3;
+
+export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<FunctionEvalSummary> {
+  const { run, item, settings } = input;
+  const { io, llm, sandbox } = evalActivityProxies(input.queues, input.pipeline);
+  tagEvalFunction(run, item);
+  const result = emptyEvalResult(item.functionId);
+
+  // The prompt: the dependency-only context with the target's body taken out.
+  let prompt: PreparedPrompt | null = null;
+  try {
+    let spent: Usage | null = null;
+    let reason = '';
+    for (let attempt = 0; attempt < DOCSTRING_ATTEMPTS && !prompt; attempt++) {
+      const prepared: Awaited<ReturnType<ReturnType<typeof llm>['prepareEvalPrompt']>> = await llm(PRIORITY.prompt).prepareEvalPrompt({ run, item, attempt, spent });
+      if (prepared.ok) prompt = prepared.prompt;
+      else ({ reason, usage: spent } = prepared);
+    }
+    if (!prompt) {
+      result.error = `no usable docstring after ${DOCSTRING_ATTEMPTS} answer(s): ${reason}`;
+      result.unusedDocstringUsage = spent;
+    }
+  } catch (err) {
+    result.error = activityFailureReason(err);
+  }
+
+  if (prompt) {
+    result.prompt = prompt;
+    const { promptKey, contextKey } = prompt;
+
+    // Samples, each with its self-repair rounds; a sample's failure ends that sample only.
+    const hidden = (ref: CandidateRef, priority: typeof PRIORITY.sample | typeof PRIORITY.repair): Promise<CandidateRun> =>
+      ref.candidateKey
+        ? sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey })
+        : Promise.resolve({ passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0 });
+    const runSample = async (sample: number): Promise<SampleTrace> => {
+      const rounds: SampleRound[] = [];
+      try {
+        let ref = await llm(PRIORITY.sample).sampleCandidate({ run, item, promptKey, sample });
+        for (let round = 0; ; round++) {
+          const outcome = await hidden(ref, round === 0 ? PRIORITY.sample : PRIORITY.repair);
+          rounds.push({ round, candidateKey: ref.candidateKey, run: outcome, usage: ref.usage });
+          if (outcome.passed || round >= settings.repairRounds) break;
+          ref = await llm(PRIORITY.repair).repairCandidate({ run, item, contextKey, candidateKey: ref.candidateKey, resultKey: outcome.resultKey, failure: outcome.summary, round: round + 1, sample });
+        }
+        return { sample, rounds, error: null };
+      } catch (err) {
+        return { sample, rounds, error: activityFailureReason(err) };
+      }
+    };
+    result.samples = await slidingWindow(
+      Array.from({ length: settings.n }, (_, i) => i),
+      settings.sampleWindow,
+      runSample,
+    );
+    const scored = result.samples.filter((s) => s.rounds.length > 0);
+    if (scored.length === 0) result.error = `no sample could be evaluated: ${result.samples[0]?.error ?? 'none was asked for'}`;
+
+    // Dual ranking of the first answers, without the ground truth (which only judges it after).
+    if (scored.length > 0 && settings.task === 'eval' && settings.select !== 'none') {
+      try {
+        const first = scored.map((s) => s.rounds[0]!);
+        let rows = first.map(() => '');
+        let truthRow = '';
+        if (settings.select !== 'random') {
+          const answers = await slidingWindow(
+            Array.from({ length: settings.testSamples }, (_, i) => i),
+            settings.sampleWindow,
+            (attempt) => llm(PRIORITY.ranking).generateCandidateTests({ run, item, contextKey, attempt }),
+          );
+          const tests = await io.mergeCandidateTests({ run, answers: answers.map((a) => ({ testsKey: a.testsKey, usage: a.usage })) });
+          result.rankingUsage = tests.usage;
+          const none = '0'.repeat(tests.count);
+          rows = await slidingWindow(first, settings.sampleWindow, async (r) =>
+            r.candidateKey && tests.count > 0 ? (await sandbox(PRIORITY.ranking).runTestMatrix({ run, item, candidateKey: r.candidateKey, testsKey: tests.testsKey })).row : none,
+          );
+          truthRow = tests.count > 0 ? (await sandbox(PRIORITY.ranking).runTestMatrix({ run, item, candidateKey: null, testsKey: tests.testsKey })).row : '';
+        }
+        result.ranking = await io.rankCandidates({ run, rows, truthRow, hidden: first.map((r) => r.run.passed), samples: scored.map((s) => s.sample) });
+      } catch (err) {
+        result.stepErrors.push(`ranking: ${activityFailureReason(err)}`);
+      }
+    }
+
+    // Training data: the ground truth and every passing candidate, deduplicated.
+    if (scored.length > 0 && settings.task === 'rft') {
+      try {
+        const passing = scored.flatMap((s) => s.rounds.filter((r) => r.run.passed && r.candidateKey).map((r) => ({ candidateKey: r.candidateKey!, sample: s.sample, round: r.round })));
+        result.training = await sandbox(PRIORITY.training).collectTrainingTargets({ run, item, promptKey, passing });
+      } catch (err) {
+        result.stepErrors.push(`training targets: ${activityFailureReason(err)}`);
+      }
+    }
+  }
+  return io.writeEvalFunction({ run, item, result });
+}
