@@ -42,7 +42,12 @@ export interface PipelineSettings {
    * Activity budgets derived from the configuration (ms), and the execution timeouts of child
    * workflows (absent in runs frozen before they existed: then none applies).
    */
-  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number; repoWorkflowMs?: number; functionWorkflowMs?: number };
+  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number; repoWorkflowMs?: number; functionWorkflowMs?: number; llmBatchMs?: number };
+  /**
+   * The LLM activities whose step is in batch mode (`llm.mode`, `llm.modes`): they wait for a
+   * batch's answer, so they get `timeouts.llmBatchMs` and no heartbeat timeout (absent: all live).
+   */
+  llmBatchActivities?: string[];
 }
 
 /** A run as activities see it: its id, its frozen settings (artifact key) and the store it lives in. */

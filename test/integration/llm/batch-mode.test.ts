@@ -1,0 +1,162 @@
+/**
+ * Batch mode end to end: the demo crawl with its LLM steps in batch mode, on the real Temporal
+ * server, real containers and the scripted server's Batch API over HTTP, gives the same dataset as
+ * the same crawl live; with the file exchange, a helper answers `requests.jsonl` by writing
+ * `results.jsonl` beside it; and workers stopped while a batch waits are replaced by new ones that
+ * pick the batch up and finish the crawl without asking anything again.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
+import { DatasetRecordSchema, RejectionSchema } from '../../../activities/store/records';
+import { runCrawl, startCrawl } from '../../../scripts/lib/crawl';
+import { loadLlmScript } from '../../../scripts/lib/scripted-llm-server';
+import { startWorkers } from '../../../scripts/lib/workers';
+import type { Config, DeepPartial } from '../../../temporal.config';
+import { requireEnv, startTestFactory, type TestFactory } from '../../support/factory';
+
+const DEMO_REPO = path.resolve(__dirname, '../../../scripts/demo/example-repo');
+const DEMO_SCRIPT = path.resolve(__dirname, '../../../scripts/demo/scripted-llm-responses.json');
+const SOURCE = [{ kind: 'local' as const, path: DEMO_REPO, name: 'textkit' }];
+
+/** Fields of a record that name the run, the time or the process rather than what was made. */
+const RUN_FIELDS = new Set(['run_id', 'created_at', 'recorded_at', 'duration_ms', 'exchange_keys', 'llm_usage', 'usage']);
+
+function readJsonl(file: string): Record<string, unknown>[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** A dataset with the run's own fields left out, in a stable order. */
+function comparable(file: string, schema: { parse(v: unknown): unknown } = DatasetRecordSchema): Record<string, unknown>[] {
+  return readJsonl(file)
+    .map((r) => schema.parse(r) as Record<string, unknown>)
+    .map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => !RUN_FIELDS.has(k))))
+    .sort((a, b) => String(a.qualname).localeCompare(String(b.qualname)));
+}
+
+/** The batch settings of these tests: a batch goes out 1 s after its first request, and is looked at every 200 ms. */
+const BATCH: DeepPartial<Config> = { llm: { cache: { enabled: false }, batch: { maxWaitSec: 1, pollSec: 0.2 } } };
+const batchRun = (config: Config): Config => ({ ...config, llm: { ...config.llm, mode: 'batch' } });
+
+describe('batch mode: the demo crawl', () => {
+  let live: { dataset: Record<string, unknown>[]; rejections: Record<string, unknown>[]; calls: number };
+
+  beforeAll(async () => {
+    const factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), { llm: { cache: { enabled: false } } });
+    try {
+      const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: SOURCE, runId: 'live-demo' });
+      expect(summary.accepted).toBe(3);
+      live = { dataset: comparable(summary.datasetFile), rejections: comparable(path.join(summary.outDir, 'rejections.jsonl'), RejectionSchema), calls: factory.llm.requests.length };
+    } finally {
+      await factory.close();
+    }
+  });
+
+  it('through the Batch API gives the same dataset as live, each request asked once, and its usage apart from live', async () => {
+    const factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), BATCH);
+    try {
+      const summary = await runCrawl({ config: batchRun(factory.config), client: factory.client, store: factory.store, sources: SOURCE, runId: 'batch-demo' });
+      expect(comparable(summary.datasetFile)).toEqual(live.dataset);
+      expect(comparable(path.join(summary.outDir, 'rejections.jsonl'), RejectionSchema)).toEqual(live.rejections);
+      // Nothing went live: every call went through a batch, one line per request, as many as live made.
+      const stats = factory.llm.batchStats();
+      expect(factory.llm.requests.filter((r) => !r.batch)).toHaveLength(0);
+      expect(Object.keys(stats.linesByCustomId)).toHaveLength(live.calls);
+      expect(Object.values(stats.linesByCustomId).every((n) => n === 1)).toBe(true);
+      expect(stats.batchesCreated).toBeGreaterThanOrEqual(1);
+      // No request is left waiting.
+      expect(fs.readdirSync(path.join(factory.dataDir, 'llm-pending'))).toEqual([]);
+    } finally {
+      await factory.close();
+    }
+  });
+
+  it('through the file exchange: a helper answers requests.jsonl with results.jsonl and the crawl finishes', async () => {
+    const factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), { llm: { ...BATCH.llm, batch: { ...BATCH.llm!.batch, backend: 'files' } } });
+    const answered = new Set<string>();
+    let stop = false;
+    // The helper: for each batch folder with a request file and no results, each request is answered
+    // by the demo's scripted responses (the scripted server's chat endpoint), and the answers are
+    // written in the Batch API's output format beside it.
+    const helper = (async () => {
+      const root = path.join(factory.dataDir, 'llm-batches');
+      while (!stop) {
+        for (const id of fs.existsSync(root) ? fs.readdirSync(root) : []) {
+          const requests = path.join(root, id, 'requests.jsonl');
+          if (answered.has(id) || !fs.existsSync(path.join(root, id, 'batch.json'))) continue;
+          const lines = readJsonl(requests) as { custom_id: string; body: unknown }[];
+          const out: string[] = [];
+          for (const [i, line] of lines.entries()) {
+            const res = await fetch(`${factory.llm.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(line.body) });
+            out.push(JSON.stringify({ id: `line-${i}`, custom_id: line.custom_id, response: { status_code: res.status, request_id: `req-${i}`, body: await res.json() }, error: null }));
+          }
+          const tmp = path.join(root, id, '.results.tmp');
+          fs.writeFileSync(tmp, `${out.join('\n')}\n`);
+          fs.renameSync(tmp, path.join(root, id, 'results.jsonl'));
+          answered.add(id);
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    })();
+    try {
+      const summary = await runCrawl({ config: batchRun(factory.config), client: factory.client, store: factory.store, sources: SOURCE, runId: 'files-demo' });
+      expect(comparable(summary.datasetFile)).toEqual(live.dataset);
+      expect(answered.size).toBeGreaterThanOrEqual(1);
+      // Every request was answered by the helper, none by a live call or the Batch API.
+      expect(factory.llm.requests).toHaveLength(live.calls);
+      expect(factory.llm.batchStats().batchesCreated).toBe(0);
+    } finally {
+      stop = true;
+      await helper;
+      await factory.close();
+    }
+  });
+
+  it('picks a waiting batch up after its workers are replaced, and asks nothing again', async () => {
+    // The Batch API answers only when the test says so.
+    let answering = false;
+    const factory: TestFactory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), BATCH, undefined, {
+      batches: { clock: () => (answering ? Date.now() + 3600_000 : Date.now()), completeAfterMs: 1800_000 },
+    });
+    let replacement: Awaited<ReturnType<typeof startWorkers>> | null = null;
+    let native: NativeConnection | null = null;
+    try {
+      const handle = await startCrawl({ config: batchRun(factory.config), client: factory.client, store: factory.store, sources: SOURCE, runId: 'restart-demo' });
+      const pendingDir = path.join(factory.dataDir, 'llm-pending');
+      // Wait until requests wait in a batch handed over to the service.
+      for (let i = 0; i < 600 && factory.llm.batchStats().batchesCreated === 0; i++) await new Promise((r) => setTimeout(r, 200));
+      expect(factory.llm.batchStats().batchesCreated).toBeGreaterThanOrEqual(1);
+      const waiting = fs.readdirSync(pendingDir).length;
+      expect(waiting).toBeGreaterThan(0);
+      // The workers (and their collector) go away; new ones, knowing only the data directory, take over.
+      await factory.stopWorkers();
+      native = await NativeConnection.connect({ address: requireEnv('REPOST_TEST_TEMPORAL_ADDRESS') });
+      replacement = await startWorkers({
+        config: factory.config,
+        connection: native,
+        store: factory.store,
+        image: factory.config.sandbox.image,
+        workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') },
+      });
+      const before = factory.llm.batchStats();
+      answering = true;
+      const summary = await handle.result();
+      expect(summary.accepted).toBe(live.dataset.length);
+      expect(comparable(summary.datasetFile)).toEqual(live.dataset);
+      const after = factory.llm.batchStats();
+      // The batch of the stopped workers was answered once; nothing of it was asked again.
+      expect(Object.values(after.linesByCustomId).every((n) => n === 1)).toBe(true);
+      expect(Object.keys(after.linesByCustomId)).toHaveLength(live.calls);
+      expect(after.batchesCreated).toBeGreaterThanOrEqual(before.batchesCreated);
+      expect(factory.llm.requests.filter((r) => !r.batch)).toHaveLength(0);
+    } finally {
+      await replacement?.shutdown();
+      await native?.close();
+      await factory.close();
+    }
+  });
+});
