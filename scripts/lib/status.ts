@@ -14,6 +14,7 @@ import { candidateIds } from '../../activities/dataset/run-files';
 import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
 import type { Usage } from '../../activities/store/usage';
 import type { LlmStep } from '../../activities/llm/types';
+import { readWaitingRequests, summarizeWaiting } from '../../activities/llm/batch/collector';
 import type { RunManifest, Store } from '../../activities/store/types';
 
 /** The pipeline stage an LLM step belongs to. */
@@ -67,6 +68,8 @@ export interface RunStatus {
   };
   /** LLM calls of the run so far (exchanges in the store). */
   llm: Usage;
+  /** Requests of the run waiting for a batch answer (batch mode), from the data directory's collector files; null when not asked. */
+  batch?: ReturnType<typeof summarizeWaiting> | null;
   /** What Temporal says, when it was asked and answered. */
   temporal: { crawl: string | null; runningFunctions: number } | { error: string } | null;
 }
@@ -78,6 +81,9 @@ export class RunNotFoundError extends Error {
 export interface RunStatusOptions {
   /** A Temporal client to ask about the run's workflows (optional: the store alone answers the rest). */
   client?: Client | null;
+  /** The data directory whose LLM worker collects batch requests (the machine's own): its waiting requests are shown. */
+  dataDir?: string;
+  now?: () => number;
 }
 
 export async function runStatus(store: Store, runId: string, options: RunStatusOptions = {}): Promise<RunStatus> {
@@ -86,6 +92,7 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
   const [repos, counts, llm] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId)]);
   const candidates = repos.reduce((n, r) => n + r.outcome.candidates, 0);
   const temporal = options.client ? await temporalStatus(options.client, runId) : null;
+  const batch = options.dataDir !== undefined ? summarizeWaiting(await readWaitingRequests(options.dataDir, runId), (options.now ?? Date.now)()) : null;
   // Running functions by stage: Temporal knows each one's stage (a search attribute it updates as
   // the function moves), for any size of run. Without Temporal, the store's exchanges tell the
   // last LLM step of each unfinished function (a full pass over them: fine for one look).
@@ -115,6 +122,7 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
       inProgressByStage,
     },
     llm,
+    batch,
     temporal: temporal && 'byStage' in temporal ? { crawl: temporal.crawl, runningFunctions: temporal.runningFunctions } : temporal,
   };
 }
@@ -181,9 +189,14 @@ export function formatRunStatus(s: RunStatus): string {
     `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
     `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt + ${s.llm.completionTokens} completion tokens, estimated $${s.llm.costUsd.toFixed(4)}`,
   ];
+  if (s.batch && s.batch.waiting > 0) lines.push(`LLM batches: ${formatWaiting(s.batch)}`);
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
   else if (s.temporal) lines.push(`Temporal: crawl workflow ${s.temporal.crawl ?? 'not found'}, ${s.temporal.runningFunctions} function workflow(s) running`);
   return lines.join('\n');
+}
+
+function formatWaiting(b: NonNullable<RunStatus['batch']>): string {
+  return `${b.waiting} request(s) waiting in ${b.batches} batch(es)${b.unsent ? ` (${b.unsent} not sent yet)` : ''}, oldest ${formatDuration(b.oldestAgeMs ?? 0)}`;
 }
 
 /** How far back the finishing rate is measured for the estimate of the time left. */
@@ -210,10 +223,11 @@ export class ProgressTracker {
     private readonly runId: string,
     private readonly client: Client | null = null,
     private readonly now: () => number = Date.now,
+    private readonly dataDir?: string,
   ) {}
 
   async sample(): Promise<ProgressSample> {
-    return this.add(await runStatus(this.store, this.runId, { client: this.client }));
+    return this.add(await runStatus(this.store, this.runId, { client: this.client, now: this.now, ...(this.dataDir !== undefined ? { dataDir: this.dataDir } : {}) }));
   }
 
   /** Adds a snapshot (taken now) and derives the rate and the estimate. */
@@ -265,6 +279,7 @@ export function formatProgressLine(p: ProgressSample): string {
     `functions ${s.functions.finished}/${s.repositories.listed < s.repositories.total ? '~' : ''}${p.expectedFunctions}${running ? ` (running: ${running})` : ''}`,
     `accepted ${s.functions.accepted}, rejected ${s.functions.rejected}`,
     `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
+    ...(s.batch && s.batch.waiting > 0 ? [`batch: ${s.batch.waiting} waiting, oldest ${formatDuration(s.batch.oldestAgeMs ?? 0)}`] : []),
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,
   ].join(' | ');
 }

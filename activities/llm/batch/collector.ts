@@ -288,3 +288,41 @@ function isGone(err: unknown): boolean {
   const name = (err as Error | undefined)?.name;
   return name === 'ActivityNotFoundError';
 }
+
+/**
+ * The requests waiting for a batch answer in a data directory (`runId`: of one run), read from
+ * the collector's files by any process on the machine (the status views); unreadable files are
+ * left out.
+ */
+export async function readWaitingRequests(dataDir: string, runId?: string): Promise<WaitingRequest[]> {
+  const dir = path.resolve(dataDir, 'llm-pending');
+  let names: string[];
+  try {
+    names = await fsp.readdir(dir);
+  } catch {
+    return [];
+  }
+  const out: WaitingRequest[] = [];
+  for (const name of names) {
+    if (!name.endsWith('.json') || !PENDING_ID.test(name.slice(0, -5))) continue;
+    try {
+      const p = PendingRequestSchema.parse(JSON.parse(await fsp.readFile(path.join(dir, name), 'utf8')));
+      if (runId !== undefined && p.runId !== runId) continue;
+      out.push({ customId: p.customId, step: p.step, functionId: p.functionId, enqueuedAt: p.enqueuedAt, ...(p.runId ? { runId: p.runId } : {}), ...(p.batchId ? { batchId: p.batchId } : {}) });
+    } catch {
+      // Removed meanwhile (answered), or not a request file.
+    }
+  }
+  return out.sort((a, b) => a.enqueuedAt.localeCompare(b.enqueuedAt));
+}
+
+/** Waiting requests in short: how many, in how many batches, how many not sent yet, and the oldest's age. */
+export function summarizeWaiting(requests: WaitingRequest[], now: number): { waiting: number; batches: number; unsent: number; oldestAgeMs: number | null } {
+  const batches = new Set(requests.flatMap((r) => (r.batchId ? [r.batchId] : [])));
+  return {
+    waiting: requests.length,
+    batches: batches.size,
+    unsent: requests.filter((r) => !r.batchId).length,
+    oldestAgeMs: requests.length > 0 ? Math.max(0, now - Date.parse(requests[0]!.enqueuedAt)) : null,
+  };
+}

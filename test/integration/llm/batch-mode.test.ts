@@ -11,6 +11,7 @@ import { NativeConnection } from '@temporalio/worker';
 import { DatasetRecordSchema, RejectionSchema } from '../../../activities/store/records';
 import { runCrawl, startCrawl } from '../../../scripts/lib/crawl';
 import { loadLlmScript } from '../../../scripts/lib/scripted-llm-server';
+import { formatRunStatus, runStatus } from '../../../scripts/lib/status';
 import { startWorkers } from '../../../scripts/lib/workers';
 import type { Config, DeepPartial } from '../../../temporal.config';
 import { requireEnv, startTestFactory, type TestFactory } from '../../support/factory';
@@ -39,18 +40,22 @@ function comparable(file: string, schema: { parse(v: unknown): unknown } = Datas
 }
 
 /** The batch settings of these tests: a batch goes out 1 s after its first request, and is looked at every 200 ms. */
-const BATCH: DeepPartial<Config> = { llm: { cache: { enabled: false }, batch: { maxWaitSec: 1, pollSec: 0.2 } } };
+const PRICES = { 'scripted-test': { inputPerMTok: 2, outputPerMTok: 8 } };
+const BATCH: DeepPartial<Config> = { llm: { cache: { enabled: false }, prices: PRICES, batch: { maxWaitSec: 1, pollSec: 0.2 } } };
+
+/** The run's LLM usage as summary.json gives it. */
+const usageOf = (outDir: string) => JSON.parse(fs.readFileSync(path.join(outDir, 'summary.json'), 'utf8')).llm as Record<string, any>;
 const batchRun = (config: Config): Config => ({ ...config, llm: { ...config.llm, mode: 'batch' } });
 
 describe('batch mode: the demo crawl', () => {
-  let live: { dataset: Record<string, unknown>[]; rejections: Record<string, unknown>[]; calls: number };
+  let live: { dataset: Record<string, unknown>[]; rejections: Record<string, unknown>[]; calls: number; usage: Record<string, any> };
 
   beforeAll(async () => {
-    const factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), { llm: { cache: { enabled: false } } });
+    const factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), { llm: { cache: { enabled: false }, prices: PRICES } });
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: SOURCE, runId: 'live-demo' });
       expect(summary.accepted).toBe(3);
-      live = { dataset: comparable(summary.datasetFile), rejections: comparable(path.join(summary.outDir, 'rejections.jsonl'), RejectionSchema), calls: factory.llm.requests.length };
+      live = { dataset: comparable(summary.datasetFile), rejections: comparable(path.join(summary.outDir, 'rejections.jsonl'), RejectionSchema), calls: factory.llm.requests.length, usage: usageOf(summary.outDir) };
     } finally {
       await factory.close();
     }
@@ -68,6 +73,18 @@ describe('batch mode: the demo crawl', () => {
       expect(Object.keys(stats.linesByCustomId)).toHaveLength(live.calls);
       expect(Object.values(stats.linesByCustomId).every((n) => n === 1)).toBe(true);
       expect(stats.batchesCreated).toBeGreaterThanOrEqual(1);
+      // summary.json and the report give live calls and batch answers apart; the batch's are at the batch price (half, by default).
+      const usage = usageOf(summary.outDir);
+      expect(live.usage.byMode.batch.calls).toBe(0);
+      expect(live.usage.byMode.live.calls).toBe(live.calls);
+      expect(usage.byMode.live.calls).toBe(0);
+      expect(usage.byMode.batch.calls).toBe(live.calls);
+      expect(usage.byMode.batch.promptTokens).toBe(live.usage.total.promptTokens);
+      expect(usage.byMode.batch.completionTokens).toBe(live.usage.total.completionTokens);
+      expect(live.usage.total.costUsd).toBeGreaterThan(0);
+      expect(usage.byMode.batch.costUsd).toBeCloseTo(live.usage.total.costUsd / 2, 10);
+      const report = fs.readFileSync(path.join(summary.outDir, 'report.html'), 'utf8');
+      expect(report).toContain('batch answers');
       // No request is left waiting.
       expect(fs.readdirSync(path.join(factory.dataDir, 'llm-pending'))).toEqual([]);
     } finally {
@@ -118,20 +135,32 @@ describe('batch mode: the demo crawl', () => {
 
   it('picks a waiting batch up after its workers are replaced, and asks nothing again', async () => {
     // The Batch API answers only when the test says so.
+    // Its clock stands still until then (no batch is ever done), then runs an hour ahead (every batch, old or new, is done at its next look).
     let answering = false;
+    const t0 = Date.now();
     const factory: TestFactory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), BATCH, undefined, {
-      batches: { clock: () => (answering ? Date.now() + 3600_000 : Date.now()), completeAfterMs: 1800_000 },
+      batches: { clock: () => (answering ? Date.now() + 3600_000 : t0), completeAfterMs: 1 },
     });
     let replacement: Awaited<ReturnType<typeof startWorkers>> | null = null;
     let native: NativeConnection | null = null;
     try {
       const handle = await startCrawl({ config: batchRun(factory.config), client: factory.client, store: factory.store, sources: SOURCE, runId: 'restart-demo' });
       const pendingDir = path.join(factory.dataDir, 'llm-pending');
-      // Wait until requests wait in a batch handed over to the service.
-      for (let i = 0; i < 600 && factory.llm.batchStats().batchesCreated === 0; i++) await new Promise((r) => setTimeout(r, 200));
+      // Wait until requests wait in a batch handed over to the service, each noted with its batch.
+      const sent = async () => {
+        const b = (await runStatus(factory.store, 'restart-demo', { dataDir: factory.dataDir })).batch;
+        return factory.llm.batchStats().batchesCreated > 0 && b !== null && b !== undefined && b.waiting > 0 && b.unsent === 0;
+      };
+      for (let i = 0; i < 600 && !(await sent()); i++) await new Promise((r) => setTimeout(r, 200));
       expect(factory.llm.batchStats().batchesCreated).toBeGreaterThanOrEqual(1);
       const waiting = fs.readdirSync(pendingDir).length;
       expect(waiting).toBeGreaterThan(0);
+      // The status view shows them: how many wait, in how many batches, since when.
+      const status = await runStatus(factory.store, 'restart-demo', { dataDir: factory.dataDir, now: () => Date.now() + 60_000 });
+      expect(status.batch).toMatchObject({ waiting, unsent: 0 });
+      expect(status.batch!.batches).toBeGreaterThanOrEqual(1);
+      expect(status.batch!.oldestAgeMs).toBeGreaterThanOrEqual(60_000);
+      expect(formatRunStatus(status)).toContain(`LLM batches: ${waiting} request(s) waiting`);
       // The workers (and their collector) go away; new ones, knowing only the data directory, take over.
       await factory.stopWorkers();
       native = await NativeConnection.connect({ address: requireEnv('REPOST_TEST_TEMPORAL_ADDRESS') });
