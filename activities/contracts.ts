@@ -42,7 +42,18 @@ export interface PipelineSettings {
    * Activity budgets derived from the configuration (ms), and the execution timeouts of child
    * workflows (absent in runs frozen before they existed: then none applies).
    */
-  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number; repoWorkflowMs?: number; functionWorkflowMs?: number; llmBatchMs?: number };
+  timeouts: {
+    llmMs: number;
+    sandboxMs: number;
+    ioMs: number;
+    heartbeatMs: number;
+    repoWorkflowMs?: number;
+    functionWorkflowMs?: number;
+    /** A live benchmark firing's crawl, when the configuration sets it (else derived from its repositories: `crawlWorkflowBudgetMs`). */
+    crawlWorkflowMs?: number;
+    /** What a step in batch mode may wait for its batch (present when one is: `llmBatchActivities`). */
+    llmBatchMs?: number;
+  };
   /**
    * The LLM activities whose step is in batch mode (`llm.mode`, `llm.modes`): they wait for a
    * batch's answer, so they get `timeouts.llmBatchMs` and no heartbeat timeout (absent: all live).
@@ -64,6 +75,8 @@ export interface RepoSnapshot {
   split: Split;
   /** SPDX id of the repository's license when known. */
   license: string | null;
+  /** Where the license came from: `github-api`, `file:<name>` (its license file), or `none`. */
+  licenseSource?: string;
 }
 
 export interface SkippedRepo {
@@ -83,6 +96,8 @@ export interface FunctionRef {
   occurrence?: number;
   split: Split;
   license: string | null;
+  /** Where the license came from (see RepoSnapshot). */
+  licenseSource?: string;
 }
 
 /** A repository's candidates, stored as pages of FunctionRefs so no payload grows with the repository. */

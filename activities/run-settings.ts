@@ -153,6 +153,7 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
       ...timeouts,
       repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(budgets, loops, config.crawl),
       functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(budgets, loops),
+      ...(child.crawl !== undefined ? { crawlWorkflowMs: child.crawl * 1000 } : {}),
     },
     ...(batched.length > 0 ? { llmBatchActivities: batched } : {}),
   };

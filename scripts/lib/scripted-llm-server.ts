@@ -9,7 +9,10 @@
  * `[prompt:<kind> v<version> function:<name>]`; requests without a marker fall back to the
  * `x-repost-step` header for the kind and to `Function: <name>` lines for the function. Each
  * function walks through a rule's responses in order (first sandbox attempt, second, ...);
- * once they are used up the last one repeats. `{{functionName}}` in a scripted response is
+ * once they are used up the last one repeats. A rule with `respondBy: 'turn'` picks instead by
+ * the conversation's turn (the number of answers the request already holds: 0 for a first
+ * request, 1 for the follow-up after an unusable answer, ...), so a request sent again (a retry
+ * after a lost worker) gets the same answer as the first time. `{{functionName}}` in a scripted response is
  * replaced by the matched function's name, so one rule can serve many functions.
  *
  * A response may instead be a fault, to exercise the client's failure handling:
@@ -53,6 +56,8 @@ export interface ScriptedRule {
   kind?: string;
   functionName?: string;
   responses: ScriptedResponse[];
+  /** 'order' (default): each request takes the next response; 'turn': the response of the conversation's turn. */
+  respondBy?: 'order' | 'turn';
 }
 
 export interface LlmScript {
@@ -76,6 +81,7 @@ export const LlmScriptSchema = z.object({
       kind: z.string().min(1).optional(),
       functionName: z.string().min(1).optional(),
       responses: z.array(z.union([z.string(), FaultSchema])).min(1),
+      respondBy: z.enum(['order', 'turn']).optional(),
     }),
   ),
   fallback: z.string().optional(),
@@ -205,13 +211,17 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
   const completion = (model: string, promptText: string, text: string, finishReason: 'stop' | 'length') => JSON.stringify(completionBody(model, promptText, text, finishReason));
 
   /** The scripted response for a request (the first matching rule's next one, else the fallback), or null when none. */
-  const pick = (kind: string | null, functionName: string | null): { rule: number | null; response: ScriptedResponse | null } => {
+  const pick = (kind: string | null, functionName: string | null, messages: { role: string }[]): { rule: number | null; response: ScriptedResponse | null } => {
     const ruleIndex = checked.rules.findIndex((r) => (r.kind === undefined || r.kind === kind) && (r.functionName === undefined || r.functionName === functionName));
     if (ruleIndex < 0) return { rule: null, response: checked.fallback ?? null };
     const rule = checked.rules[ruleIndex]!;
-    const cursorKey = `${ruleIndex}\u0000${functionName ?? ''}`;
-    const i = cursors.get(cursorKey) ?? 0;
-    cursors.set(cursorKey, i + 1);
+    let i: number;
+    if (rule.respondBy === 'turn') i = messages.filter((m) => m.role === 'assistant').length;
+    else {
+      const cursorKey = `${ruleIndex}\u0000${functionName ?? ''}`;
+      i = cursors.get(cursorKey) ?? 0;
+      cursors.set(cursorKey, i + 1);
+    }
     return { rule: ruleIndex, response: rule.responses[Math.min(i, rule.responses.length - 1)]! };
   };
   const unmatchedMessage = (kind: string | null, functionName: string | null) => `scripted LLM server: no rule for kind=${kind ?? '?'} function=${functionName ?? '?'}`;
@@ -224,7 +234,7 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     const body = parsed.data;
     const messages = body.messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
     const { kind, functionName } = identify(messages, {});
-    const { rule, response } = pick(kind, functionName);
+    const { rule, response } = pick(kind, functionName, messages);
     const entry: RecordedRequest = {
       kind,
       functionName,
@@ -330,7 +340,7 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     }
 
     const promptText = messages.map((m) => m.content).join('\n');
-    const picked = pick(kind, functionName);
+    const picked = pick(kind, functionName, messages);
     entry.rule = picked.rule;
     if (picked.response === null) return reply(400, 'unmatched', errorBody(unmatchedMessage(kind, functionName), 'invalid_request_error', 'no_scripted_response'));
     const response = picked.response;

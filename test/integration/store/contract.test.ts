@@ -11,6 +11,7 @@ import { Client as PgClient } from 'pg';
 import { CorruptArtifactError } from '../../../activities/store/artifacts';
 import { LocalStore } from '../../../activities/store/local';
 import { PostgresStore } from '../../../activities/store/postgres';
+import { RefusalTotalsSchema } from '../../../activities/store/refusals';
 import { InvalidRunIdError, RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';
 import { createStoreDatabase } from '../../support/store-database';
 import { datasetRecordOf } from '../../support/records';
@@ -269,6 +270,52 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     expect(await other.openSnapshot('acme/tools', 'b'.repeat(40))).toBeNull();
   });
 
+  it('keeps the snapshot of any repository id inside its own folder, apart from every other, and refuses what is not a commit', async () => {
+    const dataDir = (store as unknown as { dataDir: string }).dataDir;
+    const root = path.join(dataDir, 'snapshots');
+    const escape = `escaped-${path.basename(dataDir)}`;
+    const ids = [
+      `../../${escape}`, `../${escape}`, '..', '.', '../..', `a/../../${escape}`, `/tmp/${escape}`, 'acme//tools', 'acme/tools/extra', 'acme/tools/',
+      'acme_tools', 'acme/tools_', '_other/acme_tools', 'a b/c', 'ü/x', '~/x', '-rf', `${'l'.repeat(3000)}1`, `${'l'.repeat(3000)}2`, '', 'acme/..', 'acme/.', 'snap/tools',
+    ];
+    const commit = 'c'.repeat(40);
+    for (const id of ids) {
+      const src = tmp('repost-snap-id-');
+      fs.writeFileSync(path.join(src, 'id.json'), JSON.stringify(id));
+      await store.saveSnapshot(id, commit, src);
+    }
+    // Another commit of the same id is another snapshot.
+    const other = tmp('repost-snap-id-');
+    fs.writeFileSync(path.join(other, 'id.json'), JSON.stringify('the other commit'));
+    await store.saveSnapshot('acme/tools_', 'tree-' + '4'.repeat(32), other);
+    const trees = new Set<string>();
+    for (const id of ids) {
+      const tree = await store.openSnapshot(id, commit);
+      expect(tree).not.toBeNull();
+      // Inside the store's snapshot folder, three plain names deep, and its own.
+      const rel = path.relative(root, fs.realpathSync(tree!));
+      expect(rel.split(path.sep)).toHaveLength(4);
+      expect(rel.startsWith('..') || path.isAbsolute(rel)).toBe(false);
+      expect(JSON.parse(fs.readFileSync(path.join(tree!, 'id.json'), 'utf8'))).toBe(id);
+      trees.add(tree!);
+    }
+    expect(trees.size).toBe(ids.length);
+    expect(JSON.parse(fs.readFileSync(path.join((await store.openSnapshot('acme/tools_', 'tree-' + '4'.repeat(32)))!, 'id.json'), 'utf8'))).toBe('the other commit');
+    // Nothing was written beside the store or above it.
+    expect(fs.existsSync(path.join(path.dirname(dataDir), escape))).toBe(false);
+    expect(fs.existsSync(path.join(dataDir, escape))).toBe(false);
+    expect(fs.existsSync(path.join('/tmp', escape))).toBe(false);
+    // A GitHub repository keeps its readable place.
+    expect(await store.openSnapshot('snap/tools', commit)).toBe(path.join(root, 'snap', 'tools', commit, 'tree'));
+
+    const src = tmp('repost-snap-commit-');
+    fs.writeFileSync(path.join(src, 'a.py'), 'x = 1\n');
+    for (const bad of ['../x', 'a/b', '.', '..', '', 'x'.repeat(129), 'a\nb', '-rf', `tree-1/../../${escape}`, 'abc.def', ' abc', '/etc']) {
+      await expect(store.saveSnapshot('acme/tools', bad, src)).rejects.toThrow(/not a commit id/);
+      await expect(store.openSnapshot('acme/tools', bad)).rejects.toThrow(/not a commit id/);
+    }
+  });
+
   it('indexes LLM exchanges per function and per run, and caches answers', async () => {
     await store.appendExchange(exchange('fa', 'run-x', 1));
     await store.appendExchange(exchange('fb', 'run-x', 2));
@@ -291,6 +338,33 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     expect(await (await second()).cacheGet(cacheKey)).toBe(exchange('fa', 'run-x', 1).exchangeKey);
     await store.cachePut(cacheKey, exchange('fa', 'run-x', 3).exchangeKey);
     expect(await store.cacheGet(cacheKey)).toBe(exchange('fa', 'run-x', 3).exchangeKey);
+  });
+
+  it('aggregates the refused answers of a run by check and by step', async () => {
+    const reviewed = (n: number, refusedBy: string[] | undefined, runId = 'run-r') => ({ ...exchange(`f${n}`, runId, n), ...(refusedBy ? { refusedBy } : {}) });
+    await store.appendExchange(reviewed(11, ['test_calls_target', 'test_calls_new_implementation'])); // tests, 111 prompt tokens
+    await store.appendExchange(reviewed(13, ['test_calls_target'])); // tests, 113
+    await store.appendExchange(reviewed(15, [])); // tests, passed
+    await store.appendExchange(reviewed(12, ['parse_truncated'])); // sandbox, 112
+    await store.appendExchange(reviewed(14, undefined)); // never reviewed
+    await store.appendExchange(reviewed(17, ['test_calls_target'], 'run-other'));
+    await store.appendExchange({ ...reviewed(21, ['test_calls_target']), cached: true, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 1 }); // tests, from the cache
+    const r = await store.runRefusals('run-r');
+    // A Usage like any other sum of calls (the same schema), plus the answers reviewed.
+    expect(RefusalTotalsSchema.parse(r)).toEqual(r);
+    expect(r).toMatchObject({ calls: 4, cachedCalls: 1, reviewed: 5, promptTokens: 336, completionTokens: 60, latencyMs: 16 });
+    expect(r.costUsd).toBeCloseTo(0.003, 9);
+    expect(r.byCheck).toEqual({
+      test_calls_target: expect.objectContaining({ calls: 3, cachedCalls: 1, promptTokens: 224 }),
+      test_calls_new_implementation: expect.objectContaining({ calls: 1, promptTokens: 111 }),
+      parse_truncated: expect.objectContaining({ calls: 1, promptTokens: 112 }),
+    });
+    expect(r.byStep.tests).toMatchObject({ calls: 3, reviewed: 4 });
+    expect(r.byStep.sandbox).toMatchObject({ calls: 1, reviewed: 1 });
+    // Asked again after more calls, it counts those too.
+    await store.appendExchange(reviewed(19, ['test_has_assertions']));
+    expect(await store.runRefusals('run-r')).toMatchObject({ calls: 5, reviewed: 6 });
+    expect((await store.runRefusals('nobody')).calls).toBe(0);
   });
 
   it('registers a run once, and updates it', async () => {
@@ -336,8 +410,14 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
 
     expect([...(await store.recordedIds(run, ['0002', '0004', '0042']))].sort()).toEqual(['0002', '0004']);
     expect(await store.recordedIds(run, [])).toEqual(new Set());
-    expect(await store.countRecords(run)).toEqual({ total: 5, accepted: 2, byStage: { execute: 3, accepted: 2 } });
-    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {} });
+    // Three rejections of three debug rounds each, two accepted records of one coverage round each.
+    expect(await store.countRecords(run)).toEqual({
+      total: 5,
+      accepted: 2,
+      byStage: { execute: 3, accepted: 2 },
+      rounds: { debug: { functions: 3, rounds: 9 }, coverage: { functions: 2, rounds: 2 } },
+    });
+    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {}, rounds: { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } } });
     expect(await (await second()).getRecord(run, '0004')).toEqual(accepted('0004', run, 99));
   });
 

@@ -97,7 +97,7 @@ describe('BatchCollector', () => {
     expect(first.delivered).toEqual([]);
   });
 
-  it('delivers a 503 line as the live path's error for it (retryable)', async () => {
+  it("delivers a 503 line as the live path's error for it (retryable)", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-collector-'));
     const clock = { now: Date.parse('2026-11-24T10:00:00Z') };
     const errors: unknown[] = [];
