@@ -22,8 +22,6 @@ export interface TestFactory {
   store: Store;
   llm: ScriptedLlmServer;
   dataDir: string;
-  /** Stops the workers alone (a test that replaces them); `close` still closes the rest. */
-  stopWorkers(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -97,9 +95,6 @@ export async function startTestFactory(script: LlmScript, overrides: DeepPartial
     store,
     llm,
     dataDir: dir,
-    async stopWorkers() {
-      await workers.shutdown();
-    },
     async close() {
       await workers.shutdown();
       await native.close();

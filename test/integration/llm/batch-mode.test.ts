@@ -2,19 +2,22 @@
  * Batch mode end to end: the demo crawl with its LLM steps in batch mode, on the real Temporal
  * server, real containers and the scripted server's Batch API over HTTP, gives the same dataset as
  * the same crawl live; with the file exchange, a helper answers `requests.jsonl` by writing
- * `results.jsonl` beside it; and workers stopped while a batch waits are replaced by new ones that
- * pick the batch up and finish the crawl without asking anything again.
+ * `results.jsonl` beside it; and an LLM worker process killed (SIGKILL) while a batch waits is
+ * replaced by a new one that picks the batch up and finishes the crawl without asking anything again.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { DatasetRecordSchema, RejectionSchema } from '../../../activities/store/records';
 import { runCrawl, startCrawl } from '../../../scripts/lib/crawl';
-import { loadLlmScript } from '../../../scripts/lib/scripted-llm-server';
+import { Client, Connection } from '@temporalio/client';
+import { LocalStore } from '../../../activities/store/local';
+import { loadLlmScript, startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
 import { formatRunStatus, runStatus } from '../../../scripts/lib/status';
-import { startWorkers } from '../../../scripts/lib/workers';
+import { installQuietRuntime, startWorkers } from '../../../scripts/lib/workers';
 import type { Config, DeepPartial } from '../../../temporal.config';
-import { requireEnv, startTestFactory, type TestFactory } from '../../support/factory';
+import { requireEnv, startTestFactory, testConfig, workerEnv } from '../../support/factory';
+import { spawnWorker } from '../../support/processes';
 
 const DEMO_REPO = path.resolve(__dirname, '../../../scripts/demo/example-repo');
 const DEMO_SCRIPT = path.resolve(__dirname, '../../../scripts/demo/scripted-llm-responses.json');
@@ -133,59 +136,69 @@ describe('batch mode: the demo crawl', () => {
     }
   });
 
-  it('picks a waiting batch up after its workers are replaced, and asks nothing again', async () => {
-    // The Batch API answers only when the test says so.
-    // Its clock stands still until then (no batch is ever done), then runs an hour ahead (every batch, old or new, is done at its next look).
+  it('picks a waiting batch up after its LLM worker process is killed (SIGKILL) and another started, and asks nothing again', async () => {
+    // The Batch API answers only when the test says so: its clock stands still until then (no batch
+    // is ever done), then runs an hour ahead (every batch, old or new, is done at its next look).
     let answering = false;
     const t0 = Date.now();
-    const factory: TestFactory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), BATCH, undefined, {
-      batches: { clock: () => (answering ? Date.now() + 3600_000 : t0), completeAfterMs: 1 },
+    const llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT), { batches: { clock: () => (answering ? Date.now() + 3600_000 : t0), completeAfterMs: 1 } });
+    const config = testConfig(llm.url, BATCH);
+    const store = new LocalStore(config.dataDir);
+    const address = requireEnv('REPOST_TEST_TEMPORAL_ADDRESS');
+    installQuietRuntime();
+    const native = await NativeConnection.connect({ address });
+    // The workflows, io and sandbox roles here; the LLM role (and its collector) in a process of its own.
+    const others = await startWorkers({
+      config,
+      connection: native,
+      store,
+      roles: ['workflows', 'io', 'sandbox'],
+      image: config.sandbox.image,
+      workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') },
     });
-    let replacement: Awaited<ReturnType<typeof startWorkers>> | null = null;
-    let native: NativeConnection | null = null;
+    const connection = await Connection.connect({ address });
+    const client = new Client({ connection, namespace: config.temporal.namespace });
+    const env = { ...workerEnv(config), REPOST_LLM_BATCH_MAX_WAIT_SEC: '1', REPOST_LLM_BATCH_POLL_SEC: '0.2' };
+    let llmWorker = spawnWorker(env, ['llm']);
     try {
-      const handle = await startCrawl({ config: batchRun(factory.config), client: factory.client, store: factory.store, sources: SOURCE, runId: 'restart-demo' });
-      const pendingDir = path.join(factory.dataDir, 'llm-pending');
+      await llmWorker.ready;
+      const handle = await startCrawl({ config: batchRun(config), client, store, sources: SOURCE, runId: 'restart-demo' });
+      const pendingDir = path.join(config.dataDir, 'llm-pending');
       // Wait until requests wait in a batch handed over to the service, each noted with its batch.
       const sent = async () => {
-        const b = (await runStatus(factory.store, 'restart-demo', { dataDir: factory.dataDir })).batch;
-        return factory.llm.batchStats().batchesCreated > 0 && b !== null && b !== undefined && b.waiting > 0 && b.unsent === 0;
+        const b = (await runStatus(store, 'restart-demo', { dataDir: config.dataDir })).batch;
+        return llm.batchStats().batchesCreated > 0 && b !== null && b !== undefined && b.waiting > 0 && b.unsent === 0;
       };
       for (let i = 0; i < 600 && !(await sent()); i++) await new Promise((r) => setTimeout(r, 200));
-      expect(factory.llm.batchStats().batchesCreated).toBeGreaterThanOrEqual(1);
+      expect(llm.batchStats().batchesCreated).toBeGreaterThanOrEqual(1);
       const waiting = fs.readdirSync(pendingDir).length;
       expect(waiting).toBeGreaterThan(0);
       // The status view shows them: how many wait, in how many batches, since when.
-      const status = await runStatus(factory.store, 'restart-demo', { dataDir: factory.dataDir, now: () => Date.now() + 60_000 });
+      const status = await runStatus(store, 'restart-demo', { dataDir: config.dataDir, now: () => Date.now() + 60_000 });
       expect(status.batch).toMatchObject({ waiting, unsent: 0 });
       expect(status.batch!.batches).toBeGreaterThanOrEqual(1);
       expect(status.batch!.oldestAgeMs).toBeGreaterThanOrEqual(60_000);
       expect(formatRunStatus(status)).toContain(`LLM batches: ${waiting} request(s) waiting`);
-      // The workers (and their collector) go away; new ones, knowing only the data directory, take over.
-      await factory.stopWorkers();
-      native = await NativeConnection.connect({ address: requireEnv('REPOST_TEST_TEMPORAL_ADDRESS') });
-      replacement = await startWorkers({
-        config: factory.config,
-        connection: native,
-        store: factory.store,
-        image: factory.config.sandbox.image,
-        workflowBundle: { code: fs.readFileSync(requireEnv('REPOST_TEST_WORKFLOW_BUNDLE'), 'utf8') },
-      });
-      const before = factory.llm.batchStats();
+      // The LLM worker dies at once; a new process, knowing only the data directory, takes over.
+      await llmWorker.kill9();
+      llmWorker = spawnWorker(env, ['llm']);
+      await llmWorker.ready;
       answering = true;
       const summary = await handle.result();
       expect(summary.accepted).toBe(live.dataset.length);
       expect(comparable(summary.datasetFile)).toEqual(live.dataset);
-      const after = factory.llm.batchStats();
-      // The batch of the stopped workers was answered once; nothing of it was asked again.
+      const after = llm.batchStats();
+      // The batch of the killed worker was answered once; nothing of it was asked again.
       expect(Object.values(after.linesByCustomId).every((n) => n === 1)).toBe(true);
       expect(Object.keys(after.linesByCustomId)).toHaveLength(live.calls);
-      expect(after.batchesCreated).toBeGreaterThanOrEqual(before.batchesCreated);
-      expect(factory.llm.requests.filter((r) => !r.batch)).toHaveLength(0);
+      expect(llm.requests.filter((r) => !r.batch)).toHaveLength(0);
+      expect(fs.readdirSync(pendingDir)).toEqual([]);
     } finally {
-      await replacement?.shutdown();
-      await native?.close();
-      await factory.close();
+      await llmWorker.stop();
+      await others.shutdown();
+      await native.close();
+      await connection.close();
+      await llm.close();
     }
   });
 });
