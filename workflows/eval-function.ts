@@ -2,7 +2,7 @@
  * One function of an evaluation or training-data run:
  *   prompt (docstring mode; a generated docstring is asked again after an unusable answer)
  *   -> n samples, each: answer (LLM) -> run against the hidden tests (sandbox)
- *        -> up to r self-repair rounds while it fails: repair (LLM) -> run again
+ *        -> up to r self-repair rounds while it fails (not when the harness failed it): repair (LLM) -> run again
  *      (a sample whose step fails for good keeps the rounds it has; the other samples go on)
  *   -> eval with --select genx|codet|random: candidate tests (LLM) -> one matrix run per sample and
  *      one for the ground truth (sandbox) -> GenX, CodeT and random rankings, n@k and Pr@k
@@ -60,7 +60,8 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
         for (let round = 0; ; round++) {
           const outcome = await hidden(ref, round === 0 ? PRIORITY.sample : PRIORITY.repair);
           rounds.push({ round, candidateKey: ref.candidateKey, run: outcome, usage: ref.usage });
-          if (outcome.passed || round >= settings.repairRounds) break;
+          // A failure the harness caused is not the model's to repair: the sample stops there.
+          if (outcome.passed || outcome.kind === 'harness' || round >= settings.repairRounds) break;
           ref = await llm(PRIORITY.repair).repairCandidate({ run, item, contextKey, candidateKey: ref.candidateKey, resultKey: outcome.resultKey, failure: outcome.summary, round: round + 1, sample });
         }
         return { sample, rounds, error: null };
@@ -73,8 +74,14 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
       settings.sampleWindow,
       runSample,
     );
-    const scored = result.samples.filter((s) => s.rounds.length > 0);
-    if (scored.length === 0) result.error = `no sample could be evaluated: ${result.samples[0]?.error ?? 'none was asked for'}`;
+    // The samples that say something of the model: not those whose first run the harness failed.
+    const scored = result.samples.filter((s) => s.rounds.length > 0 && s.rounds[0]!.run.kind !== 'harness');
+    const harnessFailed = result.samples.find((s) => s.rounds[0]?.run.kind === 'harness');
+    if (scored.length === 0) {
+      result.error = harnessFailed
+        ? `the harness failed every sample that ran: ${harnessFailed.rounds[0]!.run.summary}`
+        : `no sample could be evaluated: ${result.samples[0]?.error ?? 'none was asked for'}`;
+    }
 
     // Dual ranking of the first answers, without the ground truth (which only judges it after).
     if (scored.length > 0 && settings.task === 'eval' && settings.select !== 'none') {
