@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import type { FunctionRef, FunctionStage, RunSummary } from '../contracts';
 import { allRecords, type Store } from '../store/types';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
+import { SolvabilityFiguresBuilder, type SolvabilityFigures } from './solvability-figures';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 
 /** `summary.json`: the small summary a crawl workflow returns, and the rest of the run's figures. */
@@ -22,6 +23,8 @@ export interface RunSummaryFile extends RunSummary {
   llm: ReturnType<UsageCounter['result']>;
   /** RepoST's Table 4 per split, and the cost of an accepted example (`statistics.ts`). */
   statistics: DatasetStatistics;
+  /** The solvability stage: solve rates of the records it checked, assertions removed, docstrings written (`solvability-figures.ts`). */
+  solvability: SolvabilityFigures;
 }
 
 export interface Progress {
@@ -48,6 +51,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const funnel = new FunnelCounter();
   const bySplit: Record<string, { accepted: number; rejected: number }> = {};
   const statistics = new StatisticsBuilder();
+  const solvability = new SolvabilityFiguresBuilder();
   let accepted = 0;
   let rejected = 0;
   let n = 0;
@@ -60,6 +64,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
       split.accepted += 1;
       funnel.add('accepted');
       statistics.add(r.record);
+      solvability.add(r.record);
     } else {
       rejected += 1;
       split.rejected += 1;
@@ -86,6 +91,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     skippedRepos: repos.filter((r) => r.outcome.skipped).map((r) => ({ source: r.outcome.source, reason: r.outcome.skipped! })),
     llm,
     statistics: statistics.result(llm.total),
+    solvability: solvability.result(rejectedAt.solvability ?? 0),
   };
 }
 
