@@ -9,16 +9,12 @@
  *   -> rft: passing candidates and the ground truth, deduplicated -> SFT examples
  *   -> the function's result, into the store.
  */
-import type { CandidateRef, CandidateRun, FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
-import type { Usage } from '../activities/store/usage';
+import type { FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
 import { evalActivityProxies } from './activities';
-import { emptyEvalResult, tagEvalFunction, type EvalFunctionInput } from './eval-steps';
+import { emptyEvalResult, evalPrompt, runHidden, tagEvalFunction, type EvalFunctionInput } from './eval-steps';
 import { activityFailureReason } from './failures';
 import { EVAL_PRIORITY as PRIORITY } from './priorities';
 import { slidingWindow } from './window';
-
-/** Answers for a generated docstring before the function is recorded as failed. */
-const DOCSTRING_ATTEMPTS = 3;
 
 export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<FunctionEvalSummary> {
   const { run, item, settings } = input;
@@ -29,16 +25,11 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
   // The prompt: the dependency-only context with the target's body taken out.
   let prompt: PreparedPrompt | null = null;
   try {
-    let spent: Usage | null = null;
-    let reason = '';
-    for (let attempt = 0; attempt < DOCSTRING_ATTEMPTS && !prompt; attempt++) {
-      const prepared: Awaited<ReturnType<ReturnType<typeof llm>['prepareEvalPrompt']>> = await llm(PRIORITY.prompt).prepareEvalPrompt({ run, item, attempt, spent });
-      if (prepared.ok) prompt = prepared.prompt;
-      else ({ reason, usage: spent } = prepared);
-    }
-    if (!prompt) {
-      result.error = `no usable docstring after ${DOCSTRING_ATTEMPTS} answer(s): ${reason}`;
-      result.unusedDocstringUsage = spent;
+    const made = await evalPrompt(llm, PRIORITY.prompt, run, item);
+    if (made.ok) prompt = made.prompt;
+    else {
+      result.error = made.reason;
+      result.unusedDocstringUsage = made.spent;
     }
   } catch (err) {
     result.error = activityFailureReason(err);
@@ -49,16 +40,12 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
     const { promptKey, contextKey } = prompt;
 
     // Samples, each with its self-repair rounds; a sample's failure ends that sample only.
-    const hidden = (ref: CandidateRef, priority: typeof PRIORITY.sample | typeof PRIORITY.repair): Promise<CandidateRun> =>
-      ref.candidateKey
-        ? sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey })
-        : Promise.resolve({ passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0 });
     const runSample = async (sample: number): Promise<SampleTrace> => {
       const rounds: SampleRound[] = [];
       try {
         let ref = await llm(PRIORITY.sample).sampleCandidate({ run, item, promptKey, sample });
         for (let round = 0; ; round++) {
-          const outcome = await hidden(ref, round === 0 ? PRIORITY.sample : PRIORITY.repair);
+          const outcome = await runHidden(sandbox, round === 0 ? PRIORITY.sample : PRIORITY.repair, run, item, ref);
           rounds.push({ round, candidateKey: ref.candidateKey, run: outcome, usage: ref.usage });
           // A failure the harness caused is not the model's to repair: the sample stops there.
           if (outcome.passed || outcome.kind === 'harness' || round >= settings.repairRounds) break;
