@@ -12,7 +12,7 @@ export interface SolvabilityFigures {
   checked: number;
   /** Their mean solve rate (null: none checked). */
   meanSolveRate: number | null;
-  /** Records per solve rate (passes over implementations scored, to two decimals), lowest first. */
+  /** Records per solve rate (passes over implementations scored, to two decimals; `solveRateBars` orders them). */
   solveRates: Record<string, number>;
   /** Records no implementation solved even after the removals. */
   unsolved: number;
@@ -30,6 +30,13 @@ export interface SolvabilityFigures {
 }
 
 type Checked = Pick<DatasetRecord, 'solve_rate' | 'solvability'>;
+
+/** The solve-rate distribution lowest rate first (an object's integer-like keys, "0" and "1", would come first). */
+export function solveRateBars(f: Pick<SolvabilityFigures, 'solveRates'>): { rate: number; records: number }[] {
+  return Object.entries(f.solveRates)
+    .map(([rate, records]) => ({ rate: Number(rate), records }))
+    .sort((a, b) => a.rate - b.rate);
+}
 
 const round2 = (x: number) => Math.round(x * 100) / 100;
 
@@ -67,7 +74,7 @@ export class SolvabilityFiguresBuilder {
     return {
       checked: this.checked,
       meanSolveRate: this.rated ? Math.round((this.rateSum / this.rated) * 1000) / 1000 : null,
-      solveRates: Object.fromEntries([...this.rates].sort(([a], [b]) => a - b).map(([rate, n]) => [String(rate), n])),
+      solveRates: Object.fromEntries([...this.rates].map(([rate, n]) => [String(rate), n])),
       unsolved: this.unsolved,
       unsolvedInitially: this.unsolvedInitially,
       judged: this.judged,

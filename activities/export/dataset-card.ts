@@ -7,7 +7,7 @@
  */
 import type { DatasetSplit } from '../dataset/product-record';
 import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
-import type { SolvabilityFigures } from '../dataset/solvability-figures';
+import { solveRateBars, type SolvabilityFigures } from '../dataset/solvability-figures';
 import type { DatasetStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { EXPORT_COLUMNS, huggingFaceFeatures } from './columns';
@@ -103,7 +103,7 @@ const percent = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed
 function solvabilitySection(input: DatasetCardInput): string {
   const f = input.solvability;
   if (!f || (f.checked === 0 && f.rejected === 0)) return '';
-  const distribution = Object.entries(f.solveRates).map(([rate, n]) => `${percent(Number(rate))}: ${n}`).join(', ') || '–';
+  const distribution = solveRateBars(f).map(({ rate, records }) => `${percent(rate)}: ${records}`).join(', ') || '–';
   return [
     '## Solvability',
     '',

@@ -5,6 +5,7 @@
  */
 import { REJECTION_STAGES, STAGE_ORDER } from '../dataset/records';
 import { SPLITS } from '../dataset/product-record';
+import { solveRateBars } from '../dataset/solvability-figures';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { PALETTE, barChart, escapeXml as esc, formatNumber, fractionBins, histogram, integerBins, rangeBins } from './charts';
@@ -147,7 +148,7 @@ function solvabilitySection(data: RunReportData): string {
     tile('docstrings written', formatNumber(f.generatedDocstrings), 'for functions without one'),
     tile('rejected at solvability', formatNumber(f.rejected)),
   ];
-  const chart = barChart({ title: 'Records by solve rate', bars: Object.entries(f.solveRates).map(([rate, n]) => ({ label: pct(Number(rate)), value: n, color: PALETTE[2] })) });
+  const chart = barChart({ title: 'Records by solve rate', bars: solveRateBars(f).map(({ rate, records }) => ({ label: pct(rate), value: records, color: PALETTE[2] })) });
   const removals = data.records
     .filter((r) => r.removedAssertions.length > 0)
     .flatMap((r) => r.removedAssertions.map((a) => `<tr><td><code>${esc(r.path)}::${esc(r.qualname)}</code></td><td class="num">${a.line}</td><td class="reason"><code>${esc(a.text)}</code></td></tr>`));

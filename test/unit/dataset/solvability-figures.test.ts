@@ -1,7 +1,7 @@
 import { columnData } from '../../../activities/export/columns';
 import { renderDatasetCard } from '../../../activities/export/dataset-card';
 import { ProductRecordSchema } from '../../../activities/dataset/product-record';
-import { SolvabilityFiguresBuilder } from '../../../activities/dataset/solvability-figures';
+import { SolvabilityFiguresBuilder, solveRateBars } from '../../../activities/dataset/solvability-figures';
 import { StatisticsBuilder } from '../../../activities/dataset/statistics';
 import type { SolvabilityRecord } from '../../../activities/store/records';
 import { datasetRecordOf } from '../../support/records';
@@ -33,6 +33,8 @@ describe('solvability figures', () => {
       generatedDocstrings: 1,
       rejected: 2,
     });
+    // Lowest rate first, though "0" and "1" are integer-like keys of the object.
+    expect(solveRateBars(b.result(2))).toEqual([{ rate: 0, records: 1 }, { rate: 0.33, records: 1 }, { rate: 1, records: 1 }]);
     expect(new SolvabilityFiguresBuilder().result(0)).toMatchObject({ checked: 0, meanSolveRate: null, solveRates: {} });
   });
 
@@ -66,6 +68,7 @@ describe('solvability figures', () => {
     const with_ = card(figures.result(1));
     expect(with_).toContain('## Solvability');
     expect(with_).toContain('| mean solve rate | 50.0% |');
+    expect(with_).toContain('| records per solve rate | 50.0%: 1 |');
     expect(with_).toContain('| assertions removed as unspecified | 1 (in 1 record(s)) |');
     expect(with_).toContain('| functions rejected at this stage | 1 |');
     expect(card(new SolvabilityFiguresBuilder().result(0))).not.toContain('## Solvability');
