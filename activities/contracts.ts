@@ -75,6 +75,8 @@ export interface RepoSnapshot {
   split: Split;
   /** SPDX id of the repository's license when known. */
   license: string | null;
+  /** Where the license came from: `github-api`, `file:<name>` (its license file), or `none`. */
+  licenseSource?: string;
 }
 
 export interface SkippedRepo {
@@ -94,6 +96,8 @@ export interface FunctionRef {
   occurrence?: number;
   split: Split;
   license: string | null;
+  /** Where the license came from (see RepoSnapshot). */
+  licenseSource?: string;
 }
 
 /** A repository's candidates, stored as pages of FunctionRefs so no payload grows with the repository. */
