@@ -92,8 +92,10 @@ function filterImport(stmt: SyntaxNode, bound: Map<string, { module: string | nu
     const ownModule = own || (moduleTop !== null && repo.ownModules.has(moduleTop));
     const script = bound.get(name);
     if (script) {
+      const sameModule = moduleTop !== null && !ownModule && alias.type !== 'aliased_import' && script.module === moduleTop;
+      // `import a` beside the script's own `import a`: already there, nothing is left out.
+      if (sameModule && !alias.text.includes('.')) return;
       // `import a.b` beside the script's own `import a`: the same module, the submodule loaded.
-      const sameModule = moduleTop !== null && !ownModule && alias.type !== 'aliased_import' && alias.text.includes('.') && script.module === moduleTop;
       if (sameModule) kept.push(alias.text);
       else dropped.push(`${name} (the script defines it)`);
     } else if (ownModule) {
