@@ -44,7 +44,16 @@ export interface PipelineSettings {
    * Activity budgets derived from the configuration (ms), and the execution timeouts of child
    * workflows (absent in runs frozen before they existed: then none applies).
    */
-  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number; repoWorkflowMs?: number; functionWorkflowMs?: number };
+  timeouts: {
+    llmMs: number;
+    sandboxMs: number;
+    ioMs: number;
+    heartbeatMs: number;
+    repoWorkflowMs?: number;
+    functionWorkflowMs?: number;
+    /** A live benchmark firing's crawl, when the configuration sets it (else derived from its repositories: `crawlWorkflowBudgetMs`). */
+    crawlWorkflowMs?: number;
+  };
 }
 
 /** What the workflows need of `loops.solvability`. */
