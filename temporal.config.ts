@@ -235,6 +235,30 @@ export const ConfigSchema = z.object({
       evalRequiresAstMatch: z.boolean().default(true),
       /** Regenerations after an output that failed to parse or a failed sanity check. */
       regenerateAttempts: nonNegativeInt.default(2),
+      /**
+       * The solvability stage, after the final checks: can a model implement the function from
+       * what its prompt shows? `k` implementations from the evaluation's `solve` prompt; when none
+       * passes, each failing assertion is judged (the `check_assertion` prompt, the `check` model),
+       * and one on behaviour the prompt does not determine is removed (or the record rejected).
+       */
+      solvability: z
+        .object({
+          /** Per split: evaluation records are checked, training records are not. */
+          enabled: z.object({ train: z.boolean().default(false), eval: z.boolean().default(true) }).prefault({}),
+          /** Independent implementations asked from the prompt alone. */
+          k: positiveInt.max(20).default(3),
+          /** The model that writes them; unset = the `solve` step's model (`llm.models.solve`, else `llm.model`). */
+          model: z.string().min(1).optional(),
+          /** Their sampling temperature: above 0, so the k answers are independent tries. */
+          temperature: z.number().min(0).max(2).default(0.8),
+          /** A function without a docstring gets one written from the ground truth (the `docstring` prompt); false: its record is left out of the split. */
+          generateDocstrings: z.boolean().default(true),
+          /** An assertion on behaviour the prompt does not determine is removed (the script is run again); false: it rejects the record. */
+          removeUndetermined: z.boolean().default(true),
+          /** Rounds of judging failing assertions while no implementation passes. */
+          rounds: positiveInt.max(5).default(2),
+        })
+        .prefault({}),
       /** How the sanity checks read an answer. */
       sanity: z
         .object({

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { ConfigSchema, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
-import type { PipelineSettings, TaskQueues } from './contracts';
+import type { PipelineSettings, SolvabilitySettings, TaskQueues } from './contracts';
 import { modeForStep } from './llm/gateway';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
 import type { LlmStep } from './llm/types';
@@ -149,6 +149,7 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     functionWindow: config.crawl.functionWindow,
     repoWindow: config.crawl.repoWindow,
     continueAsNewAfter: config.crawl.continueAsNewAfter,
+    solvability: solvabilitySettingsFrom(config),
     timeouts: {
       ...timeouts,
       repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(budgets, loops, config.crawl),
@@ -157,6 +158,12 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     },
     ...(batched.length > 0 ? { llmBatchActivities: batched } : {}),
   };
+}
+
+/** The solvability stage's part of the workflows' settings. */
+export function solvabilitySettingsFrom(config: Config): SolvabilitySettings {
+  const s = config.loops.solvability;
+  return { enabled: { ...s.enabled }, k: s.k, missingDocstring: s.generateDocstrings ? 'generate' : 'exclude', undetermined: s.removeUndetermined ? 'remove' : 'reject', rounds: s.rounds };
 }
 
 /** The task queues a run's workflows and activities go to. */

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { once } from 'node:events';
 import type { Artifacts } from '../store/artifacts';
 import { writeFileAtomic } from '../store/artifacts';
-import type { FunctionStage, RecordInput } from '../contracts';
+import type { FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
 import { DatasetRecordSchema, type DatasetRecord, type StoredRecord } from '../store/records';
 import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
 import { dedentDefinition } from './dedent-definition';
@@ -28,6 +28,7 @@ export const STAGE_ORDER: readonly FunctionStage[] = [
   'ast_check',
   'functionality_check',
   'test_check',
+  'solvability',
   'accepted',
 ];
 
@@ -87,6 +88,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       debug_rounds: outcome.debugRounds,
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
+      ...(await solvabilityFields(store, input.solvability ?? null)),
     };
     return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
   }
@@ -106,6 +108,25 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       llm_tokens: outcome.tokens,
     },
     ...(settingsKey ? { settingsKey } : {}),
+  };
+}
+
+/** The record's solvability fields (null when its split does not go through the stage). */
+async function solvabilityFields(store: Artifacts, s: SolvabilityResult | null): Promise<Pick<DatasetRecord, 'solve_rate' | 'solvability' | 'generated_docstring'>> {
+  if (!s) return { solve_rate: null, solvability: null, generated_docstring: null };
+  return {
+    solve_rate: s.samples > 0 ? s.passed / s.samples : null,
+    solvability: {
+      model: s.model,
+      samples: s.samples,
+      passed: s.passed,
+      passed_initially: s.passedInitially,
+      docstring: s.docstring,
+      missing_docstring: s.missingDocstring,
+      judged: s.judged,
+      removed_assertions: s.removed,
+    },
+    generated_docstring: s.docstringKey ? await store.get(s.docstringKey) : null,
   };
 }
 

@@ -12,6 +12,7 @@ import { addRoundsRan, emptyRoundsRan, type RoundsRan } from '../store/records';
 import { addRefusal, emptyRefusals, type RefusalTotals } from '../store/refusals';
 import { allRecords, type Store } from '../store/types';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
+import { SolvabilityFiguresBuilder, type SolvabilityFigures } from './solvability-figures';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 
 /** `summary.json`: the small summary a crawl workflow returns, and the rest of the run's figures. */
@@ -35,6 +36,8 @@ export interface RunSummaryFile extends RunSummary {
   regenerations: RefusalTotals;
   /** RepoST's Table 4 per split, and the cost of an accepted example (`statistics.ts`). */
   statistics: DatasetStatistics;
+  /** The solvability stage: solve rates of the records it checked, assertions removed, docstrings written (`solvability-figures.ts`). */
+  solvability: SolvabilityFigures;
 }
 
 export interface Progress {
@@ -61,6 +64,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const funnel = new FunnelCounter();
   const bySplit: Record<string, { accepted: number; rejected: number }> = {};
   const statistics = new StatisticsBuilder();
+  const solvability = new SolvabilityFiguresBuilder();
   const rounds = emptyRoundsRan();
   let accepted = 0;
   let rejected = 0;
@@ -75,6 +79,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
       split.accepted += 1;
       funnel.add('accepted');
       statistics.add(r.record);
+      solvability.add(r.record);
     } else {
       rejected += 1;
       split.rejected += 1;
@@ -105,6 +110,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     llm,
     regenerations,
     statistics: statistics.result(llm.total),
+    solvability: solvability.result(rejectedAt.solvability ?? 0),
   };
 }
 

@@ -42,6 +42,8 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
     candidate_tests: m.solve,
     // Extra equivalence inputs are part of building the dataset, like its tests.
     test_inputs: m.tests,
+    // Whether a prompt determines what an assertion checks: a check, like the test check.
+    check_assertion: m.check,
   };
   return byStep[step] ?? config.llm.model;
 }

@@ -13,7 +13,8 @@ export type LlmStep =
   | 'solve'
   | 'repair'
   | 'candidate_tests'
-  | 'test_inputs';
+  | 'test_inputs'
+  | 'check_assertion';
 
 export const LLM_STEPS: readonly LlmStep[] = [
   'sandbox',
@@ -28,6 +29,7 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'repair',
   'candidate_tests',
   'test_inputs',
+  'check_assertion',
 ];
 
 export interface ChatMessage {
