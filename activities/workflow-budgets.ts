@@ -10,13 +10,17 @@
  * time never comes near it: steps rarely take their whole budget, let alone all of them. (An
  * evaluation's function has its own steps: `evalFunctionBudgetMs` in eval/settings.ts.)
  */
-import type { PipelineSettings } from './contracts';
+import type { PipelineSettings, SolvabilitySettings } from './contracts';
 
 export type Budgets = PipelineSettings['timeouts'];
 type Loops = Pick<PipelineSettings, 'regenerateAttempts' | 'debugRounds' | 'coverageRounds'> & {
   mutation?: Pick<NonNullable<PipelineSettings['mutation']>, 'enabled' | 'rounds'>;
   stability?: Pick<NonNullable<PipelineSettings['stability']>, 'runs'>;
+  solvability?: Pick<SolvabilitySettings, 'enabled' | 'k' | 'rounds'>;
 };
+
+/** Answers for a generated docstring before it counts as unusable (the solvability stage and an evaluation's prompt). */
+export const DOCSTRING_ATTEMPTS = 3;
 
 /** Backoff between retries of one step (the transient-fault retry policy waits about 4.5 minutes in all). */
 const RETRY_MARGIN_MS = 5 * 60_000;
@@ -30,17 +34,23 @@ export function stepsBudgetMs(budgets: Budgets, steps: { io: number; llm: number
  * One function of a crawl: prepare and the record (io); the sandbox and test answers with their
  * regenerations, the debug, coverage and mutation rounds and the two LLM checks; the first run, a
  * run per round, the stability check and the mutation score (and in a mutation round each of the
- * three again) and the AST check.
+ * three again) and the AST check; and when a split has the solvability stage, its steps: the
+ * task, a docstring, k answers and runs, and per round the failing assertions (io), a judge per
+ * answer, the removal (io), the ground truth's run and the k runs again.
  */
 export function functionWorkflowBudgetMs(budgets: Budgets, loops: Loops): number {
   const attempts = loops.regenerateAttempts + 1;
   const stability = (loops.stability?.runs ?? 0) > 0 ? 1 : 0;
   const mutation = loops.mutation?.enabled ? 1 : 0;
   const mutationRounds = mutation ? (loops.mutation?.rounds ?? 0) : 0;
+  const s = loops.solvability;
+  const solvable = s && (s.enabled.train || s.enabled.eval) ? s : null;
   return stepsBudgetMs(budgets, {
-    io: 2,
-    llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + mutationRounds + 2,
-    sandbox: 1 + loops.debugRounds + loops.coverageRounds + stability + mutation + mutationRounds * (2 + stability) + 1,
+    io: 2 + (solvable ? 1 + 2 * solvable.rounds : 0),
+    llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + mutationRounds + 2 + (solvable ? DOCSTRING_ATTEMPTS + solvable.k * (1 + solvable.rounds) : 0),
+    sandbox:
+      1 + loops.debugRounds + loops.coverageRounds + stability + mutation + mutationRounds * (2 + stability) + 1 +
+      (solvable ? solvable.k + solvable.rounds * (1 + solvable.k) : 0),
   });
 }
 

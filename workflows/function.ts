@@ -5,7 +5,8 @@
  *   -> up to k debug rounds -> coverage rounds until the threshold
  *   -> [stability check] -> [mutation score, mutation rounds until the minimum score]
  *   -> AST equivalence, LLM functionality check, LLM test check
- *   -> record (accepted, or rejected with stage and reason).
+ *   -> for an evaluation record, solvability: can a model implement it from its prompt
+ *   (workflows/solvability.ts) -> record (accepted, or rejected with stage and reason).
  * An evaluation-split function needs the evaluation thresholds (full coverage, equal ASTs). The
  * bracketed stages run when the run's settings ask for them (`loops.stability`, `loops.mutation`).
  */
@@ -23,6 +24,7 @@ import type {
   RecordThresholds,
   RunRef,
   StabilityVerdict,
+  SolvabilityResult,
   TaskQueues,
 } from '../activities/contracts';
 import { activityProxies } from './activities';
@@ -30,6 +32,7 @@ import { activityFailureReason } from './failures';
 import { boundedDetails, boundedKeyword } from './ids';
 import { PIPELINE_PRIORITY } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
+import { solvabilityStage } from './solvability';
 
 export interface FunctionWorkflowInput {
   run: RunRef;
@@ -89,6 +92,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     astEquivalent: null as boolean | null,
     functionality: null as string | null,
     testCorrectness: null as string | null,
+    solvability: null as SolvabilityResult | null,
     promptVersions: {} as Record<string, string>,
     mutation: null as MutationScore | null,
     stability: null as StabilityVerdict | null,
@@ -122,8 +126,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       branchCoverage: state.exec?.coverage?.branchCoverage ?? null,
       tokens: state.tokens,
     };
-    const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions, mutation, stability } = state;
-    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions, mutation, stability });
+    const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, solvability, promptVersions, mutation, stability } = state;
+    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, solvability, promptVersions, mutation, stability });
     upsertSearchAttributes([{ key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' }]);
     progress(stage, accepted ? `accepted: ${reason}` : `rejected: ${reason.slice(0, 300)}`);
     return outcome;
@@ -296,9 +300,27 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     state.testCorrectness = testVerdict.answer;
     if (testVerdict.answer !== 'yes') return await finish('test_check', `tests judged incorrect: ${testVerdict.reasoning}`);
 
+    // Solvability (evaluation records): can a model implement the function from what its prompt
+    // shows? Assertions on behaviour the prompt does not determine are removed, or reject it.
+    if (settings.solvability?.enabled[fn.split]) {
+      stage = 'solvability';
+      progress(stage, 'implementations from the prompt alone');
+      const solvable = await solvabilityStage({
+        run, fn, prepared, scriptKey, exec, settings: settings.solvability, coverageThreshold, coverageOf,
+        pipeline: settings, queues: input.queues, progress: (detail) => progress('solvability', detail),
+      });
+      state.tokens += solvable.tokens;
+      Object.assign(state.promptVersions, solvable.promptVersions);
+      if (!solvable.ok) return await finish('solvability', solvable.reason);
+      scriptKey = state.scriptKey = solvable.scriptKey;
+      exec = state.exec = solvable.exec;
+      state.solvability = solvable.result;
+    }
+
+    const solved = state.solvability ? `, solved by ${state.solvability.passed} of ${state.solvability.samples}` : '';
     const strength = state.mutation?.score != null ? `, mutation score ${state.mutation.score.toFixed(3)}` : '';
     const rounds = state.mutationRounds > 0 ? `, ${state.mutationRounds} mutation round(s)` : '';
-    return await finish('accepted', `coverage ${coverageOf(exec).toFixed(3)}${strength}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)${rounds}`);
+    return await finish('accepted', `coverage ${coverageOf(exec).toFixed(3)}${strength}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)${rounds}${solved}`);
   } catch (err) {
     // A record that could not be written is not a stage's outcome: let the parent record the failure.
     if (err instanceof ActivityFailure && err.activityType === 'writeRecord') throw err;

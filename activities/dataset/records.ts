@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { once } from 'node:events';
 import type { Artifacts } from '../store/artifacts';
 import { writeFileAtomic } from '../store/artifacts';
-import type { FunctionStage, RecordInput } from '../contracts';
+import type { FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
 import { DatasetRecordSchema, type DatasetRecord, type StoredRecord } from '../store/records';
 import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
 import { dedentDefinition } from './dedent-definition';
@@ -30,6 +30,7 @@ export const STAGE_ORDER: readonly FunctionStage[] = [
   'ast_check',
   'functionality_check',
   'test_check',
+  'solvability',
   'accepted',
 ];
 
@@ -106,6 +107,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
       ...strengthFields(input, thresholds, m ? await textOf(store, m.survivorsKey) : null),
+      ...(await solvabilityFields(store, input.solvability ?? null)),
     };
     return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
   }
@@ -127,6 +129,25 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       mutation_score: input.mutation?.score ?? null,
     },
     ...(settingsKey ? { settingsKey } : {}),
+  };
+}
+
+/** The record's solvability fields (null when its split does not go through the stage). */
+async function solvabilityFields(store: Artifacts, s: SolvabilityResult | null): Promise<Pick<DatasetRecord, 'solve_rate' | 'solvability' | 'generated_docstring'>> {
+  if (!s) return { solve_rate: null, solvability: null, generated_docstring: null };
+  return {
+    solve_rate: s.samples > 0 ? s.passed / s.samples : null,
+    solvability: {
+      model: s.model,
+      samples: s.samples,
+      passed: s.passed,
+      passed_initially: s.passedInitially,
+      docstring: s.docstring,
+      missing_docstring: s.missingDocstring,
+      judged: s.judged,
+      removed_assertions: s.removed,
+    },
+    generated_docstring: s.docstringKey ? await store.get(s.docstringKey) : null,
   };
 }
 
@@ -192,16 +213,20 @@ export class UsageCounter {
   private total: Usage = emptyUsage();
   private readonly byRepo = new Map<string, Usage>();
   private readonly byStep = new Map<string, Usage>();
+  /** Live calls and batch answers apart: they are priced differently (llm.prices' batch prices). */
+  private readonly byMode = { live: emptyUsage(), batch: emptyUsage() };
 
   add(e: UsageEntry): void {
     const call = callUsage(e);
     this.total = addUsage(this.total, call);
+    const mode = e.mode === 'batch' ? 'batch' : 'live';
+    this.byMode[mode] = addUsage(this.byMode[mode], call);
     this.byRepo.set(e.repoId ?? '', addUsage(this.byRepo.get(e.repoId ?? ''), call));
     this.byStep.set(e.step ?? '', addUsage(this.byStep.get(e.step ?? ''), call));
   }
 
   result() {
     const table = (m: Map<string, Usage>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
-    return { total: this.total, byRepo: table(this.byRepo), byStep: table(this.byStep) };
+    return { total: this.total, byMode: { ...this.byMode }, byRepo: table(this.byRepo), byStep: table(this.byStep) };
   }
 }

@@ -12,6 +12,7 @@ import { addRoundsRan, emptyRoundsRan, type RoundsRan } from '../store/records';
 import { addRefusal, emptyRefusals, type RefusalTotals } from '../store/refusals';
 import { allRecords, type Store } from '../store/types';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
+import { SolvabilityFiguresBuilder, type SolvabilityFigures } from './solvability-figures';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 import { TestStrengthBuilder, type TestStrength } from './test-strength';
 
@@ -38,6 +39,8 @@ export interface RunSummaryFile extends RunSummary {
   statistics: DatasetStatistics;
   /** The accepted records' mutation scores and stability verdicts (`test-strength.ts`). */
   testStrength: TestStrength;
+  /** The solvability stage: solve rates of the records it checked, assertions removed, docstrings written (`solvability-figures.ts`). */
+  solvability: SolvabilityFigures;
 }
 
 export interface Progress {
@@ -65,6 +68,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const bySplit: Record<string, { accepted: number; rejected: number }> = {};
   const statistics = new StatisticsBuilder();
   const strength = new TestStrengthBuilder();
+  const solvability = new SolvabilityFiguresBuilder();
   const rounds = emptyRoundsRan();
   let accepted = 0;
   let rejected = 0;
@@ -80,6 +84,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
       funnel.add('accepted');
       statistics.add(r.record);
       strength.add(r.record);
+      solvability.add(r.record);
     } else {
       rejected += 1;
       split.rejected += 1;
@@ -111,6 +116,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     regenerations,
     statistics: statistics.result(llm.total),
     testStrength: strength.result(),
+    solvability: solvability.result(rejectedAt.solvability ?? 0),
   };
 }
 

@@ -26,6 +26,8 @@ export const EvalDatasetLineSchema = z
     packages: z.array(z.object({ name: z.string().min(1), version: z.string().min(1) })).optional(),
     /** The surviving mutants' diffs, when the crawl scored the record's tests. */
     mutation_survivors: z.string().nullable().optional(),
+    /** The description written for a function without a docstring, which its prompt shows (solvability stage). */
+    generated_docstring: z.string().min(1).nullable().optional(),
   })
   .passthrough();
 
@@ -50,7 +52,11 @@ export interface EvalRecord {
   /** The split the record declares, or null (RepoST's format declares none). */
   split: 'train' | 'eval' | null;
   /** The surviving mutants' diffs the record lists (sandbox/mutation.ts), or null. */
-  mutationSurvivors: string | null;
+  mutationSurvivors?: string | null;
+  /** A description written for a target without a docstring, shown in its prompt in place of one (null: none). */
+  generatedDocstring: string | null;
+  /** The repository's top-level module names, when known exactly (a record built by the crawl itself). */
+  localModules?: string[];
 }
 
 /** What an item's record artifact holds: the normalised record and the dataset line as read. */
@@ -97,6 +103,7 @@ export function toEvalRecord(line: z.infer<typeof EvalDatasetLineSchema>): EvalR
     format: ours ? 'ours' : 'repost',
     split: line.split ?? null,
     mutationSurvivors: line.mutation_survivors ?? null,
+    generatedDocstring: line.generated_docstring ?? null,
   };
 }
 

@@ -64,6 +64,19 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'mutation_survivors', type: str(true), description: 'the surviving mutants as diffs, for a person to judge (some may be equivalent to the target)', value: (r) => r.mutation_survivors ?? null },
   { name: 'mutation_rounds', type: scalar('int32', true), description: 'rounds asking for tests that kill surviving mutants', value: (r) => r.mutation_rounds ?? null },
   { name: 'stability', type: str(true), description: "whether the verdict held over runs with another hash seed, run folder and clock ('stable' or 'flaky')", value: (r) => r.stability ?? null },
+  {
+    name: 'solve_rate',
+    type: scalar('float64', true),
+    description: 'share of the implementations a model wrote from the prompt alone that pass the tests (the solvability stage of evaluation records; null when not checked)',
+    value: (r) => r.solve_rate ?? null,
+  },
+  { name: 'generated_docstring', type: str(true), description: 'for a function without a docstring, the description written from the ground truth that its prompt shows', value: (r) => r.generated_docstring ?? null },
+  {
+    name: 'removed_assertions',
+    type: { kind: 'struct-list', fields: ['line', 'text'] },
+    description: 'assertions removed from the tests as checking behaviour the prompt does not determine (line in the script as it was, and text)',
+    value: (r) => (r.solvability?.removed_assertions ?? []).map((a) => ({ line: String(a.line), text: a.text })),
+  },
 ];
 
 /** Parquet schema elements (the flat, depth-first form Parquet uses) of the columns. */

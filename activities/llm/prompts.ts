@@ -52,6 +52,11 @@ export interface PromptVars {
   candidate_tests: { functionName: string; context: string };
   /** `script`: the evaluation script without its tests; inputs whose outputs the ground truth decides. */
   test_inputs: { functionName: string; script: string };
+  /**
+   * `context`: what the solve prompt showed; `testSource`: the test function holding the
+   * `assertion`; `failures`: what the failing implementations ran into, one a line.
+   */
+  check_assertion: { functionName: string; context: string; testSource: string; assertion: string; failures: string };
 }
 
 export interface RenderedPrompt {

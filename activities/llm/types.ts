@@ -14,7 +14,8 @@ export type LlmStep =
   | 'solve'
   | 'repair'
   | 'candidate_tests'
-  | 'test_inputs';
+  | 'test_inputs'
+  | 'check_assertion';
 
 export const LLM_STEPS: readonly LlmStep[] = [
   'sandbox',
@@ -30,6 +31,7 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'repair',
   'candidate_tests',
   'test_inputs',
+  'check_assertion',
 ];
 
 export interface ChatMessage {

@@ -34,6 +34,7 @@ const varsByKind: { [K in PromptKind]: PromptVars[K] } = {
   repair: { functionName: sample.func_name, context: sample.orig_context, candidate: sample.orig_func, errorMessage: 'AssertionError' },
   candidate_tests: { functionName: sample.func_name, context: sample.orig_context },
   test_inputs: { functionName: sample.func_name, script: sample.eval_script },
+  check_assertion: { functionName: sample.func_name, context: sample.orig_context, testSource: sample.eval_script, assertion: 'assert f(None) == f_new_implementation(None)', failures: '- TypeError: boom' },
 };
 
 describe('prompt templates', () => {
