@@ -17,7 +17,7 @@ import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
 import { HARNESS_TIMEOUT_SEC, HarnessCalls } from './harness-calls';
 import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, launchCommand } from './harness-command';
-import { ImportScanSchema, planImports, type ImportPlan } from './import-scan';
+import { ImportScanSchema, planImports, SCRIPT_FILE, type ImportPlan } from './import-scan';
 import { RUN_GRACE_SEC } from './leftovers';
 import { oomKilled } from './oom';
 import { PackageResolution } from './package-resolution';
@@ -88,9 +88,9 @@ export class SandboxExecutor {
   }
 
   /**
-   * Runs the script. With `install`, the packages its source imports are installed first, in one
-   * resolution; a ModuleNotFoundError for a module the source imports (a guarded or literal
-   * dynamic import, or one whose package was dropped) adds it and the script runs again. Every
+   * Runs the script. With `install`, the packages its source imports (in any spelling: see
+   * import-scan.ts) are installed first, in one resolution; a ModuleNotFoundError for a module the
+   * source imports whose package is not installed yet adds it and the script runs again. Every
    * resolution is one round, at most `packages.resolutionRounds` per run.
    */
   async run(req: RunRequest, hooks: RunHooks = {}): Promise<SandboxResult> {
@@ -131,7 +131,7 @@ export class SandboxExecutor {
 
   /** The script's imports, read by the harness inside a sandbox container, as distributions. */
   private async scanImports(req: RunRequest, hooks: RunHooks): Promise<ImportPlan | SandboxResult> {
-    const sources: Record<string, string> = { 'eval_script.py': req.script };
+    const sources: Record<string, string> = { [SCRIPT_FILE]: req.script };
     for (const [name, text] of Object.entries(req.files ?? {})) if (name.endsWith('.py')) sources[name] = text;
     hooks.heartbeat?.();
     const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;
