@@ -96,6 +96,74 @@ test('failures name the package and the reason; permanent ones are remembered fo
   expect(uv.calls()).toBeGreaterThan(before);
 });
 
+describe('packages as of the code\'s date', () => {
+  // six 1.16.0 is of May 2021 (1.17.0 came later); tomli-w's first release is later than June 2021.
+  const cutoff = '2021-06-01T00:00:00Z';
+
+  test('the releases of then; the same names at their newest are another set, with their own environment and failure memory', async () => {
+    const uv = countingUv();
+    const clock = 1_000_000;
+    const s = store({ uvPath: uv.path }, undefined, () => clock);
+    const dated = await s.ensure(['six'], { asOf: cutoff });
+    if (!dated.ok) throw new Error(dated.error);
+    expect(dated.set.packages).toEqual([{ name: 'six', version: '1.16.0', asOf: cutoff }]);
+    expect(dated.set.asOf).toBe(cutoff);
+    expect(dated.set.notes).toEqual([`packages as of ${cutoff}`]);
+    const newest = await s.ensure(['six']);
+    if (!newest.ok) throw new Error(newest.error);
+    expect(newest.set.key).not.toBe(dated.set.key);
+    expect(newest.set.asOf).toBeNull();
+    expect(newest.set.packages).toHaveLength(1);
+    expect(newest.set.packages[0]!.asOf).toBeUndefined();
+    expect(newest.set.packages[0]!.version).not.toBe('1.16.0');
+    expect(newest.set.notes).toEqual([]);
+    // Each is found as itself, and a third date finds neither.
+    expect(s.lookup(['six'])?.packages).toEqual(newest.set.packages);
+    expect(s.lookup(['six'], cutoff)?.packages).toEqual(dated.set.packages);
+    expect(s.lookup(['six'], '2021-07-01T00:00:00Z')).toBeNull();
+    expect(fs.readFileSync(path.join(dated.set.hostPath, 'six.py'), 'utf8')).toMatch(/__version__ = "1\.16\.0"/);
+
+    // A failure is remembered under its own date: the newest set of the same names is asked for.
+    const missing = await s.ensure(['repost-no-such-distribution-xyz'], { asOf: cutoff });
+    expect(missing).toMatchObject({ ok: false, failure: { kind: 'not-found', packages: ['repost-no-such-distribution-xyz'] } });
+    const calls = uv.calls();
+    expect(await s.ensure(['repost-no-such-distribution-xyz'], { asOf: cutoff })).toEqual(missing);
+    expect(uv.calls()).toBe(calls);
+    await s.ensure(['repost-no-such-distribution-xyz']);
+    expect(uv.calls()).toBeGreaterThan(calls);
+  });
+
+  test('a package with no release by then takes its newest, alone; the others keep the date', async () => {
+    const s = store();
+    const r = await s.ensure(['six', 'tomli-w'], { asOf: cutoff });
+    if (!r.ok) throw new Error(r.error);
+    const byName = new Map(r.set.packages.map((p) => [p.name.toLowerCase().replace(/_/g, '-'), p]));
+    expect(byName.get('six')).toEqual({ name: 'six', version: '1.16.0', asOf: cutoff });
+    expect(byName.get('tomli-w')?.asOf).toBeUndefined();
+    expect(r.set.notes[0]).toMatch(/^packages as of 2021-06-01T00:00:00Z, except tomli-w at the newest release \(tomli-w: /);
+  });
+
+  test("a run's packages follow its code's date and say so; a date that is not one gives the newest", async () => {
+    const executor = await makeExecutor('cold', { workerId: `store-asof-${process.pid}` }, freshStore());
+    try {
+      const script = 'import six, tomli_w\nprint(six.__version__)\n';
+      // May 2nd plus 30 days of grace: the cutoff is June 1st.
+      const dated = await executor.run({ script, install: true, packagesAsOf: { date: '2021-05-02T08:00:00Z', graceSec: 29 * 86400 } });
+      expect(dated.status).toBe('passed');
+      expect(dated.stdout.trim()).toBe('1.16.0');
+      expect(dated.packages.find((p) => p.name === 'six')).toEqual({ name: 'six', version: '1.16.0', asOf: cutoff });
+      expect(dated.notes.join('\n')).toMatch(/packages as of 2021-06-01T00:00:00Z, except tomli-w at the newest release/);
+      const undated = await executor.run({ script, install: true, packagesAsOf: { date: 'last spring' } });
+      expect(undated.status).toBe('passed');
+      expect(undated.stdout.trim()).not.toBe('1.16.0');
+      expect(undated.packages.every((p) => p.asOf === undefined)).toBe(true);
+      expect(undated.notes).toEqual(['the code\'s date "last spring" is not a date; packages at their newest releases']);
+    } finally {
+      await executor.close();
+    }
+  });
+});
+
 describe('source-only packages', () => {
   const links = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-find-links-'));
   const hostMarker = path.join(os.tmpdir(), `repost-setup-ran-on-host-${process.pid}`);
