@@ -51,9 +51,9 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       return whileHeartbeating(async () => {
         try {
           if (source.kind === 'local') {
-            const { repoId, commit } = await snapshotLocalFolder(store, source);
+            const { repoId, commit, commitDate } = await snapshotLocalFolder(store, source);
             if (!(await store.openSnapshot(repoId, commit))) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
-            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license: null } };
+            return { ok: true as const, snapshot: { repoId, commit, commitDate, split: source.split ?? 'train', license: null } };
           }
           // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
           // a transient API failure throws and Temporal retries.
@@ -61,7 +61,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           if (!r.ok) return { ok: false as const, reason: `${r.skip.stage}: ${r.skip.reason}` };
           await store.saveSnapshot(r.snapshot.repoId, r.snapshot.commit, r.snapshot.dir);
           const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl.github) ?? 'train';
-          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: r.ref.license };
+          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, commitDate: r.ref.commitDate ?? null, split, license: r.ref.license };
           return { ok: true as const, snapshot };
         } catch (err) {
           if (err instanceof SourceError) return { ok: false as const, reason: err.message };
@@ -86,6 +86,8 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           ...(f.occurrence > 0 ? { occurrence: f.occurrence } : {}),
           split: snapshot.split,
           license: snapshot.license,
+          // The sandbox resolves the function's packages as of its commit's date.
+          ...(snapshot.commitDate ? { commitDate: snapshot.commitDate } : {}),
         }));
         const pageKeys: string[] = [];
         for (let i = 0; i < refs.length; i += CANDIDATE_PAGE_SIZE) pageKeys.push(await store.putJson(refs.slice(i, i + CANDIDATE_PAGE_SIZE)));
