@@ -163,6 +163,12 @@ function failed(requirements: string[], failure: InstallFailure): EnsureResult {
 export class PackageStore {
   readonly envsDir: string;
   readonly cacheDir: string;
+  /**
+   * uv's cache for sets resolved as of a date, beside the other: a resolution from the cache alone
+   * picks the highest version whose metadata it holds, so the old releases a dated set brings in
+   * must never be what a set of the newest releases finds there (nor the reverse).
+   */
+  readonly datedCacheDir: string;
   readonly wheelhouse: string;
   private readonly sdistDir: string;
   private readonly pycStore: string;
@@ -176,11 +182,12 @@ export class PackageStore {
     const { root, settings } = options;
     this.envsDir = path.join(root, 'envs');
     this.cacheDir = settings.uvCacheDir ?? path.join(root, 'uv-cache');
+    this.datedCacheDir = `${this.cacheDir.replace(/\/+$/, '')}-dated`;
     this.wheelhouse = path.join(root, 'wheelhouse');
     this.sdistDir = path.join(root, 'sdists');
     this.pycStore = path.join(root, 'pyc');
     this.home = path.join(root, '.uv-home');
-    for (const dir of [this.envsDir, this.cacheDir, this.wheelhouse, this.home]) fs.mkdirSync(dir, { recursive: true });
+    for (const dir of [this.envsDir, this.cacheDir, this.datedCacheDir, this.wheelhouse, this.home]) fs.mkdirSync(dir, { recursive: true });
     this.uv = resolveUvBinary(settings.uvPath);
   }
 
@@ -315,8 +322,8 @@ export class PackageStore {
     return this.options.settings.indexUrl ?? process.env.UV_DEFAULT_INDEX ?? process.env.UV_INDEX_URL ?? process.env.PIP_INDEX_URL ?? DEFAULT_INDEX;
   }
 
-  private async uvRun(args: string[], deadline: number, signal: AbortSignal, stdin?: string, onLine?: (l: string) => void): Promise<UvOutcome> {
-    return runUv(this.uv, args, { env: uvEnvironment({ cacheDir: this.cacheDir, home: this.home }), stdin, deadline, signal, onLine });
+  private async uvRun(args: string[], deadline: number, signal: AbortSignal, stdin?: string, onLine?: (l: string) => void, cacheDir = this.cacheDir): Promise<UvOutcome> {
+    return runUv(this.uv, args, { env: uvEnvironment({ cacheDir, home: this.home }), stdin, deadline, signal, onLine });
   }
 
   private async install(key: string, requirements: string[], signal: AbortSignal, allowBuilds: boolean, asOf: string | null): Promise<EnsureResult> {
@@ -334,6 +341,9 @@ export class PackageStore {
     const built: string[] = [];
     const buildNotes: string[] = [];
     const dated = new AsOfResolution(asOf);
+    // A set as of a date has its own cache (see datedCacheDir) and always asks the index: what the
+    // cache holds from another date is not the newest release before this one.
+    const cacheDir = asOf ? this.datedCacheDir : this.cacheDir;
     let pinned: string[] = [];
     for (;;) {
       // From what the cache already knows first (no request at all: a warm set takes milliseconds);
@@ -344,9 +354,11 @@ export class PackageStore {
           deadline,
           signal,
           requirements.join('\n') + '\n',
+          undefined,
+          cacheDir,
         );
-      let compiled = await compile(true);
-      if (compiled.ended === 'exit' && compiled.code !== 0) compiled = await compile(false);
+      let compiled = await compile(!asOf);
+      if (compiled.ended === 'exit' && compiled.code !== 0 && !asOf) compiled = await compile(false);
       const stop = stopped(compiled, 'resolution');
       if (stop) return stop;
       if (compiled.code === 0) {
@@ -389,6 +401,7 @@ export class PackageStore {
           signal,
           undefined,
           (line) => downloads.line(line),
+          cacheDir,
         );
       let installed = await link(true);
       if (installed.ended === 'exit' && installed.code !== 0) installed = await link(false);
