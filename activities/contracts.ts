@@ -64,6 +64,8 @@ export interface RepoSnapshot {
   split: Split;
   /** SPDX id of the repository's license when known. */
   license: string | null;
+  /** Where the license came from: `github-api`, `file:<name>` (its license file), or `none`. */
+  licenseSource?: string;
 }
 
 export interface SkippedRepo {
@@ -85,6 +87,8 @@ export interface FunctionRef {
   license: string | null;
   /** The commit's date (the snapshot's), which the sandbox resolves the function's packages as of; absent or null: newest. */
   commitDate?: string | null;
+  /** Where the license came from (see RepoSnapshot). */
+  licenseSource?: string;
 }
 
 /** A repository's candidates, stored as pages of FunctionRefs so no payload grows with the repository. */

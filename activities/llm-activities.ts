@@ -9,8 +9,6 @@ import { definitionSource } from './dataset/script-parts';
 import {
   DEFAULT_SANDBOX_CACHE_DIR,
   type ExchangeRecord,
-  parseCodeAnswer,
-  parseVerdict,
   renderPrompt,
   type ChatOutcome,
   type LlmGateway,
@@ -21,6 +19,7 @@ import {
 } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
+import { reviewCode, reviewVerdict, type CodeReview, type ReviewedAnswer, type VerdictReview } from './llm/review';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
 import { checkSandboxScript, checkTestScript } from './llm/sanity';
@@ -51,12 +50,20 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     return exchange.response?.text ?? null;
   }
 
-  async function ask<K extends PromptKind>(
+  /**
+   * Asks the model and reviews its answer with `review` (which the run's settings parameterise);
+   * the gateway records on the exchange which checks refused it, so a run can show what its
+   * refused answers cost.
+   */
+  async function ask<K extends PromptKind, R extends { refusedBy: string[] }>(
     kind: K,
     vars: PromptVars[K],
     ctx: { run: RunRef; fn: FunctionRef; attempt?: number; previous?: PreviousAnswer },
-  ): Promise<{ answer: ChatOutcome; promptVersion: string }> {
+    review: (answer: ReviewedAnswer, runConfig: Config) => R,
+  ): Promise<{ answer: ChatOutcome; promptVersion: string; review: R }> {
     const runConfig = await runs.forRun(ctx.run);
+    let reviewed: R | undefined;
+    const reviewOnce = (a: ReviewedAnswer) => (reviewed = review(a, runConfig)).refusedBy;
     const prompt = renderPrompt(kind, vars);
     await runs.checkPromptVersion(ctx.run, kind, prompt.promptVersion);
     const before = await previousText(ctx.previous);
@@ -76,10 +83,10 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
             promptVersion: prompt.promptVersion,
             attempt: ctx.attempt ?? 0,
           },
-          { signal: activityHooks().signal, llm: runConfig.llm },
+          { signal: activityHooks().signal, llm: runConfig.llm, review: reviewOnce },
         ),
       );
-      return { answer, promptVersion: version };
+      return { answer, promptVersion: version, review: reviewed ?? review(answer, runConfig) };
     } catch (err) {
       throw toActivityFailure(err);
     }
@@ -87,30 +94,21 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
 
   const tokensOf = (a: ChatOutcome) => a.promptTokens + a.completionTokens;
 
-  /** Parses a code answer; runs the step's sanity check; stores the script. */
-  async function codeStep(
-    answer: ChatOutcome,
-    promptVersion: string,
-    check: (script: string) => { passed: boolean; failures: { check: string; detail: string }[] } | null,
-  ): Promise<LlmStepResult> {
-    const parsed = parseCodeAnswer(answer.text, answer.finishReason);
+  /** Stores a reviewed code answer's script, or says why it cannot be used. */
+  async function codeStep(answer: ChatOutcome, promptVersion: string, review: CodeReview): Promise<LlmStepResult> {
     const tokens = tokensOf(answer);
-    if (!parsed.ok) return { ok: false, failure: `parse_${parsed.failure}`, detail: parsed.detail, exchangeKey: answer.exchangeKey, tokens };
-    const report = check(parsed.code);
-    if (report && !report.passed) {
-      const detail = report.failures.map((f) => `${f.check}: ${f.detail}`).join('; ');
-      return { ok: false, failure: 'sanity_check', detail, exchangeKey: answer.exchangeKey, tokens };
-    }
-    const installs = parsed.bash ? parseInstallCommands(parsed.bash).ok : [];
-    return { ok: true, scriptKey: await store.put(parsed.code), exchangeKey: answer.exchangeKey, promptVersion, tokens, installs };
+    if (!review.ok) return { ok: false, failure: review.failure, detail: review.detail, exchangeKey: answer.exchangeKey, tokens };
+    const installs = review.bash ? parseInstallCommands(review.bash).ok : [];
+    return { ok: true, scriptKey: await store.put(review.code), exchangeKey: answer.exchangeKey, promptVersion, tokens, installs };
   }
 
-  async function verdictStep(answer: ChatOutcome, promptVersion: string, allowed: readonly VerdictAnswer[]): Promise<VerdictResult> {
-    const v = parseVerdict(answer.text, allowed, answer.finishReason);
+  function verdictStep(answer: ChatOutcome, promptVersion: string, v: VerdictReview): VerdictResult {
     const tokens = tokensOf(answer);
     if (!v.ok) return { ok: false, failure: `parse_${v.failure}`, detail: v.detail, tokens };
     return { ok: true, answer: v.answer, reasoning: v.reasoning.slice(0, 1000), promptVersion, tokens };
   }
+
+  const verdictReview = (allowed: readonly VerdictAnswer[]) => (a: ReviewedAnswer) => reviewVerdict(a, allowed);
 
   const original = (p: PreparedFunction) => store.get(p.sourceKey);
 
@@ -118,35 +116,41 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
       const kind = prepared.crossFile ? 'aggregate' : 'sandbox';
-      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
       const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction, script, context }));
+      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a) =>
+        reviewCode(a, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction, script, context })),
+      );
+      return codeStep(answer, promptVersion, review);
     },
 
     async generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }) {
       const sandboxScript = await store.get(sandboxScriptKey);
-      const { answer, promptVersion } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
       const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (script) => checkTestScript({ functionName: fn.qualname, originalFunction, script, sandboxScript }));
+      const { answer, promptVersion, review } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a, c) =>
+        reviewCode(a, (script) => checkTestScript({ functionName: fn.qualname, originalFunction, script, sandboxScript, testCalls: c.loops.sanity.testCalls })),
+      );
+      return codeStep(answer, promptVersion, review);
     },
 
     async debugScript({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
-      const { answer, promptVersion } = await ask(
+      const originalFunction = await original(prepared);
+      const { answer, promptVersion, review } = await ask(
         'debug',
         { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
         { run, fn, attempt: round, previous },
+        (a, c) => reviewCode(a, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: '', testCalls: c.loops.sanity.testCalls })),
       );
-      const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: '' }));
+      return codeStep(answer, promptVersion, review);
     },
 
     async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
       const cov = result.coverage;
-      const { answer, promptVersion } = await ask(
+      const originalFunction = await original(prepared);
+      const { answer, promptVersion, review } = await ask(
         'coverage',
         {
           functionName: fn.qualname,
@@ -157,22 +161,27 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
           cacheDir: SANDBOX_CACHE_DIR,
         },
         { run, fn, attempt: round, previous },
+        (a, c) => reviewCode(a, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script, testCalls: c.loops.sanity.testCalls })),
       );
-      const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script }));
+      return codeStep(answer, promptVersion, review);
     },
 
     async checkFunctionality({ run, fn, prepared, scriptKey }) {
       const script = await store.get(scriptKey);
       const sandboxedFunction = definitionSource(script, fn.qualname) ?? script;
-      const { answer, promptVersion } = await ask('check_functionality', { originalFunction: await original(prepared), sandboxedFunction, functionName: fn.name }, { run, fn });
-      return verdictStep(answer, promptVersion, ['same', 'yes', 'no']);
+      const { answer, promptVersion, review } = await ask(
+        'check_functionality',
+        { originalFunction: await original(prepared), sandboxedFunction, functionName: fn.name },
+        { run, fn },
+        verdictReview(['same', 'yes', 'no']),
+      );
+      return verdictStep(answer, promptVersion, review);
     },
 
     async checkTests({ run, fn, scriptKey }) {
       const script = await store.get(scriptKey);
-      const { answer, promptVersion } = await ask('check_tests', { functionName: fn.qualname, script }, { run, fn });
-      return verdictStep(answer, promptVersion, ['yes', 'no']);
+      const { answer, promptVersion, review } = await ask('check_tests', { functionName: fn.qualname, script }, { run, fn }, verdictReview(['yes', 'no']));
+      return verdictStep(answer, promptVersion, review);
     },
   };
 }

@@ -36,6 +36,8 @@ export const DatasetRecordSchema = z.object({
   coverage_threshold: z.number(),
   ast_check_required: z.boolean(),
   license: z.string().nullable(),
+  /** Where `license` came from: `github-api`, `file:<name>` (the repository's license file), `none`; null in records written before it was kept. */
+  license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
   /**
    * The distributions the script ran with. `as_of`: the cutoff its version was chosen as of (the
@@ -76,6 +78,7 @@ export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
   split: SplitSchema,
   license: z.string().nullable(),
   commitDate: z.string().nullable().optional(),
+  licenseSource: z.string().optional(),
 });
 
 export const StoredRecordSchema = z.discriminatedUnion('accepted', [
@@ -83,3 +86,27 @@ export const StoredRecordSchema = z.discriminatedUnion('accepted', [
   z.object({ accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema, settingsKey: z.string().optional() }),
 ]);
 export type StoredRecord = z.infer<typeof StoredRecordSchema>;
+
+/**
+ * The rounds that ran: how many functions had at least one debug (coverage) round, and how many
+ * rounds they had in all. The funnel counts a function as reaching the debug and coverage stages
+ * once it passed the stages before them, whether or not a round was needed; these say how many
+ * needed one.
+ */
+export interface RoundsRan {
+  debug: { functions: number; rounds: number };
+  coverage: { functions: number; rounds: number };
+}
+
+export function emptyRoundsRan(): RoundsRan {
+  return { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } };
+}
+
+/** Counts one function's rounds into `totals` (in place). */
+export function addRoundsRan(totals: RoundsRan, r: { debug_rounds: number; coverage_rounds: number }): RoundsRan {
+  if (r.debug_rounds > 0) totals.debug.functions += 1;
+  totals.debug.rounds += r.debug_rounds;
+  if (r.coverage_rounds > 0) totals.coverage.functions += 1;
+  totals.coverage.rounds += r.coverage_rounds;
+  return totals;
+}
