@@ -63,12 +63,12 @@ export const ConfigSchema = z.object({
       /** The longest one io activity may take (a snapshot, an analysis, a run's summary and files); it heartbeats meanwhile. */
       ioTimeoutSec: positiveInt.default(1800),
       /**
-       * Longest a child workflow may run (a repository, a function, an evaluation's function)
-       * before Temporal ends it and its parent records it as failed; unset = derived from the
-       * activity budgets (`activities/workflow-budgets.ts`).
+       * Longest a child workflow may run (a repository, a function, an evaluation's function, a
+       * live benchmark firing's crawl) before Temporal ends it and its parent records it as
+       * failed; unset = derived from the activity budgets (`activities/workflow-budgets.ts`).
        */
       childTimeoutSec: z
-        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional() })
+        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional(), crawl: positiveInt.optional() })
         .prefault({}),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
@@ -237,7 +237,10 @@ export const ConfigSchema = z.object({
        * run is held to the same licenses.
        */
       checkLocalLicenses: z.boolean().default(false),
-      /** RepoST's GitHub search filters, and the creation-date windows that decide a GitHub repository's split. */
+      /**
+       * RepoST's GitHub search filters, the creation-date windows that decide a GitHub
+       * repository's split, and the limits of one repository's download.
+       */
       github: z
         .object({
           /** Licenses (GitHub keys) the search asks for; with `checkLocalLicenses`, the ones a local folder must state. */
@@ -246,6 +249,10 @@ export const ConfigSchema = z.object({
           minStars: nonNegativeInt.default(0),
           /** Include archived repositories in the search (RepoST's search does). */
           includeArchived: z.boolean().default(false),
+          /** The largest tarball downloaded (MiB): a larger one is refused as it arrives; unpacked, its tree may take four times this. */
+          maxTarballMb: positiveInt.default(100),
+          /** One tarball download's deadline: every attempt, every wait between attempts, every redirect and byte. */
+          downloadTimeoutSec: positiveInt.default(600),
           trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
           evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
         })

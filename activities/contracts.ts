@@ -45,7 +45,16 @@ export interface PipelineSettings {
    * Activity budgets derived from the configuration (ms), and the execution timeouts of child
    * workflows (absent in runs frozen before they existed: then none applies).
    */
-  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number; repoWorkflowMs?: number; functionWorkflowMs?: number };
+  timeouts: {
+    llmMs: number;
+    sandboxMs: number;
+    ioMs: number;
+    heartbeatMs: number;
+    repoWorkflowMs?: number;
+    functionWorkflowMs?: number;
+    /** A live benchmark firing's crawl, when the configuration sets it (else derived from its repositories: `crawlWorkflowBudgetMs`). */
+    crawlWorkflowMs?: number;
+  };
 }
 
 /** A run as activities see it: its id, its frozen settings (artifact key) and the store it lives in. */

@@ -125,6 +125,7 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
       ...timeouts,
       repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(timeouts, loops, config.crawl),
       functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(timeouts, loops),
+      ...(child.crawl !== undefined ? { crawlWorkflowMs: child.crawl * 1000 } : {}),
     },
   };
 }

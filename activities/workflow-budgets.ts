@@ -46,3 +46,18 @@ export function repoWorkflowBudgetMs(budgets: Budgets, loops: Loops, crawl: { ma
   const pages = Math.ceil(crawl.maxFunctionsPerRepo / 100) + 1;
   return stepsBudgetMs(budgets, { io: 3 + pages, llm: 0, sandbox: 0 }) + waves * functionWorkflowBudgetMs(budgets, loops);
 }
+
+/**
+ * A crawl of `repositories` repositories run as a child (a live benchmark's firing): the configured
+ * limit, else its source pages, its repositories in waves of the repository window (each wave a
+ * repository's limit and the write of its outcome should it fail), its summary and its files.
+ * Undefined for settings frozen before repositories had a limit: then none applies.
+ */
+export function crawlWorkflowBudgetMs(settings: Pick<PipelineSettings, 'timeouts' | 'repoWindow' | 'continueAsNewAfter'>, repositories: number): number | undefined {
+  const { timeouts } = settings;
+  if (timeouts.crawlWorkflowMs !== undefined) return timeouts.crawlWorkflowMs;
+  if (timeouts.repoWorkflowMs === undefined) return undefined;
+  const waves = Math.ceil(repositories / settings.repoWindow);
+  const pages = Math.ceil(repositories / settings.continueAsNewAfter) + 1;
+  return stepsBudgetMs(timeouts, { io: pages + 2, llm: 0, sandbox: 0 }) + waves * (timeouts.repoWorkflowMs + stepsBudgetMs(timeouts, { io: 1, llm: 0, sandbox: 0 }));
+}

@@ -1,7 +1,7 @@
 /**
  * A local checkout's commit date, read in-process from its `.git` folder (loose objects and packs),
  * travels with the pinned snapshot; a folder pinned by its tree's hash has none. The repositories
- * are made with isomorphic-git (and packed with the system `git` as test setup only).
+ * are made with isomorphic-git (packed with the system `git`, and a FIFO made with `mkfifo`, as test setup only).
  */
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -41,7 +41,7 @@ describe('the date of a local checkout', () => {
     expect(await localCommitDate(dir, sha)).toBe('2024-09-05T12:00:00.000Z');
   });
 
-  test('is none for a tree hash, an unknown commit, a folder without .git, a .git file or an impossible clock', async () => {
+  test('is none for a tree hash, an unknown commit, a folder without .git, a .git file, an impossible clock or an object that is a FIFO', async () => {
     const dir = path.join(root, 'repo');
     const sha = await checkout(dir);
     expect(await localCommitDate(dir, 'tree-0123abcd')).toBeNull();
@@ -57,6 +57,13 @@ describe('the date of a local checkout', () => {
     expect(await localCommitDate(worktree, sha)).toBeNull();
     const epoch = path.join(root, 'epoch');
     expect(await localCommitDate(epoch, await checkout(epoch, 60))).toBeNull();
+    // The commit's object replaced by a FIFO (the folder is untrusted): no date, and no hang.
+    const fifo = path.join(root, 'fifo');
+    const fifoSha = await checkout(fifo);
+    const object = path.join(fifo, '.git', 'objects', fifoSha.slice(0, 2), fifoSha.slice(2));
+    fs.rmSync(object);
+    execFileSync('mkfifo', [object], { timeout: 10_000 });
+    expect(await localCommitDate(fifo, fifoSha)).toBeNull();
   });
 
   test('travels with the pinned snapshot; a folder pinned by its tree has none', async () => {
