@@ -5,14 +5,12 @@
  * when asked, a stratified seeded sample (`classes-sample.jsonl` / `.parquet`).
  *
  * Repositories are read one at a time (one parsed repository in memory) and records are written
- * as they come. Every file is written under a temporary name and renamed when complete: a
- * corpus that fails half-way leaves the previous files in place, never a truncated one.
+ * as they come, into a staging folder whose files are moved into place once all are complete:
+ * a corpus that fails half-way leaves the previous files in place, never a truncated one.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { RepositoryAnalyzer, type AnalysisOptionsInput } from '../analysis';
-import { writeFileAtomic } from '../artifacts/store';
 import { ParquetSplitFile } from '../export/parquet-file';
 import { CLASS_COLUMNS, classRecord, type ClassRecord } from './record';
 import { StratifiedSample } from './sample';
@@ -56,14 +54,12 @@ export interface CorpusResult {
   sample: Record<string, number> | null;
 }
 
-/** A JSONL file written a line at a time under a temporary name, renamed by close(). */
+/** A JSONL file written a line at a time. */
 class JsonLinesFile {
-  private readonly tmp: string;
   private readonly fd: number;
 
   constructor(readonly file: string) {
-    this.tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    this.fd = fs.openSync(this.tmp, 'w');
+    this.fd = fs.openSync(file, 'w');
   }
 
   add(record: unknown): void {
@@ -72,16 +68,6 @@ class JsonLinesFile {
 
   close(): void {
     fs.closeSync(this.fd);
-    fs.renameSync(this.tmp, this.file);
-  }
-
-  abort(): void {
-    try {
-      fs.closeSync(this.fd);
-    } catch {
-      // already closed
-    }
-    fs.rmSync(this.tmp, { force: true });
   }
 }
 
@@ -91,77 +77,69 @@ export async function writeClassCorpus(sources: AsyncIterable<CorpusSource> | It
   const log = options.log ?? (() => undefined);
   const perLevel = options.perLevel ?? 0;
   const seed = options.seed ?? 0;
-  const jsonl = new JsonLinesFile(path.join(outDir, CORPUS_FILES.records));
-  const parquet = new ParquetSplitFile<ClassRecord>(path.join(outDir, CORPUS_FILES.parquet), CLASS_COLUMNS);
+  // Everything is written in a staging folder and moved into place once complete.
+  const staging = fs.mkdtempSync(path.join(outDir, '.classes-'));
+  const at = (name: string) => path.join(staging, name);
   const summary = new MetricsSummary();
   const sample = new StratifiedSample(perLevel, seed);
   const repositories: CorpusRepositorySummary[] = [];
   const skipped: { source: string; reason: string }[] = [];
-  const open: { abort(): void }[] = [jsonl, parquet];
   try {
-    for await (const source of sources) {
-      if (!source.ok) {
-        skipped.push({ source: source.source, reason: source.reason });
-        log(`skipped ${source.source}: ${source.reason}`);
-        continue;
+    const jsonl = new JsonLinesFile(at(CORPUS_FILES.records));
+    const parquet = new ParquetSplitFile<ClassRecord>(at(CORPUS_FILES.parquet), CLASS_COLUMNS);
+    try {
+      for await (const source of sources) {
+        if (!source.ok) {
+          skipped.push({ source: source.source, reason: source.reason });
+          log(`skipped ${source.source}: ${source.reason}`);
+          continue;
+        }
+        const { repo } = source;
+        const started = Date.now();
+        let analyzer: RepositoryAnalyzer;
+        try {
+          analyzer = await RepositoryAnalyzer.open(repo.dir, { ...options.analysis, repoId: repo.repoId, commit: repo.commit });
+        } catch (err) {
+          skipped.push({ source: `${repo.repoId}@${repo.commit}`, reason: `cannot read it: ${(err as Error).message}` });
+          log(`skipped ${repo.repoId}@${repo.commit}: ${(err as Error).message}`);
+          continue;
+        }
+        const classes = analyzer.classes();
+        for (const c of classes) {
+          const record = classRecord(repo, c, analyzer.repo.modules.get(c.path)!.lines);
+          jsonl.add(record);
+          await parquet.add(record);
+          summary.add(record);
+          sample.offer(record);
+        }
+        repositories.push({ repository: repo.repoId, commit: repo.commit, license: repo.license, split: repo.split, files: analyzer.repo.modules.size, skippedFiles: analyzer.skipped.length, classes: classes.length });
+        log(`${repo.repoId}@${repo.commit.slice(0, 12)}: ${classes.length} classes from ${analyzer.repo.modules.size} files (${analyzer.skipped.length} skipped) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
       }
-      const { repo } = source;
-      const started = Date.now();
-      let analyzer: RepositoryAnalyzer;
-      try {
-        analyzer = await RepositoryAnalyzer.open(repo.dir, { ...options.analysis, repoId: repo.repoId, commit: repo.commit });
-      } catch (err) {
-        skipped.push({ source: `${repo.repoId}@${repo.commit}`, reason: `cannot read it: ${(err as Error).message}` });
-        log(`skipped ${repo.repoId}@${repo.commit}: ${(err as Error).message}`);
-        continue;
-      }
-      const classes = analyzer.classes();
-      for (const c of classes) {
-        const record = classRecord(repo, c, analyzer.repo.modules.get(c.path)!.lines);
-        jsonl.add(record);
-        await parquet.add(record);
-        summary.add(record);
-        sample.offer(record);
-      }
-      repositories.push({ repository: repo.repoId, commit: repo.commit, license: repo.license, split: repo.split, files: analyzer.repo.modules.size, skippedFiles: analyzer.skipped.length, classes: classes.length });
-      log(`${repo.repoId}@${repo.commit.slice(0, 12)}: ${classes.length} classes from ${analyzer.repo.modules.size} files (${analyzer.skipped.length} skipped) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    } finally {
+      jsonl.close();
     }
-    jsonl.close();
     await parquet.close();
-    open.length = 0;
     const files: string[] = [CORPUS_FILES.records, CORPUS_FILES.parquet];
     if (perLevel > 0) {
-      const sampleJsonl = new JsonLinesFile(path.join(outDir, CORPUS_FILES.sampleRecords));
-      const sampleParquet = new ParquetSplitFile<ClassRecord>(path.join(outDir, CORPUS_FILES.sampleParquet), CLASS_COLUMNS);
-      open.push(sampleJsonl, sampleParquet);
+      const sampleJsonl = new JsonLinesFile(at(CORPUS_FILES.sampleRecords));
+      const sampleParquet = new ParquetSplitFile<ClassRecord>(at(CORPUS_FILES.sampleParquet), CLASS_COLUMNS);
       for (const r of sample.records()) {
         sampleJsonl.add(r);
         await sampleParquet.add(r);
       }
       sampleJsonl.close();
       await sampleParquet.close();
-      open.length = 0;
       files.push(CORPUS_FILES.sampleRecords, CORPUS_FILES.sampleParquet);
     }
     const sampleCounts = perLevel > 0 ? sample.counts() : null;
-    await writeFileAtomic(
-      path.join(outDir, CORPUS_FILES.summary),
-      `${JSON.stringify(
-        {
-          ...summary.result(),
-          repositories,
-          skipped,
-          sample: sampleCounts ? { perLevel, seed, classes: sampleCounts } : null,
-          definitions: 'activities/analysis/README.md (Classes)',
-        },
-        null,
-        2,
-      )}\n`,
-    );
+    const document = { ...summary.result(), repositories, skipped, sample: sampleCounts ? { perLevel, seed, classes: sampleCounts } : null, definitions: 'activities/analysis/README.md (Classes)' };
+    fs.writeFileSync(at(CORPUS_FILES.summary), `${JSON.stringify(document, null, 2)}\n`);
     files.push(CORPUS_FILES.summary);
+    for (const f of files) fs.renameSync(at(f), path.join(outDir, f));
+    // An earlier corpus's sample goes when this one has none: the folder holds one corpus.
+    if (perLevel === 0) for (const f of [CORPUS_FILES.sampleRecords, CORPUS_FILES.sampleParquet]) fs.rmSync(path.join(outDir, f), { force: true });
     return { outDir, files, classes: summary.classes, repositories, skipped, sample: sampleCounts };
-  } catch (err) {
-    for (const f of open) f.abort();
-    throw err;
+  } finally {
+    fs.rmSync(staging, { recursive: true, force: true });
   }
 }
