@@ -1,15 +1,14 @@
 /**
  * The OpenClassGen metric groups of a class, computed from its tree-sitter tree: complexity per
  * method (cyclomatic by radon's rules, essential, nesting), attributes and cohesion (LCOM4 and
- * Henderson-Sellers' LCOM*), coupling (fan-out, the repository definitions the class uses, the
+ * Henderson-Sellers' LCOM*), coupling (fan-out, the repository definitions the class names, the
  * classes it is coupled to) and, over the whole repository, its fan-in. Definitions are in
  * activities/analysis/README.md. Everything walks with a TreeCursor: node objects of the binding
  * are costly, and a repository has thousands of methods.
  */
-import { scopeOf } from './bindings';
+import { importBindings, scopeOf } from './bindings';
 import { parameterNames } from './extract';
 import type { SyntaxNode, TreeCursor } from './parser';
-import { referencesOf, scopeLocals } from './references';
 import type { ModuleInfo, Repository } from './repository';
 import type { Definition, Resolver } from './resolver';
 import { decoratorsOf, definitionsIn, fieldAt, outerNode, typeAt } from './syntax';
@@ -23,9 +22,10 @@ interface Frame {
 
 /**
  * Pre-order walk of `root` with the ancestors at hand. `enter` returns whether to go into the
- * node's children; `leave` (optional) runs when a node that was entered is left.
+ * node's children; `leave` (optional) runs when a node that was entered is left, with the node's
+ * depth (its number of ancestors, as `stack.length` was when it was entered).
  */
-function walk(root: SyntaxNode, enter: (cursor: TreeCursor, type: string, field: string | undefined, stack: Frame[]) => boolean, leave?: (frame: Frame) => void): void {
+function walk(root: SyntaxNode, enter: (cursor: TreeCursor, type: string, field: string | undefined, stack: Frame[]) => boolean, leave?: (frame: Frame, depth: number) => void): void {
   const cursor = root.walk();
   const stack: Frame[] = [];
   for (;;) {
@@ -37,14 +37,14 @@ function walk(root: SyntaxNode, enter: (cursor: TreeCursor, type: string, field:
         stack.push({ type, field, start });
         continue;
       }
-      leave?.({ type, field, start });
+      leave?.({ type, field, start }, stack.length);
     }
     for (;;) {
       if (stack.length === 0) return;
       if (cursor.gotoNextSibling()) break;
       cursor.gotoParent();
       const frame = stack.pop()!;
-      leave?.(frame);
+      leave?.(frame, stack.length);
     }
   }
 }
@@ -190,42 +190,55 @@ function structuresLeft(jump: SyntaxNode, stop: SyntaxNode): SyntaxNode[] {
  * with handlers or else, a match with a refutable case), so essential <= cyclomatic.
  */
 export function methodMetrics(fn: SyntaxNode): MethodMetrics {
+  const counter = new MethodCounter();
   const body = fn.childForFieldName('body');
-  const name = fn.childForFieldName('name')?.text ?? '';
-  const line = fn.startPosition.row + 1;
-  if (!body) return { name, line, cyclomatic: 1, essential: 1, maxNesting: 0 };
-  let cyclomatic = 1;
-  let nesting = 0;
-  let maxNesting = 0;
-  /** Depth of nested definitions the walk is inside (their decisions are not the method's). */
-  let nested = 0;
-  const jumps: SyntaxNode[] = [];
-  walk(
-    body,
-    (cursor, type, field) => {
-      if (NESTING.has(type)) maxNesting = Math.max(maxNesting, ++nesting);
-      if (NESTED_DEFINITIONS.has(type)) nested++;
-      else if (nested === 0) {
-        // An assert counts once, whatever its condition holds (radon does not look inside it).
-        if (type === 'assert_statement') {
-          cyclomatic++;
-          return false;
-        }
-        if (PLUS_ONE.has(type)) cyclomatic++;
-        else if (type === 'if_clause' && field !== 'guard') cyclomatic++;
-        else if (type === 'for_statement' || type === 'while_statement' || type === 'try_statement' || type === 'match_statement') cyclomatic += decisionWeight(cursor.currentNode);
-        else if (JUMPS.has(type)) jumps.push(cursor.currentNode);
-      }
-      return true;
-    },
-    (frame) => {
-      if (NESTING.has(frame.type)) nesting--;
-      if (NESTED_DEFINITIONS.has(frame.type)) nested--;
-    },
-  );
-  const left = new Set<number>();
-  for (const j of jumps) for (const s of structuresLeft(j, body)) left.add(s.id);
-  return { name, line, cyclomatic, essential: Math.min(cyclomatic, 1 + left.size), maxNesting };
+  if (body) walk(body, (cursor, type, field) => counter.enter(cursor, type, field), (frame) => counter.leave(frame.type));
+  return counter.result(fn);
+}
+
+/**
+ * The complexity of one function counted node by node as a walk of its body goes (see
+ * methodMetrics): `enter` for each node of the body, `leave` for each node entered.
+ */
+class MethodCounter {
+  private cyclomatic = 1;
+  private nesting = 0;
+  private maxNesting = 0;
+  /** Nested definitions the walk is in: their decisions are their own. */
+  private nested = 0;
+  /** Asserts the walk is in: an assert counts once, whatever its condition holds (radon does not look inside). */
+  private asserts = 0;
+  private readonly jumps: SyntaxNode[] = [];
+
+  enter(cursor: TreeCursor, type: string, field: string | undefined): true {
+    if (NESTING.has(type)) this.maxNesting = Math.max(this.maxNesting, ++this.nesting);
+    if (NESTED_DEFINITIONS.has(type)) this.nested++;
+    else if (type === 'assert_statement') {
+      if (this.nested === 0 && this.asserts === 0) this.cyclomatic++;
+      this.asserts++;
+    } else if (this.nested === 0 && this.asserts === 0) {
+      if (PLUS_ONE.has(type)) this.cyclomatic++;
+      else if (type === 'if_clause' && field !== 'guard') this.cyclomatic++;
+      else if (type === 'for_statement' || type === 'while_statement' || type === 'try_statement' || type === 'match_statement') this.cyclomatic += decisionWeight(cursor.currentNode);
+      else if (JUMPS.has(type)) this.jumps.push(cursor.currentNode);
+    }
+    return true;
+  }
+
+  leave(type: string): void {
+    if (NESTING.has(type)) this.nesting--;
+    if (NESTED_DEFINITIONS.has(type)) this.nested--;
+    else if (type === 'assert_statement') this.asserts--;
+  }
+
+  result(fn: SyntaxNode): MethodMetrics {
+    const name = fn.childForFieldName('name')?.text ?? '';
+    const line = fn.startPosition.row + 1;
+    const body = fn.childForFieldName('body');
+    const left = new Set<number>();
+    if (body) for (const j of this.jumps) for (const s of structuresLeft(j, body)) left.add(s.id);
+    return { name, line, cyclomatic: this.cyclomatic, essential: Math.min(this.cyclomatic, 1 + left.size), maxNesting: this.maxNesting };
+  }
 }
 
 /** Radon's cyclomatic complexity of a function (see methodMetrics). */
@@ -256,30 +269,44 @@ export interface ReceiverUse {
 
 /** What a method does through `self` (or `cls`), nested functions and lambdas included (they share it). */
 export function receiverUse(fn: SyntaxNode, text: string): ReceiverUse {
-  const used = new Set<string>();
-  const assigned = new Set<string>();
-  const receiver = receiverName(fn);
+  const collector = new ReceiverCollector(fn, text);
   const body = fn.childForFieldName('body');
-  if (!receiver || !body || !text.slice(body.startIndex, body.endIndex).includes(`${receiver}.`)) return { used, assigned };
-  // The object is read with a second cursor: moving the walking one sideways and back up
-  // confuses its later moves in this binding.
-  let peek: TreeCursor | null = null;
-  walk(body, (cursor, type, field, stack) => {
-    if (type !== 'attribute') return true;
-    peek ??= body.walk();
-    peek.resetTo(cursor);
-    if (!peek.gotoFirstChild() || typeAt(peek) !== 'identifier' || text.slice(peek.startIndex, peek.endIndex) !== receiver) return true;
+  if (body && collector.receiver && text.slice(body.startIndex, body.endIndex).includes(`${collector.receiver}.`)) {
+    walk(body, (cursor, type, field, stack) => collector.enter(cursor, type, field, stack));
+  }
+  return collector.use;
+}
+
+/** What a method does through its receiver, collected node by node as a walk of its body goes. */
+class ReceiverCollector {
+  readonly receiver: string | null;
+  readonly use: ReceiverUse = { used: new Set(), assigned: new Set() };
+  /** Reads an attribute's object without moving the walking cursor. */
+  private peek: TreeCursor | null = null;
+
+  constructor(
+    private readonly fn: SyntaxNode,
+    private readonly text: string,
+  ) {
+    this.receiver = receiverName(fn);
+  }
+
+  enter(cursor: TreeCursor, type: string, field: string | undefined, stack: readonly Frame[]): true {
+    if (type !== 'attribute' || !this.receiver) return true;
+    const text = this.text;
+    this.peek ??= this.fn.walk();
+    this.peek.resetTo(cursor);
+    if (!this.peek.gotoFirstChild() || typeAt(this.peek) !== 'identifier' || text.slice(this.peek.startIndex, this.peek.endIndex) !== this.receiver) return true;
     // `self.name` ends with the name (whatever spacing or line continuation comes before it).
     const attr = /\p{ID_Continue}+$/u.exec(text.slice(cursor.startIndex, cursor.endIndex))?.[0];
     if (!attr) return true;
-    used.add(attr);
+    this.use.used.add(attr);
     let f = field;
     let i = stack.length - 1;
     while (i >= 0 && TARGET_CONTAINERS.has(stack[i]!.type)) f = stack[i--]!.field;
-    if (i >= 0 && f === 'left' && (stack[i]!.type === 'assignment' || stack[i]!.type === 'augmented_assignment')) assigned.add(attr);
+    if (i >= 0 && f === 'left' && (stack[i]!.type === 'assignment' || stack[i]!.type === 'augmented_assignment')) this.use.assigned.add(attr);
     return true;
-  });
-  return { used, assigned };
+  }
 }
 
 /** Methods LCOM leaves out: a constructor sets most attributes and would join every group. */
@@ -348,39 +375,198 @@ const NON_REFERENCE_PARENTS = new Set(['parameters', 'lambda_parameters', 'dotte
 /** Parents whose first identifier is a name being given (`f(key=v)`, `def f(a=1)`), not used. */
 const NAME_FIRST_PARENTS = new Set(['keyword_argument', 'default_parameter', 'typed_default_parameter', 'typed_parameter']);
 
+/** Frames an assignment target can sit in and still bind: `a, (b, *c) = ...`. */
+const BINDING_CONTAINERS = new Set(['pattern_list', 'tuple_pattern', 'list_pattern', 'tuple', 'list', 'parenthesized_expression', 'list_splat_pattern']);
+/** Statements whose `left` (after the containers) binds names. */
+const BINDING_STATEMENTS = new Set(['assignment', 'augmented_assignment', 'for_statement', 'for_in_clause']);
+
 /**
- * Fan-out: the distinct names a class's code uses that it does not bind itself (anywhere in its
- * body, methods and nested scopes included), resolved at module level: `local` when they resolve
- * to the repository (a definition elsewhere, a module), `external` for libraries and names the
- * analysis cannot pin; builtins do not count.
+ * The names some code uses and those it binds, collected as a walk goes (the walk's root is the
+ * class: its own name is not one it binds). Bound are parameters, assignment, loop, comprehension
+ * and `as` targets, walrus targets, nested function and class names, imports and match captures,
+ * anywhere in the code (a union over its scopes, as the reference analysis takes it); `global`
+ * names are not.
  */
-export function fanOutOf(resolver: Resolver, module: ModuleInfo, cls: SyntaxNode, self: Definition): { local: number; external: number } {
-  const bound = scopeLocals(cls).locals;
-  const body = cls.childForFieldName('body');
-  if (body) for (const n of scopeOf(body).bindings.keys()) bound.add(n);
-  const text = module.text;
-  const names = new Set<string>();
-  walk(cls, (cursor, type, _field, stack) => {
+class NameCollector {
+  /** Names in reference position (not an attribute's name, a parameter, a keyword argument's name, an import). */
+  readonly names = new Set<string>();
+  /** Plain dotted chains (`mod.sub.f`), spaces removed. */
+  readonly chains = new Set<string>();
+  private readonly bound = new Set<string>();
+  private readonly globals = new Set<string>();
+
+  constructor(private readonly text: string) {}
+
+  /** Whether a name is bound somewhere in the code (once the walk is over). */
+  binds(name: string): boolean {
+    return this.bound.has(name) && !this.globals.has(name);
+  }
+
+  enter(cursor: TreeCursor, type: string, field: string | undefined, stack: readonly Frame[]): boolean {
+    if (type === 'attribute') {
+      const chain = this.text.slice(cursor.startIndex, cursor.endIndex);
+      if (/^[A-Za-z_]\w*(\s*\.\s*[A-Za-z_]\w*)+$/.test(chain)) this.chains.add(chain.replace(/\s+/g, ''));
+      return true;
+    }
+    if (type === 'import_statement' || type === 'import_from_statement') {
+      for (const b of importBindings(cursor.currentNode).bindings) this.bound.add(b.name);
+      return false;
+    }
+    if (type === 'global_statement') {
+      for (const c of cursor.currentNode.namedChildren) if (c.type === 'identifier') this.globals.add(c.text);
+      return false;
+    }
     if (type !== 'identifier' || stack.length === 0) return true;
     const parent = stack[stack.length - 1]!;
     const start = cursor.startIndex;
+    const name = this.text.slice(start, cursor.endIndex);
+    if (this.isBinding(parent, field, start, stack)) this.bound.add(name);
     if (parent.type === 'attribute' && parent.start !== start) return false;
     if (NON_REFERENCE_PARENTS.has(parent.type)) return false;
     if (NAME_FIRST_PARENTS.has(parent.type) && parent.start === start) return false;
-    const name = text.slice(start, cursor.endIndex);
-    if (!bound.has(name)) names.add(name);
+    this.names.add(name);
     return false;
+  }
+
+  private isBinding(parent: Frame, field: string | undefined, start: number, stack: readonly Frame[]): boolean {
+    const top = stack.length - 1;
+    switch (parent.type) {
+      case 'parameters':
+      case 'lambda_parameters':
+        return true;
+      case 'default_parameter':
+      case 'typed_default_parameter':
+      case 'typed_parameter':
+        return parent.start === start;
+      case 'list_splat_pattern':
+      case 'dictionary_splat_pattern':
+        if (['parameters', 'lambda_parameters', 'typed_parameter'].includes(stack[top - 1]?.type ?? '')) return true;
+        break;
+      case 'function_definition':
+      case 'class_definition':
+        return field === 'name' && top > 0;
+      case 'named_expression':
+        return field === 'name';
+    }
+    // Match captures: under a case pattern, anything but the parts of a dotted value pattern.
+    for (let i = top; i >= 0; i--) {
+      const t = stack[i]!.type;
+      if (t === 'case_pattern' || t === 'keyword_pattern') return parent.type !== 'dotted_name' || stack[top - 1]?.type === 'case_pattern';
+      if (t === 'case_clause' || t === 'block') break;
+    }
+    // Targets: through tuple and list patterns up to an assignment, a loop or an `as`.
+    let f = field;
+    let i = top;
+    while (i >= 0 && BINDING_CONTAINERS.has(stack[i]!.type)) f = stack[i--]!.field;
+    if (i < 0) return false;
+    const holder = stack[i]!;
+    return holder.type === 'as_pattern_target' || (BINDING_STATEMENTS.has(holder.type) && f === 'left');
+  }
+}
+
+export interface ClassCode {
+  /** Per method of `methods`, in that order. */
+  methods: MethodMetrics[];
+  receiver: ReceiverUse[];
+  /** Fan-out: free names from the repository (a definition elsewhere, a module) and from elsewhere (libraries, not resolved); builtins do not count. */
+  local: number;
+  external: number;
+  /** Repository definitions the free names and the attribute chains they head resolve to, the class's own members aside. */
+  dependencies: Definition[];
+  /** The classes among the dependencies (a method or class variable stands for its class), as node keys. */
+  classes: Set<string>;
+  /** 0-based rows where a comment starts. */
+  commentRows: number[];
+  /** The class's body and those of the functions in it (where docstrings are). */
+  bodies: SyntaxNode[];
+}
+
+/**
+ * Everything about a class that its own code tells, in one walk of it (the walks cost about as
+ * much as the native calls that move the cursor): per method (`methods`: the functions defined
+ * directly in the class body) its complexity (methodMetrics) and what it does through its
+ * receiver (receiverUse); over the whole class, nested scopes included, the names it uses and
+ * does not bind, resolved at module level for the fan-out, and with the attribute chains they
+ * head (`geometry.Square`, `Other.method`) for the repository definitions it names.
+ */
+export function classCode(resolver: Resolver, module: ModuleInfo, cls: SyntaxNode, self: Definition, methods: readonly SyntaxNode[]): ClassCode {
+  const text = module.text;
+  const byStart = new Map(methods.map((m, i) => [m.startIndex, i]));
+  const counters = methods.map(() => new MethodCounter());
+  const collectors = methods.map((m) => {
+    const c = new ReceiverCollector(m, text);
+    const body = m.childForFieldName('body');
+    // Only a body that mentions `self.` (or its receiver's name) has anything to collect.
+    return c.receiver && body && text.slice(body.startIndex, body.endIndex).includes(`${c.receiver}.`) ? c : null;
   });
+  const names = new NameCollector(text);
+  const commentRows: number[] = [];
+  const bodies: SyntaxNode[] = [];
+  /** The method the walk is in: its index, its depth, and its body's depth once entered (-1 before, -2 after). */
+  let current: { i: number; depth: number; body: number } | null = null;
+  walk(
+    cls,
+    (cursor, type, field, stack) => {
+      const depth = stack.length;
+      if (!current && type === 'function_definition') {
+        const i = byStart.get(cursor.startIndex);
+        if (i !== undefined) current = { i, depth, body: -1 };
+      } else if (current && current.body === -1 && depth === current.depth + 1 && field === 'body') current.body = depth;
+      if (current && current.body >= 0 && depth >= current.body) {
+        counters[current.i]!.enter(cursor, type, field);
+        collectors[current.i]?.enter(cursor, type, field, stack);
+      }
+      if (type === 'comment') commentRows.push(cursor.startPosition.row);
+      else if (field === 'body' && (stack[depth - 1]!.type === 'function_definition' || depth === 1)) bodies.push(cursor.currentNode);
+      return names.enter(cursor, type, field, stack);
+    },
+    (frame, depth) => {
+      if (!current) return;
+      if (current.body >= 0 && depth >= current.body) {
+        counters[current.i]!.leave(frame.type);
+        if (depth === current.body) current.body = -2;
+      } else if (depth === current.depth) current = null;
+    },
+  );
+
   let local = 0;
   let external = 0;
-  for (const n of names) {
+  const found = new Set<Definition>();
+  for (const n of names.names) {
+    if (names.binds(n)) continue;
     const t = resolver.resolveName(module, n, new Set());
     if (t.t === 'def') {
       if (t.def !== self) local++;
+      found.add(t.def);
     } else if (t.t === 'module' || t.t === 'namespace') local++;
     else if (t.t === 'external' || t.t === 'unresolved') external++;
   }
-  return { local, external };
+  for (const chain of names.chains) {
+    const [head, ...rest] = chain.split('.');
+    if (names.binds(head!)) continue;
+    let t = resolver.resolveName(module, head!, new Set());
+    for (const part of rest) {
+      if (t.t !== 'module' && t.t !== 'namespace' && t.t !== 'def') break;
+      t = resolver.member$(t, part);
+      if (t.t === 'def') found.add(t.def);
+    }
+  }
+  const dependencies = [...found].filter((d) => !isInside(d, self));
+  const classes = new Set<string>();
+  for (const d of dependencies) {
+    const c = classOf(d);
+    if (c && !isInside(c, self)) classes.add(nodeKey(c.module, c.node));
+  }
+  return {
+    methods: methods.map((m, i) => counters[i]!.result(m)),
+    receiver: collectors.map((c) => c?.use ?? { used: new Set<string>(), assigned: new Set<string>() }),
+    local,
+    external,
+    dependencies,
+    classes,
+    commentRows,
+    bodies,
+  };
 }
 
 /** Whether `def` is `cls` or lies inside it (a method, a nested class, their members). */
@@ -397,39 +583,6 @@ function classOf(def: Definition): Definition | null {
 
 export function nodeKey(module: ModuleInfo, node: SyntaxNode): string {
   return `${module.path}:${node.startIndex}`;
-}
-
-/**
- * The repository definitions a class's code refers to (the project's reference analysis of the
- * class body and of every method and nested class, through imports, `self`, `super()`, typed
- * locals and attributes), its own members excluded; and the classes among them (a method or
- * class variable stands for its class).
- */
-export function dependenciesOf(resolver: Resolver, cls: Definition): { definitions: Definition[]; classes: Set<string> } {
-  const found = new Set<Definition>();
-  const visit = (c: Definition) => {
-    for (const d of referencesOf(resolver, c).defs) found.add(d);
-    const body = c.node.childForFieldName('body');
-    for (const member of body ? definitionsIn(body) : []) {
-      const name = member.childForFieldName('name')?.text;
-      if (!name) continue;
-      const kind = member.type === 'class_definition' ? 'class' : 'method';
-      let def = resolver.definition(c.module, `${c.qualname}.${name}`, kind, member, c);
-      // A name defined twice in a body (a property's getter and setter) shares one cached
-      // definition; the other gets a definition of its own for the reference analysis.
-      if (def.node.id !== member.id) def = { ...def, node: member, startLine: outerNode(member).startPosition.row + 1, endLine: member.endPosition.row + 1 };
-      if (kind === 'class') visit(def);
-      else for (const d of referencesOf(resolver, def).defs) found.add(d);
-    }
-  };
-  visit(cls);
-  const definitions = [...found].filter((d) => !isInside(d, cls));
-  const classes = new Set<string>();
-  for (const d of definitions) {
-    const c = classOf(d);
-    if (c && !isInside(c, cls)) classes.add(nodeKey(c.module, c.node));
-  }
-  return { definitions, classes };
 }
 
 export interface ClassUse {
@@ -451,8 +604,11 @@ export function classUses(repo: Repository, resolver: Resolver, targets: Definit
   const result = new Map<Definition, ClassUse>(targets.map((t) => [t, { units: new Set(), classes: new Set() }]));
   const names = new Set(targets.map((t) => t.qualname.split('.').pop()!));
   if (names.size === 0) return result;
-  const ascii = [...names].every((n) => /^[\x00-\x7f]*$/.test(n));
-  const token = ascii ? /[A-Za-z_][A-Za-z0-9_]*/g : /[\p{ID_Start}_][\p{ID_Continue}]*/gu;
+  // Candidates: identifier tokens that start like one of the names (most class names start
+  // with a capital, which skips most of the text's identifiers), whole tokens only.
+  const ascii = [...names].every((n) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  const firsts = [...new Set([...names].map((n) => n[0]!))].join('');
+  const token = ascii ? new RegExp(`(?<![A-Za-z0-9_])[${firsts}][A-Za-z0-9_]*`, 'g') : /[\p{ID_Start}_][\p{ID_Continue}]*/gu;
   const targetSet = new Set(targets);
   const asTarget = (t: { t: string; def?: Definition }): Definition | null => (t.t === 'def' && targetSet.has(t.def!) ? t.def! : null);
   const spans = new Map(

@@ -4,7 +4,7 @@
  * inheritance, documentation). Test classes are excluded by the paper's rule: a name starting or
  * ending with "Test" or "Case", or a path with a "test"/"tests"/"unit" component.
  */
-import { classAttributes, classUses, cohesion, dependenciesOf, fanOutOf, methodMetrics, nodeKey, receiverUse, type MethodMetrics } from './class-metrics';
+import { classAttributes, classCode, classUses, cohesion, nodeKey, type MethodMetrics } from './class-metrics';
 import { signatureOf } from './extract';
 import type { SyntaxNode } from './parser';
 import type { Repository, ModuleInfo } from './repository';
@@ -38,7 +38,7 @@ export interface ClassMetrics {
   fanIn: number;
   /** Distinct names the class uses that it does not define: local (elsewhere in the repository) and external. */
   fanOut: { local: number; external: number; total: number };
-  /** Distinct repository definitions (functions, classes, methods, variables) the class's code refers to. */
+  /** Distinct repository definitions (functions, classes, methods, variables) the class's code names. */
   dependencies: number;
   // Inheritance and cohesion.
   /** Longest chain of in-repository base classes above the class. */
@@ -136,14 +136,14 @@ function reindent(literal: string, indent: string): string[] {
   return lines.map((l, i) => (i === 0 ? `${indent}${l}` : l.trim() ? `${indent}${l.slice(margin)}` : ''));
 }
 
-function lineCounts(module: ModuleInfo, cls: SyntaxNode) {
+/** Lines of the class, given the rows of its comments and the bodies of the class and its functions (classCode). */
+function lineCounts(module: ModuleInfo, cls: SyntaxNode, found: { commentRows: number[]; bodies: SyntaxNode[] }) {
   const outer = outerNode(cls);
   const first = outer.startPosition.row;
   const last = lastCodeRow(cls);
-  const commentRows = new Set<number>();
-  for (const c of cls.descendantsOfType('comment')) commentRows.add(c.startPosition.row);
-  for (const body of [cls.childForFieldName('body'), ...cls.descendantsOfType('function_definition').map((f) => f.childForFieldName('body'))]) {
-    const doc = docstringNode(body ?? null);
+  const commentRows = new Set<number>(found.commentRows);
+  for (const body of found.bodies) {
+    const doc = docstringNode(body);
     if (doc) for (let r = doc.startPosition.row; r <= doc.endPosition.row; r++) commentRows.add(r);
   }
   let code = 0;
@@ -216,19 +216,18 @@ export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
     const units = { total: 0, documented: 0 };
     const skeleton = skeletonLines(module, node, '', units).join('\n');
     const methodNodes = body ? definitionsIn(body).filter((d) => d.type === 'function_definition') : [];
-    const methods = methodNodes.map((m) => methodMetrics(m));
-    const receiver = methodNodes.map((m, i) => ({ name: methods[i]!.name, use: receiverUse(m, module.text) }));
+    const code = classCode(resolver, module, node, def, methodNodes);
+    const methods = code.methods;
+    const receiver = methodNodes.map((_, i) => ({ name: methods[i]!.name, use: code.receiver[i]! }));
     // Assigning through a property (`self.value = ...`) sets no attribute of the instance's own.
     const methodNames = new Set(methods.map((m) => m.name));
     const instanceAttributes = new Set<string>();
     for (const r of receiver) for (const a of r.use.assigned) if (!methodNames.has(a)) instanceAttributes.add(a);
     const { lcom4, lcomStar } = cohesion(receiver);
-    const fanOut = fanOutOf(resolver, module, node, def);
-    const deps = dependenciesOf(resolver, def);
     const use = uses.get(def)!;
-    const coupled = new Set([...deps.classes, ...use.classes]);
+    const coupled = new Set([...code.classes, ...use.classes]);
     coupled.delete(nodeKey(module, node));
-    const lines = lineCounts(module, node);
+    const lines = lineCounts(module, node, code);
     const docstring = docstringOf(body);
     out.push({
       path: module.path,
@@ -256,8 +255,8 @@ export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
         essential: summed(methods.map((m) => m.essential)),
         maxNesting: Math.max(0, ...methods.map((m) => m.maxNesting)),
         fanIn: use.units.size,
-        fanOut: { ...fanOut, total: fanOut.local + fanOut.external },
-        dependencies: deps.definitions.length,
+        fanOut: { local: code.local, external: code.external, total: code.local + code.external },
+        dependencies: code.dependencies.length,
         inheritanceDepth: depthOf(def, new Set()),
         children: childCount.get(def) ?? 0,
         cbo: coupled.size,

@@ -139,14 +139,14 @@ describe('class metrics', () => {
     // Coupled: the three classes that name it.
     expect(m('Shape')).toEqual({ fanIn: 3, fanOut: { local: 0, external: 0, total: 0 }, dependencies: 0, cbo: 3 });
     // Circle is named by draw(), Ring's bases and the test method (test code counts).
-    // It names Shape, Unit, scale (local) and math (external); it uses Shape, Unit and scale.
-    // Coupled: Shape and Unit (used), Ring and TestCircle (naming it).
+    // It names Shape, Unit, scale (local definitions) and math (external).
+    // Coupled: Shape and Unit (named by it), Ring and TestCircle (naming it).
     expect(m('Circle')).toEqual({ fanIn: 3, fanOut: { local: 3, external: 1, total: 4 }, dependencies: 3, cbo: 4 });
     // Named by `geometry.Square(...)` in Canvas.square.
     expect(m('Square')).toEqual({ fanIn: 1, fanOut: { local: 1, external: 0, total: 1 }, dependencies: 1, cbo: 2 });
-    // Ring uses Circle and, through super(), Circle.__init__.
-    expect(m('Ring')).toEqual({ fanIn: 0, fanOut: { local: 1, external: 0, total: 1 }, dependencies: 2, cbo: 1 });
-    // Canvas names Shape and the module geometry; it uses Shape and geometry.Square.
+    // Ring names Circle (super() is a builtin).
+    expect(m('Ring')).toEqual({ fanIn: 0, fanOut: { local: 1, external: 0, total: 1 }, dependencies: 1, cbo: 1 });
+    // Canvas names Shape and the module geometry; the definitions: Shape and, through the module, Square.
     expect(m('Canvas')).toEqual({ fanIn: 0, fanOut: { local: 2, external: 0, total: 2 }, dependencies: 2, cbo: 2 });
     expect(m('Unit')).toEqual({ fanIn: 1, fanOut: { local: 0, external: 0, total: 0 }, dependencies: 0, cbo: 1 });
   });
