@@ -11,7 +11,7 @@ import { parameterNames } from './extract';
 import type { SyntaxNode, TreeCursor } from './parser';
 import type { ModuleInfo, Repository } from './repository';
 import type { Definition, Resolver } from './resolver';
-import { decoratorsOf, definitionsIn, fieldAt, outerNode, typeAt } from './syntax';
+import { decoratorsOf, fieldAt, outerNode, typeAt } from './syntax';
 
 /** One frame of a cursor walk: an ancestor's type, its field in its parent and where it starts. */
 interface Frame {
@@ -257,7 +257,7 @@ function receiverName(fn: SyntaxNode): string | null {
   return parameterNames(fn.childForFieldName('parameters'))[0] ?? null;
 }
 
-/** Targets an attribute can sit in and still be assigned: `self.a, self.b = ...`. */
+/** Patterns a target can sit in and still be assigned: `self.a, self.b = ...`, `a, (b, *c) = ...`. */
 const TARGET_CONTAINERS = new Set(['pattern_list', 'tuple_pattern', 'list_pattern', 'tuple', 'list', 'parenthesized_expression', 'list_splat_pattern']);
 
 export interface ReceiverUse {
@@ -375,8 +375,6 @@ const NON_REFERENCE_PARENTS = new Set(['parameters', 'lambda_parameters', 'dotte
 /** Parents whose first identifier is a name being given (`f(key=v)`, `def f(a=1)`), not used. */
 const NAME_FIRST_PARENTS = new Set(['keyword_argument', 'default_parameter', 'typed_default_parameter', 'typed_parameter']);
 
-/** Frames an assignment target can sit in and still bind: `a, (b, *c) = ...`. */
-const BINDING_CONTAINERS = new Set(['pattern_list', 'tuple_pattern', 'list_pattern', 'tuple', 'list', 'parenthesized_expression', 'list_splat_pattern']);
 /** Statements whose `left` (after the containers) binds names. */
 const BINDING_STATEMENTS = new Set(['assignment', 'augmented_assignment', 'for_statement', 'for_in_clause']);
 
@@ -457,7 +455,7 @@ class NameCollector {
     // Targets: through tuple and list patterns up to an assignment, a loop or an `as`.
     let f = field;
     let i = top;
-    while (i >= 0 && BINDING_CONTAINERS.has(stack[i]!.type)) f = stack[i--]!.field;
+    while (i >= 0 && TARGET_CONTAINERS.has(stack[i]!.type)) f = stack[i--]!.field;
     if (i < 0) return false;
     const holder = stack[i]!;
     return holder.type === 'as_pattern_target' || (BINDING_STATEMENTS.has(holder.type) && f === 'left');
