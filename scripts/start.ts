@@ -20,12 +20,11 @@
  * Temporal: TEMPORAL_ADDRESS when set, else the embedded dev server (SQLite file under the data
  * directory, web UI on port 8233). Configuration: temporal.config.ts and its environment variables.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { RepoSource } from '../activities/contracts';
 import { RunNotFoundError } from '../activities/dataset/run-reader';
-import { RepoLineSchema, RepoSourceSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
+import { crawlFiltersFromConfig, gitHubSourceFromConfig, readSourceList } from '../activities/sources';
 import { RunIdSchema } from '../activities/store/types';
 import { loadConfig, type Config } from '../temporal.config';
 import { runCommand, UsageError } from './lib/cli';
@@ -68,23 +67,13 @@ const OPTIONS = {
   'no-workers': { type: 'boolean' },
 } as const;
 
-/** One source a line: `owner/name`, `owner/name@sha` (the sources module's list format), or a path to a local folder. */
-function parseSourceLine(line: string): RepoSource {
-  if (!fs.existsSync(line) && RepoLineSchema.safeParse(line).success) {
-    const [ref] = listSource(line);
-    return RepoSourceSchema.parse({ kind: 'github', fullName: ref!.id, commit: ref!.commit ?? undefined });
-  }
-  return RepoSourceSchema.parse({ kind: 'local', path: line });
-}
-
 async function main(values: unknown): Promise<number> {
   const flags = FlagsSchema.parse(values);
 
   let config: Config = loadConfig();
   const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p, ...(flags.split ? { split: flags.split } : {}) }));
   if (flags.repos) {
-    const lines = fs.readFileSync(flags.repos, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-    sources.push(...lines.map(parseSourceLine).map((s) => (flags.split ? { ...s, split: flags.split } : s)));
+    sources.push(...readSourceList(flags.repos, flags.split));
   }
   if (flags.github) {
     // RepoST's crawl: search with the configured filters, sliced by creation date past the API's

@@ -26,7 +26,8 @@ import type { z } from 'zod';
 
 export * from './types';
 export { estimateTokens, formatContext, type ContextBlock } from './context';
-export { classesOf, isOpenClassGenTestClass, cyclomaticComplexity, type ClassInfo, type ClassMetrics } from './classes';
+export { classesOf, isOpenClassGenTestClass, type ClassInfo, type ClassMetrics } from './classes';
+export { cyclomaticComplexity, methodMetrics, cohesion, type MethodMetrics } from './class-metrics';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
 
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
