@@ -102,6 +102,13 @@ export function isOpenClassGenTestClass(path: string, name: string): boolean {
   return pathWords(path).some((w) => TEST_PATH_WORDS.has(w));
 }
 
+/** The class's lines as written, less the indentation of its first line (a nested class reads as top-level code). */
+export function classSource(lines: readonly string[], startLine: number, endLine: number): string {
+  const span = lines.slice(startLine - 1, endLine);
+  const indent = /^[ \t]*/.exec(span[0] ?? '')![0];
+  return span.map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join('\n');
+}
+
 function docstringNode(body: SyntaxNode | null): SyntaxNode | null {
   let first = body?.firstNamedChild ?? null;
   while (first && first.type === 'comment') first = first.nextNamedSibling;
@@ -187,7 +194,8 @@ function lineCounts(module: ModuleInfo, cls: SyntaxNode, found: { commentRows: n
 const mean = (values: number[]) => (values.length ? Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 1000) / 1000 : 0);
 const summed = (values: number[]) => ({ total: values.reduce((a, b) => a + b, 0), max: values.length ? Math.max(...values) : 0, mean: mean(values) });
 
-export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
+/** Every class of the repository; test classes (OpenClassGen's rule) are left out unless `includeTestClasses`. */
+export function classesOf(repo: Repository, resolver: Resolver, options: { includeTestClasses?: boolean } = {}): ClassInfo[] {
   const all: { module: ModuleInfo; node: SyntaxNode; qualname: string; def: Definition }[] = [];
   for (const module of repo.modules.values()) {
     const visit = (container: SyntaxNode, prefix: string[], owner: Definition | null) => {
@@ -227,7 +235,7 @@ export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
     later.set(key, occurrence[i]! + 1);
   }
 
-  const kept = all.map((c, i) => ({ ...c, occurrence: occurrence[i]! })).filter((c) => !isOpenClassGenTestClass(c.module.path, c.node.childForFieldName('name')!.text));
+  const kept = all.map((c, i) => ({ ...c, occurrence: occurrence[i]! })).filter((c) => options.includeTestClasses || !isOpenClassGenTestClass(c.module.path, c.node.childForFieldName('name')!.text));
   const uses = classUses(repo, resolver, kept.map((c) => c.def));
   const out: ClassInfo[] = [];
   for (const { module, node, qualname, def, occurrence } of kept) {

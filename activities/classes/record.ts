@@ -4,9 +4,10 @@
  * follow OpenClassGen's data dictionary where it has one (`repository_name`, `file_path`,
  * `class_name`, `human_written_class`, `class_skeleton`, `total_program_units`, `total_doc_str`).
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { ClassInfo } from '../analysis';
+import { classId, classSource, type ClassInfo } from '../analysis';
+
+export { classId, classSource };
 import type { ExportColumn } from '../export/columns';
 import { CLASS_METRICS, metricsRecord } from './metrics';
 
@@ -37,19 +38,6 @@ export const ClassRecordSchema = z.object({
   method_metrics: z.array(z.object({ name: z.string(), line: z.number().int(), cyclomatic: z.number().int(), essential: z.number().int(), max_nesting: z.number().int() })),
 });
 export type ClassRecord = z.infer<typeof ClassRecordSchema>;
-
-/** Deterministic class id: 16 hex chars of sha256 of repository, commit, path and qualified name (and occurrence). */
-export function classId(repoId: string, commit: string, path: string, qualname: string, occurrence = 0): string {
-  const suffix = occurrence > 0 ? `#${occurrence}` : '';
-  return createHash('sha256').update(`class:${repoId}@${commit}:${path}::${qualname}${suffix}`).digest('hex').slice(0, 16);
-}
-
-/** The class's lines as written, less the indentation of its first line (a nested class reads as top-level code). */
-export function classSource(lines: readonly string[], startLine: number, endLine: number): string {
-  const span = lines.slice(startLine - 1, endLine);
-  const indent = /^[ \t]*/.exec(span[0] ?? '')![0];
-  return span.map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join('\n');
-}
 
 export interface RepositoryMeta {
   repoId: string;
