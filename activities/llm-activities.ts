@@ -1,11 +1,12 @@
 /**
- * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked.
+ * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked. A class
+ * target (`fn.kind === 'class'`) takes the class variant of each step's prompt and sanity check.
  * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
  * counts and regenerates; transport faults become retryable or non-retryable activity failures.
  */
 import type { Config } from '../temporal.config';
 import type { FunctionRef, LlmStepResult, PreparedFunction, PreviousAnswer, RunRef, VerdictResult } from './contracts';
-import { definitionSource } from './dataset/script-parts';
+import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import {
   DEFAULT_SANDBOX_CACHE_DIR,
   type ExchangeRecord,
@@ -23,7 +24,8 @@ import { toActivityFailure } from './llm/failures';
 import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
-import { checkSandboxScript, checkTestScript } from './llm/sanity';
+import { checkClassSandboxScript, checkClassTestScript, checkSandboxScript, checkTestScript } from './llm/sanity';
+import type { CoverageReport } from './sandbox/schema';
 import { parseInstallCommands } from './sandbox/install-commands';
 import { errorMessageOf } from './sandbox/result-text';
 import type { SandboxResult } from './sandbox/schema';
@@ -112,66 +114,89 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     return { ok: true, answer: v.answer, reasoning: v.reasoning.slice(0, 1000), promptVersion, tokens };
   }
 
-  const original = (p: PreparedFunction) => store.get(p.sourceKey);
+  /** A class target's checks: the class kept whole (a token allowance per method). */
+  const classInput = (fn: FunctionRef, prepared: PreparedFunction, originalClass: string) => ({ className: fn.qualname, originalClass, methods: prepared.methods?.length ?? 1 });
+
+  /** A class's coverage per method, one line each, for its coverage round. */
+  const methodLines = (cov: CoverageReport | null) =>
+    cov?.methods?.length ? cov.methods.map((m) => `- ${m.name}: ${Math.round(m.rate * 1000) / 10}% (${m.hasBranches ? `${m.branches.taken}/${m.branches.total} branch arcs` : `${m.lines.covered}/${m.lines.total} lines`})`).join('\n') : '(no method reached)';
 
   return {
     async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
+      const vars = { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR };
+      const original = await store.get(prepared.sourceKey);
+      if (fn.kind === 'class') {
+        const { answer, promptVersion } = await ask('class_sandbox', vars, { run, fn, attempt, previous });
+        return codeStep(answer, promptVersion, (script) => checkClassSandboxScript({ ...classInput(fn, prepared, original), script, context }));
+      }
       const kind = prepared.crossFile ? 'aggregate' : 'sandbox';
-      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
-      const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction, script, context }));
+      const { answer, promptVersion } = await ask(kind, vars, { run, fn, attempt, previous });
+      return codeStep(answer, promptVersion, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction: original, script, context }));
     },
 
     async generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }) {
       const sandboxScript = await store.get(sandboxScriptKey);
-      const { answer, promptVersion } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
-      const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (script) => checkTestScript({ functionName: fn.qualname, originalFunction, script, sandboxScript }));
+      const original = await store.get(prepared.sourceKey);
+      const kind = fn.kind === 'class' ? 'class_tests' : 'tests';
+      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
+      return codeStep(answer, promptVersion, (script) =>
+        fn.kind === 'class'
+          ? checkClassTestScript({ ...classInput(fn, prepared, original), script, sandboxScript })
+          : checkTestScript({ functionName: fn.qualname, originalFunction: original, script, sandboxScript }),
+      );
     },
 
     async debugScript({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
-      const { answer, promptVersion } = await ask(
-        'debug',
-        { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
-        { run, fn, attempt: round, previous },
+      const kind = fn.kind === 'class' ? 'class_debug' : 'debug';
+      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt: round, previous });
+      const original = await store.get(prepared.sourceKey);
+      return codeStep(answer, promptVersion, (next) =>
+        fn.kind === 'class'
+          ? checkClassTestScript({ ...classInput(fn, prepared, original), script: next, sandboxScript: '' })
+          : checkTestScript({ functionName: fn.qualname, originalFunction: original, script: next, sandboxScript: '' }),
       );
-      const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: '' }));
     },
 
     async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
       const cov = result.coverage;
-      const { answer, promptVersion } = await ask(
-        'coverage',
-        {
-          functionName: fn.qualname,
-          script,
-          missingLines: cov?.missingLines.join(', ') || '(none)',
-          missingBranches: cov?.missingBranches.map((b) => b.text).join(', ') || '(none)',
-          coverage: cov?.rate ?? 0,
-          cacheDir: SANDBOX_CACHE_DIR,
-        },
-        { run, fn, attempt: round, previous },
+      const vars = {
+        functionName: fn.qualname,
+        script,
+        missingLines: cov?.missingLines.join(', ') || '(none)',
+        missingBranches: cov?.missingBranches.map((b) => b.text).join(', ') || '(none)',
+        coverage: cov?.rate ?? 0,
+        cacheDir: SANDBOX_CACHE_DIR,
+      };
+      const { answer, promptVersion } =
+        fn.kind === 'class'
+          ? await ask('class_coverage', { ...vars, methodCoverage: methodLines(cov) }, { run, fn, attempt: round, previous })
+          : await ask('coverage', vars, { run, fn, attempt: round, previous });
+      const original = await store.get(prepared.sourceKey);
+      return codeStep(answer, promptVersion, (next) =>
+        fn.kind === 'class'
+          ? checkClassTestScript({ ...classInput(fn, prepared, original), script: next, sandboxScript: script })
+          : checkTestScript({ functionName: fn.qualname, originalFunction: original, script: next, sandboxScript: script }),
       );
-      const originalFunction = await original(prepared);
-      return codeStep(answer, promptVersion, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script }));
     },
 
     async checkFunctionality({ run, fn, prepared, scriptKey }) {
       const script = await store.get(scriptKey);
-      const sandboxedFunction = definitionSource(script, fn.qualname) ?? script;
-      const { answer, promptVersion } = await ask('check_functionality', { originalFunction: await original(prepared), sandboxedFunction, functionName: fn.name }, { run, fn });
+      const original = await store.get(prepared.sourceKey);
+      const { answer, promptVersion } =
+        fn.kind === 'class'
+          ? await ask('class_check_functionality', { functionName: fn.qualname, originalFunction: original, sandboxedFunction: classDefinitionSource(script, fn.qualname) ?? script }, { run, fn })
+          : await ask('check_functionality', { originalFunction: original, sandboxedFunction: definitionSource(script, fn.qualname) ?? script, functionName: fn.name }, { run, fn });
       return verdictStep(answer, promptVersion, ['same', 'yes', 'no']);
     },
 
     async checkTests({ run, fn, scriptKey }) {
       const script = await store.get(scriptKey);
-      const { answer, promptVersion } = await ask('check_tests', { functionName: fn.qualname, script }, { run, fn });
+      const { answer, promptVersion } = await ask(fn.kind === 'class' ? 'class_check_tests' : 'check_tests', { functionName: fn.qualname, script }, { run, fn });
       return verdictStep(answer, promptVersion, ['yes', 'no']);
     },
   };
