@@ -199,10 +199,26 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   /** Candidate filters (each rule can be switched off) and context limits of the static analysis. */
-  analysis: AnalysisOptionsSchema.pick({ rules: true, minLines: true, maxLines: true, extraKeywords: true, contextTokenBudget: true, maxFileBytes: true }).prefault({}),
+  analysis: AnalysisOptionsSchema.pick({
+    rules: true,
+    minLines: true,
+    maxLines: true,
+    classRules: true,
+    minClassMethods: true,
+    maxClassMethods: true,
+    minClassLines: true,
+    maxClassLines: true,
+    extraKeywords: true,
+    contextTokenBudget: true,
+    maxFileBytes: true,
+  }).prefault({}),
   crawl: z
     .object({
       maxFunctionsPerRepo: positiveInt.default(30),
+      /** What a crawl makes environments of: functions (RepoST), `both` functions and classes, or `classes` only (start.ts --classes, --classes-only). */
+      targets: z.enum(['functions', 'both', 'classes']).default('functions'),
+      /** Class environments sampled per repository (seeded, like the functions) when classes are made. */
+      maxClassesPerRepo: positiveInt.default(10),
       seed: z.number().int().default(0),
       /** Children running at once per repository workflow (sliding window). */
       functionWindow: positiveInt.default(8),

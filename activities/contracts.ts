@@ -34,6 +34,10 @@ export interface PipelineSettings {
   evalRequiresAstMatch: boolean;
   regenerateAttempts: number;
   maxFunctionsPerRepo: number;
+  /** What the crawl makes environments of (absent in runs frozen before classes: functions). */
+  targets?: CrawlTargets;
+  /** Classes sampled per repository when classes are made (absent: none). */
+  maxClassesPerRepo?: number;
   seed: number;
   functionWindow: number;
   repoWindow: number;
@@ -66,6 +70,14 @@ export interface SkippedRepo {
   reason: string;
 }
 
+/** What a pipeline workflow tests: a function (functionWorkflow) or a whole class (classWorkflow). */
+export type TargetKind = 'function' | 'class';
+
+/**
+ * A function to turn into an environment, or (with `kind: 'class'`) a top-level class: then
+ * `functionId` is the class's id, `qualname` and `name` its name, and every step of the pipeline
+ * works on the whole class.
+ */
 export interface FunctionRef {
   functionId: string;
   repoId: string;
@@ -78,7 +90,12 @@ export interface FunctionRef {
   occurrence?: number;
   split: Split;
   license: string | null;
+  /** Absent for a function. */
+  kind?: TargetKind;
 }
+
+/** A class environment's target. */
+export type ClassRef = FunctionRef & { kind: 'class' };
 
 /** A repository's candidates, stored as pages of FunctionRefs so no payload grows with the repository. */
 export interface CandidateList {
@@ -101,7 +118,35 @@ export interface PreparedFunction {
   dependencyCount: number;
   /** Top-level module names of the repository: never installed as packages when a script misses them. */
   localModules: string[];
+  /** A class target: its methods (those of nested classes as `Inner.method`). */
+  methods?: string[];
+  /** A class target: artifact key of its facts for the record (`ClassFacts`: skeleton, documentation level, metrics). */
+  classFactsKey?: string;
 }
+
+/** What a class's record carries beyond the pipeline's results, as the class corpus computes it. */
+export interface ClassFacts {
+  skeleton: string;
+  documentation: 'full' | 'partial' | 'none';
+  metrics: Record<string, number | null>;
+  methodMetrics: { name: string; line: number; cyclomatic: number; essential: number; max_nesting: number }[];
+}
+
+/** A repository's class candidates (class environments), in pages like the functions. */
+export interface ClassCandidateList {
+  pageKeys: string[];
+  /** Classes sampled (at most the per-repository cap). */
+  candidates: number;
+  /** Classes found, test classes included. */
+  found: number;
+  /** Classes the filters kept, before the cap. */
+  kept: number;
+  /** Classes dropped per class filter (each a named rule). */
+  droppedBy: Record<string, number>;
+}
+
+/** Which targets a crawl makes environments of: functions (RepoST), functions and classes (`both`), or classes only. */
+export type CrawlTargets = 'functions' | 'both' | 'classes';
 
 /** An unusable earlier answer (no code, cut off, a failed sanity check): the next attempt is told what was wrong. */
 export interface PreviousAnswer {

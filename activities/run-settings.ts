@@ -117,6 +117,8 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
     regenerateAttempts: config.loops.regenerateAttempts,
     maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
+    targets: config.crawl.targets,
+    maxClassesPerRepo: config.crawl.maxClassesPerRepo,
     seed: config.crawl.seed,
     functionWindow: config.crawl.functionWindow,
     repoWindow: config.crawl.repoWindow,

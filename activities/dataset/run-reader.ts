@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { z } from 'zod';
 import type { ExchangeIndexEntry } from '../store/exchanges';
-import { RejectionSchema, type Rejection } from '../store/records';
+import { ClassDatasetRecordSchema, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
 import { allRecords, isRunId, type Store } from '../store/types';
 import { UsageSchema } from '../store/usage';
 import { ProductRecordSchema, type ProductRecord } from './product-record';
@@ -97,6 +97,9 @@ export interface RunReader {
   summary(): Promise<RunSummaryView>;
   records(): AsyncIterable<ProductRecord>;
   rejections(): AsyncIterable<Rejection>;
+  /** The run's accepted class environments (none for a run that made none). */
+  classRecords(): AsyncIterable<ClassDatasetRecord>;
+  classRejections(): AsyncIterable<Rejection>;
   /** The function's exchanges recorded for this run, oldest first. */
   exchanges(functionId: string): Promise<ExchangeIndexEntry[]>;
   exchange(exchangeKey: string): Promise<ExchangeView>;
@@ -159,11 +162,19 @@ export class StoreRunReader implements RunReader {
   }
 
   async *records(): AsyncIterable<ProductRecord> {
-    for await (const r of this.stored()) if (r.accepted) yield r.record;
+    for await (const r of this.stored()) if (r.kind !== 'class' && r.accepted) yield r.record;
   }
 
   async *rejections(): AsyncIterable<Rejection> {
-    for await (const r of this.stored()) if (!r.accepted) yield r.rejection;
+    for await (const r of this.stored()) if (r.kind !== 'class' && !r.accepted) yield r.rejection;
+  }
+
+  async *classRecords(): AsyncIterable<ClassDatasetRecord> {
+    for await (const r of this.stored()) if (r.kind === 'class' && r.accepted) yield r.record;
+  }
+
+  async *classRejections(): AsyncIterable<Rejection> {
+    for await (const r of this.stored()) if (r.kind === 'class' && !r.accepted) yield r.rejection;
   }
 
   async exchanges(functionId: string): Promise<ExchangeIndexEntry[]> {
@@ -245,6 +256,14 @@ export class FolderRunReader implements RunReader {
 
   rejections(): AsyncIterable<Rejection> {
     return jsonLines(runPaths(this.outDir).rejections, RejectionSchema.extend({ split: RejectionSchema.shape.split.default('train') }));
+  }
+
+  classRecords(): AsyncIterable<ClassDatasetRecord> {
+    return jsonLines(runPaths(this.outDir).classes, ClassDatasetRecordSchema);
+  }
+
+  classRejections(): AsyncIterable<Rejection> {
+    return jsonLines(runPaths(this.outDir).classRejections, RejectionSchema);
   }
 
   async exchanges(): Promise<ExchangeIndexEntry[]> {
