@@ -17,6 +17,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
+import { presetConfigLayer } from './activities/analysis/presets';
 import { AnalysisOptionsSchema } from './activities/analysis/types';
 
 const positiveInt = z.number().int().positive();
@@ -196,10 +197,22 @@ export const ConfigSchema = z.object({
       evalRequiresAstMatch: z.boolean().default(true),
       /** Regenerations after an output that failed to parse or a failed sanity check. */
       regenerateAttempts: nonNegativeInt.default(2),
+      /** How the sanity checks read an answer. */
+      sanity: z
+        .object({
+          /**
+           * How the test function must reach `f` and `f_new_implementation`: `literal` (RepoST's
+           * rule): its own text calls both; `reachable`: it reaches a call of each through the
+           * script's own functions (a helper it hands them to, a loop over the two).
+           */
+          testCalls: z.enum(['literal', 'reachable']).default('literal'),
+        })
+        .prefault({}),
     })
     .prefault({}),
   /** Candidate filters (each rule can be switched off) and context limits of the static analysis. */
   analysis: AnalysisOptionsSchema.pick({
+    preset: true,
     rules: true,
     minLines: true,
     maxLines: true,
@@ -226,12 +239,23 @@ export const ConfigSchema = z.object({
       repoWindow: positiveInt.default(4),
       /** Continue-as-new after this many finished children, to keep histories small. */
       continueAsNewAfter: positiveInt.default(200),
+      /**
+       * Local folders must state one of `crawl.github.licenses` in their license file (a folder
+       * without one, or with another license, is skipped with the reason). Off: local folders are
+       * crawled whatever their license, which is still detected and recorded. Not a search filter,
+       * so not under `github`; the list is the one the GitHub search asks for, so every source of a
+       * run is held to the same licenses.
+       */
+      checkLocalLicenses: z.boolean().default(false),
       /** RepoST's GitHub search filters, and the creation-date windows that decide a GitHub repository's split. */
       github: z
         .object({
+          /** Licenses (GitHub keys) the search asks for; with `checkLocalLicenses`, the ones a local folder must state. */
           licenses: z.array(z.string().min(1)).default(['mit']),
           maxRepoSizeKb: positiveInt.default(10 * 1024),
           minStars: nonNegativeInt.default(0),
+          /** Include archived repositories in the search (RepoST's search does). */
+          includeArchived: z.boolean().default(false),
           trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
           evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
         })
@@ -295,12 +319,15 @@ export interface ConfigKey {
   type: 'string' | 'number' | 'boolean' | 'array' | 'object';
   /** Whether it belongs to the process (never frozen into a run). */
   perProcess: boolean;
+  /** The values it may take, when the schema lists them (`loops.sanity.testCalls`: literal, reachable). */
+  values?: string[];
 }
 
 interface JsonSchemaNode {
   type?: string | string[];
   properties?: Record<string, JsonSchemaNode>;
   anyOf?: JsonSchemaNode[];
+  enum?: unknown[];
   perProcess?: boolean;
 }
 
@@ -326,7 +353,8 @@ function schemaKeys(): { keys: ConfigKey[]; processSections: string[] } {
     }
     const types = [node.type ?? node.anyOf?.map((a) => a.type)].flat().filter((t): t is string => typeof t === 'string');
     const type = types.includes('boolean') ? 'boolean' : types.includes('number') || types.includes('integer') ? 'number' : types.includes('array') ? 'array' : types.includes('object') ? 'object' : 'string';
-    keys.push({ path: prefix, env: envNameFor(prefix), type, perProcess });
+    const values = node.enum?.filter((v): v is string => typeof v === 'string');
+    keys.push({ path: prefix, env: envNameFor(prefix), type, perProcess, ...(values?.length ? { values } : {}) });
   };
   walk(root, '', false);
   keysCache = { keys, processSections };
@@ -439,7 +467,6 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   const env = options.env ?? process.env;
   const warn = options.warn ?? ((message: string) => console.warn(`warning: ${message}`));
   const sources = new Map<string, string>();
-  const defaults = ConfigSchema.parse({});
   let raw: Record<string, unknown> = {};
 
   if (env.REPOST_CONFIG) {
@@ -450,6 +477,14 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
     }
     raw = migrateRenamedKeys(raw, (from, to, note) => warn(`${env.REPOST_CONFIG}: ${from} is now ${to}${note ? ` (${note})` : ''}; the old name is read until the next release`));
   }
+
+  // A selection preset (`analysis.preset`, from the overrides, the environment or the file) lies
+  // under everything the user gave: its crawl filters are the defaults, so a value set explicitly,
+  // or a key set beside them, keeps the preset's others.
+  const preset = options.overrides?.analysis?.preset ?? (env[envNameFor('analysis.preset')] || undefined) ?? getPath(raw, 'analysis.preset');
+  const presetLayer = presetConfigLayer(preset === 'repost' ? preset : undefined);
+  raw = deepMerge(presetLayer, raw);
+  const defaults = ConfigSchema.parse(presetLayer);
 
   const keys = configKeys();
   const envKeys = new Map<string, ConfigKey>();

@@ -63,6 +63,8 @@ export interface RepoSnapshot {
   split: Split;
   /** SPDX id of the repository's license when known. */
   license: string | null;
+  /** Where the license came from: `github-api`, `file:<name>` (its license file), or `none`. */
+  licenseSource?: string;
 }
 
 export interface SkippedRepo {
@@ -92,6 +94,8 @@ export interface FunctionRef {
   license: string | null;
   /** Absent for a function. */
   kind?: TargetKind;
+  /** Where the license came from (see RepoSnapshot). */
+  licenseSource?: string;
 }
 
 /** A class environment's target. */

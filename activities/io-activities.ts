@@ -6,7 +6,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
-import { classSelectionCounts, RepositoryAnalyzer, selectCandidates, selectClassCandidates } from './analysis';
+import { chooseCandidates, classSelectionCounts, presetAnalysisOptions, RepositoryAnalyzer, selectClassCandidates } from './analysis';
 import { metricsRecord } from './classes/metrics';
 import type { CandidateList, ClassCandidateList, ClassFacts, ClassRef, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
 import { buildStoredRecord } from './dataset/records';
@@ -14,6 +14,7 @@ import { summarizeRun } from './dataset/run-files';
 import { writeRunOutputs } from './report/run-outputs';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { snapshotGitHubRepository, splitOf } from './sources';
+import { detectLicense, licenseAllowed, repositoryLicense } from './sources/license';
 import { topLevelModules } from './sources/modules';
 import { RepoSourceSchema, snapshotLocalFolder, SourceError } from './sources/repo-source';
 import type { Store } from './store/types';
@@ -34,10 +35,11 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
   const runs = new RunConfigs(config, store);
 
   /** The parsed snapshot; one parse serves the listing and all its functions while the repository window is open. */
-  async function analyzerOf(runConfig: Config, repoId: string, commit: string) {
+  async function analyzerOf(runConfig: Config, repoId: string, commit: string, split: Split) {
     const dir = await store.openSnapshot(repoId, commit);
     if (!dir) throw new SourceError(`snapshot ${repoId}@${commit} is not in the store (${store.location})`);
-    return RepositoryAnalyzer.openCached(dir, { ...runConfig.analysis, repoId, commit }, runConfig.crawl.repoWindow + 1);
+    const options = { ...runConfig.analysis, repoId, commit, split, ...presetAnalysisOptions(runConfig.analysis.preset, split) };
+    return RepositoryAnalyzer.openCached(dir, options, runConfig.crawl.repoWindow + 1);
   }
 
   return {
@@ -53,8 +55,15 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
         try {
           if (source.kind === 'local') {
             const { repoId, commit } = await snapshotLocalFolder(store, source);
-            if (!(await store.openSnapshot(repoId, commit))) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
-            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license: null } };
+            const dir = await store.openSnapshot(repoId, commit);
+            if (!dir) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
+            // No host to ask: the license is what the folder's license file states.
+            const { license, source: licenseSource } = await detectLicense(dir);
+            const allowed = runConfig.crawl.github.licenses;
+            if (runConfig.crawl.checkLocalLicenses && !licenseAllowed(license, allowed)) {
+              return { ok: false as const, reason: `license: ${license ?? 'none found in a license file'}, not one of crawl.github.licenses (${allowed.join(', ')})` };
+            }
+            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license, licenseSource } };
           }
           // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
           // a transient API failure throws and Temporal retries.
@@ -62,7 +71,9 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           if (!r.ok) return { ok: false as const, reason: `${r.skip.stage}: ${r.skip.reason}` };
           await store.saveSnapshot(r.snapshot.repoId, r.snapshot.commit, r.snapshot.dir);
           const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl.github) ?? 'train';
-          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: r.ref.license };
+          // GitHub's answer when it names a license; else (none, or "other") the tarball's license file.
+          const detected = await repositoryLicense(r.ref.license, r.snapshot.dir);
+          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: detected.license, licenseSource: detected.source };
           return { ok: true as const, snapshot };
         } catch (err) {
           if (err instanceof SourceError) return { ok: false as const, reason: err.message };
@@ -74,9 +85,9 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async listCandidates({ run, snapshot, index, source }) {
       const runConfig = await runs.forRun(run);
       return whileHeartbeating(async () => {
-        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit);
+        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit, snapshot.split);
         const all = analyzer.functions();
-        const chosen = selectCandidates(all, runConfig.crawl.maxFunctionsPerRepo, runConfig.crawl.seed);
+        const chosen = chooseCandidates(all, { preset: runConfig.analysis.preset, split: snapshot.split, max: runConfig.crawl.maxFunctionsPerRepo, seed: runConfig.crawl.seed });
         const refs: FunctionRef[] = chosen.map((f) => ({
           functionId: f.id,
           repoId: snapshot.repoId,
@@ -87,6 +98,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           ...(f.occurrence > 0 ? { occurrence: f.occurrence } : {}),
           split: snapshot.split,
           license: snapshot.license,
+          ...(snapshot.licenseSource ? { licenseSource: snapshot.licenseSource } : {}),
         }));
         const pageKeys: string[] = [];
         for (let i = 0; i < refs.length; i += CANDIDATE_PAGE_SIZE) pageKeys.push(await store.putJson(refs.slice(i, i + CANDIDATE_PAGE_SIZE)));
@@ -111,7 +123,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async listClassCandidates({ run, snapshot, index, source }) {
       const runConfig = await runs.forRun(run);
       return whileHeartbeating(async () => {
-        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit);
+        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit, snapshot.split);
         const all = analyzer.classCandidates();
         const chosen = selectClassCandidates(all, runConfig.crawl.maxClassesPerRepo, runConfig.crawl.seed);
         const refs: ClassRef[] = chosen.map((c) => ({
@@ -153,7 +165,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       const runConfig = await runs.forRun(run);
       return whileHeartbeating(async () => {
         try {
-          const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit);
+          const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit, fn.split);
           if (fn.kind === 'class') {
             // The whole class: its source, the context of all its methods, and what its record carries.
             const a = analyzer.analyzeClass(fn.path, fn.qualname, fn.occurrence ?? 0);

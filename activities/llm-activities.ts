@@ -10,8 +10,6 @@ import { classDefinitionSource, definitionSource } from './dataset/script-parts'
 import {
   DEFAULT_SANDBOX_CACHE_DIR,
   type ExchangeRecord,
-  parseCodeAnswer,
-  parseVerdict,
   renderPrompt,
   type ChatOutcome,
   type LlmGateway,
@@ -22,6 +20,7 @@ import {
 } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
+import { reviewCode, reviewVerdict, type CodeReview, type ReviewedAnswer, type VerdictReview } from './llm/review';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
 import { checkClassSandboxScript, checkClassTestScript, checkSandboxScript, checkTestScript } from './llm/sanity';
@@ -53,12 +52,20 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     return exchange.response?.text ?? null;
   }
 
-  async function ask<K extends PromptKind>(
+  /**
+   * Asks the model and reviews its answer with `review` (which the run's settings parameterise);
+   * the gateway records on the exchange which checks refused it, so a run can show what its
+   * refused answers cost.
+   */
+  async function ask<K extends PromptKind, R extends { refusedBy: string[] }>(
     kind: K,
     vars: PromptVars[K],
     ctx: { run: RunRef; fn: FunctionRef; attempt?: number; previous?: PreviousAnswer },
-  ): Promise<{ answer: ChatOutcome; promptVersion: string }> {
+    review: (answer: ReviewedAnswer, runConfig: Config) => R,
+  ): Promise<{ answer: ChatOutcome; promptVersion: string; review: R }> {
     const runConfig = await runs.forRun(ctx.run);
+    let reviewed: R | undefined;
+    const reviewOnce = (a: ReviewedAnswer) => (reviewed = review(a, runConfig)).refusedBy;
     const prompt = renderPrompt(kind, vars);
     await runs.checkPromptVersion(ctx.run, kind, prompt.promptVersion);
     const before = await previousText(ctx.previous);
@@ -78,10 +85,10 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
             promptVersion: prompt.promptVersion,
             attempt: ctx.attempt ?? 0,
           },
-          { signal: activityHooks().signal, llm: runConfig.llm },
+          { signal: activityHooks().signal, llm: runConfig.llm, review: reviewOnce },
         ),
       );
-      return { answer, promptVersion: version };
+      return { answer, promptVersion: version, review: reviewed ?? review(answer, runConfig) };
     } catch (err) {
       throw toActivityFailure(err);
     }
@@ -89,30 +96,21 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
 
   const tokensOf = (a: ChatOutcome) => a.promptTokens + a.completionTokens;
 
-  /** Parses a code answer; runs the step's sanity check; stores the script. */
-  async function codeStep(
-    answer: ChatOutcome,
-    promptVersion: string,
-    check: (script: string) => { passed: boolean; failures: { check: string; detail: string }[] } | null,
-  ): Promise<LlmStepResult> {
-    const parsed = parseCodeAnswer(answer.text, answer.finishReason);
+  /** Stores a reviewed code answer's script, or says why it cannot be used. */
+  async function codeStep(answer: ChatOutcome, promptVersion: string, review: CodeReview): Promise<LlmStepResult> {
     const tokens = tokensOf(answer);
-    if (!parsed.ok) return { ok: false, failure: `parse_${parsed.failure}`, detail: parsed.detail, exchangeKey: answer.exchangeKey, tokens };
-    const report = check(parsed.code);
-    if (report && !report.passed) {
-      const detail = report.failures.map((f) => `${f.check}: ${f.detail}`).join('; ');
-      return { ok: false, failure: 'sanity_check', detail, exchangeKey: answer.exchangeKey, tokens };
-    }
-    const installs = parsed.bash ? parseInstallCommands(parsed.bash).ok : [];
-    return { ok: true, scriptKey: await store.put(parsed.code), exchangeKey: answer.exchangeKey, promptVersion, tokens, installs };
+    if (!review.ok) return { ok: false, failure: review.failure, detail: review.detail, exchangeKey: answer.exchangeKey, tokens };
+    const installs = review.bash ? parseInstallCommands(review.bash).ok : [];
+    return { ok: true, scriptKey: await store.put(review.code), exchangeKey: answer.exchangeKey, promptVersion, tokens, installs };
   }
 
-  async function verdictStep(answer: ChatOutcome, promptVersion: string, allowed: readonly VerdictAnswer[]): Promise<VerdictResult> {
-    const v = parseVerdict(answer.text, allowed, answer.finishReason);
+  function verdictStep(answer: ChatOutcome, promptVersion: string, v: VerdictReview): VerdictResult {
     const tokens = tokensOf(answer);
     if (!v.ok) return { ok: false, failure: `parse_${v.failure}`, detail: v.detail, tokens };
     return { ok: true, answer: v.answer, reasoning: v.reasoning.slice(0, 1000), promptVersion, tokens };
   }
+
+  const verdictReview = (allowed: readonly VerdictAnswer[]) => (a: ReviewedAnswer) => reviewVerdict(a, allowed);
 
   /** A class target's checks: the class kept whole (a token allowance per method). */
   const classInput = (fn: FunctionRef, prepared: PreparedFunction, originalClass: string) => ({ className: fn.qualname, originalClass, methods: prepared.methods?.length ?? 1 });
@@ -121,48 +119,59 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
   const methodLines = (cov: CoverageReport | null) =>
     cov?.methods?.length ? cov.methods.map((m) => `- ${m.name}: ${Math.round(m.rate * 1000) / 10}% (${m.hasBranches ? `${m.branches.taken}/${m.branches.total} branch arcs` : `${m.lines.covered}/${m.lines.total} lines`})`).join('\n') : '(no method reached)';
 
+  /**
+   * The sanity check of a script with tests: a class target's (both classes built, the class kept
+   * whole) or a function's.
+   */
+  const testScriptCheck = (fn: FunctionRef, prepared: PreparedFunction, original: string, sandboxScript: string, c: Config) => (script: string) =>
+    fn.kind === 'class'
+      ? checkClassTestScript({ ...classInput(fn, prepared, original), script, sandboxScript })
+      : checkTestScript({ functionName: fn.qualname, originalFunction: original, script, sandboxScript, testCalls: c.loops.sanity.testCalls });
+
   return {
     async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
-      const vars = { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR };
       const original = await store.get(prepared.sourceKey);
-      if (fn.kind === 'class') {
-        const { answer, promptVersion } = await ask('class_sandbox', vars, { run, fn, attempt, previous });
-        return codeStep(answer, promptVersion, (script) => checkClassSandboxScript({ ...classInput(fn, prepared, original), script, context }));
-      }
-      const kind = prepared.crossFile ? 'aggregate' : 'sandbox';
-      const { answer, promptVersion } = await ask(kind, vars, { run, fn, attempt, previous });
-      return codeStep(answer, promptVersion, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction: original, script, context }));
+      const vars = { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR };
+      const kind = fn.kind === 'class' ? 'class_sandbox' : prepared.crossFile ? 'aggregate' : 'sandbox';
+      const { answer, promptVersion, review } = await ask(kind, vars, { run, fn, attempt, previous }, (a) =>
+        reviewCode(a, (script) =>
+          fn.kind === 'class'
+            ? checkClassSandboxScript({ ...classInput(fn, prepared, original), script, context })
+            : checkSandboxScript({ functionName: fn.qualname, originalFunction: original, script, context }),
+        ),
+      );
+      return codeStep(answer, promptVersion, review);
     },
 
     async generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }) {
       const sandboxScript = await store.get(sandboxScriptKey);
       const original = await store.get(prepared.sourceKey);
       const kind = fn.kind === 'class' ? 'class_tests' : 'tests';
-      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous });
-      return codeStep(answer, promptVersion, (script) =>
-        fn.kind === 'class'
-          ? checkClassTestScript({ ...classInput(fn, prepared, original), script, sandboxScript })
-          : checkTestScript({ functionName: fn.qualname, originalFunction: original, script, sandboxScript }),
+      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a, c) =>
+        reviewCode(a, testScriptCheck(fn, prepared, original, sandboxScript, c)),
       );
+      return codeStep(answer, promptVersion, review);
     },
 
     async debugScript({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
-      const kind = fn.kind === 'class' ? 'class_debug' : 'debug';
-      const { answer, promptVersion } = await ask(kind, { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt: round, previous });
       const original = await store.get(prepared.sourceKey);
-      return codeStep(answer, promptVersion, (next) =>
-        fn.kind === 'class'
-          ? checkClassTestScript({ ...classInput(fn, prepared, original), script: next, sandboxScript: '' })
-          : checkTestScript({ functionName: fn.qualname, originalFunction: original, script: next, sandboxScript: '' }),
+      const kind = fn.kind === 'class' ? 'class_debug' : 'debug';
+      const { answer, promptVersion, review } = await ask(
+        kind,
+        { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
+        { run, fn, attempt: round, previous },
+        (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, '', c)),
       );
+      return codeStep(answer, promptVersion, review);
     },
 
     async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
+      const original = await store.get(prepared.sourceKey);
       const cov = result.coverage;
       const vars = {
         functionName: fn.qualname,
@@ -172,32 +181,28 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
         coverage: cov?.rate ?? 0,
         cacheDir: SANDBOX_CACHE_DIR,
       };
-      const { answer, promptVersion } =
-        fn.kind === 'class'
-          ? await ask('class_coverage', { ...vars, methodCoverage: methodLines(cov) }, { run, fn, attempt: round, previous })
-          : await ask('coverage', vars, { run, fn, attempt: round, previous });
-      const original = await store.get(prepared.sourceKey);
-      return codeStep(answer, promptVersion, (next) =>
-        fn.kind === 'class'
-          ? checkClassTestScript({ ...classInput(fn, prepared, original), script: next, sandboxScript: script })
-          : checkTestScript({ functionName: fn.qualname, originalFunction: original, script: next, sandboxScript: script }),
-      );
+      const ctx = { run, fn, attempt: round, previous };
+      const review = (a: ReviewedAnswer, c: Config) => reviewCode(a, testScriptCheck(fn, prepared, original, script, c));
+      const asked = fn.kind === 'class' ? await ask('class_coverage', { ...vars, methodCoverage: methodLines(cov) }, ctx, review) : await ask('coverage', vars, ctx, review);
+      return codeStep(asked.answer, asked.promptVersion, asked.review);
     },
 
     async checkFunctionality({ run, fn, prepared, scriptKey }) {
       const script = await store.get(scriptKey);
       const original = await store.get(prepared.sourceKey);
-      const { answer, promptVersion } =
+      const review = verdictReview(['same', 'yes', 'no']);
+      const asked =
         fn.kind === 'class'
-          ? await ask('class_check_functionality', { functionName: fn.qualname, originalFunction: original, sandboxedFunction: classDefinitionSource(script, fn.qualname) ?? script }, { run, fn })
-          : await ask('check_functionality', { originalFunction: original, sandboxedFunction: definitionSource(script, fn.qualname) ?? script, functionName: fn.name }, { run, fn });
-      return verdictStep(answer, promptVersion, ['same', 'yes', 'no']);
+          ? await ask('class_check_functionality', { functionName: fn.qualname, originalFunction: original, sandboxedFunction: classDefinitionSource(script, fn.qualname) ?? script }, { run, fn }, review)
+          : await ask('check_functionality', { originalFunction: original, sandboxedFunction: definitionSource(script, fn.qualname) ?? script, functionName: fn.name }, { run, fn }, review);
+      return verdictStep(asked.answer, asked.promptVersion, asked.review);
     },
 
     async checkTests({ run, fn, scriptKey }) {
       const script = await store.get(scriptKey);
-      const { answer, promptVersion } = await ask(fn.kind === 'class' ? 'class_check_tests' : 'check_tests', { functionName: fn.qualname, script }, { run, fn });
-      return verdictStep(answer, promptVersion, ['yes', 'no']);
+      const kind = fn.kind === 'class' ? 'class_check_tests' : 'check_tests';
+      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script }, { run, fn }, verdictReview(['yes', 'no']));
+      return verdictStep(answer, promptVersion, review);
     },
   };
 }

@@ -3,15 +3,18 @@
  *
  *   npx tsx scripts/analyze.ts <repo-dir> [--function <path>::<qualname>] [--classes] [--deps]
  *                              [--source] [--max N] [--seed N] [--budget TOKENS] [--repo-id ID] [--commit SHA] [--json]
+ *                              [--preset default|repost] [--split train|eval]
  *
  * Lists every module-level function and method (kept or dropped, with the rule that dropped it)
  * and the files that were skipped. --function fills in dependencies, standalone and context for
  * one function whatever the filters say; --deps does so for every kept function; --classes adds
- * class skeletons and metrics. Without --json a readable summary is printed.
+ * class skeletons and metrics. --preset repost applies RepoST's published selection (its rules,
+ * line limits, per-kind sampling and the split's context budget; --max and --budget then play no
+ * part). Without --json a readable summary is printed.
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { RepositoryAnalyzer, selectCandidates, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
+import { ANALYSIS_PRESETS, chooseCandidates, presetAnalysisOptions, RepositoryAnalyzer, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
 import { CommandFailure, runCommand, UsageError } from './lib/cli';
 
 const FlagsSchema = z.object({
@@ -29,6 +32,8 @@ const FlagsSchema = z.object({
   budget: z.coerce.number().int().nonnegative().default(8000),
   'repo-id': z.string().optional(),
   commit: z.string().optional(),
+  preset: z.enum(ANALYSIS_PRESETS).default('default'),
+  split: z.enum(['train', 'eval']).default('train'),
 });
 type Flags = z.infer<typeof FlagsSchema>;
 
@@ -43,6 +48,8 @@ const OPTIONS = {
   budget: { type: 'string' },
   'repo-id': { type: 'string' },
   commit: { type: 'string' },
+  preset: { type: 'string' },
+  split: { type: 'string' },
 } as const;
 
 type Row = Omit<FunctionEntry, 'source'> & Partial<Pick<FunctionEntry, 'source'>> & Partial<Omit<FunctionAnalysis, keyof FunctionEntry>> & { selected: boolean };
@@ -56,9 +63,12 @@ async function main(flags: Flags): Promise<void> {
     contextTokenBudget: flags.budget,
     repoId: flags['repo-id'],
     commit: flags.commit,
+    preset: flags.preset,
+    split: flags.split,
+    ...presetAnalysisOptions(flags.preset, flags.split),
   });
   const functions = analyzer.functions();
-  const selected = new Set(selectCandidates(functions, flags.max, flags.seed).map((f) => f.id));
+  const selected = new Set(chooseCandidates(functions, { preset: flags.preset, split: flags.split, max: flags.max, seed: flags.seed }).map((f) => f.id));
   let target: string | null = null;
   if (flags.function) {
     const [path, qualname] = flags.function.split('::') as [string, string];

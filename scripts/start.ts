@@ -10,6 +10,12 @@
  *                                                      stopped or killed): workers run again, the result
  *                                                      is printed and the run's files written
  *   options: --out DIR  --run-id ID  --split train|eval (local sources; default train)
+ *            --check-licenses (local folders too must state one of crawl.github.licenses in their
+ *            license file; `crawl.checkLocalLicenses`; the license is recorded either way)
+ *            --preset repost (RepoST's published selection: its function filters, line limits,
+ *            per-repository sampling and context budgets, and its GitHub search filters and
+ *            sample sizes, --limit 1000 for train and 300 for eval; `analysis.preset` in the
+ *            configuration; settings given explicitly still win)
  *            --resume (continue the run --run-id names, with its own settings and sources)
  *            --no-workers (workers run elsewhere: tsx workers/main.ts)
  *            --progress-every SECONDS (the live view's refresh; default 2 on a terminal, 30 in a log)
@@ -23,6 +29,7 @@
 import * as path from 'node:path';
 import { z } from 'zod';
 import type { RepoSource } from '../activities/contracts';
+import { ANALYSIS_PRESETS, REPOST_SELECTION } from '../activities/analysis/presets';
 import { RunNotFoundError } from '../activities/dataset/run-reader';
 import { crawlFiltersFromConfig, gitHubSourceFromConfig, readSourceList } from '../activities/sources';
 import { RunIdSchema } from '../activities/store/types';
@@ -42,7 +49,9 @@ const FlagsSchema = z.object({
   local: z.array(z.string().min(1)).default([]),
   repos: z.string().min(1).optional(),
   github: z.enum(['train', 'eval']).optional(),
-  limit: z.coerce.number().int().positive().default(100),
+  limit: z.coerce.number().int().positive().optional(),
+  preset: z.enum(ANALYSIS_PRESETS).optional(),
+  'check-licenses': z.boolean().default(false),
   out: z.string().min(1).optional(),
   'run-id': RunIdSchema.optional(),
   split: z.enum(['train', 'eval']).optional(),
@@ -58,6 +67,8 @@ const OPTIONS = {
   repos: { type: 'string' },
   github: { type: 'string' },
   limit: { type: 'string' },
+  preset: { type: 'string' },
+  'check-licenses': { type: 'boolean' },
   out: { type: 'string' },
   'run-id': { type: 'string' },
   split: { type: 'string' },
@@ -70,7 +81,11 @@ const OPTIONS = {
 async function main(values: unknown): Promise<number> {
   const flags = FlagsSchema.parse(values);
 
-  let config: Config = loadConfig();
+  const presetOverride = {
+    ...(flags.preset ? { analysis: { preset: flags.preset } } : {}),
+    ...(flags['check-licenses'] ? { crawl: { checkLocalLicenses: true } } : {}),
+  };
+  let config: Config = loadConfig({ overrides: presetOverride });
   const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p, ...(flags.split ? { split: flags.split } : {}) }));
   if (flags.repos) {
     sources.push(...readSourceList(flags.repos, flags.split));
@@ -78,7 +93,9 @@ async function main(values: unknown): Promise<number> {
   if (flags.github) {
     // RepoST's crawl: search with the configured filters, sliced by creation date past the API's
     // 1,000-result cap, then a seeded sample.
-    const found = await gitHubSourceFromConfig(config, (l) => console.log(l)).search(crawlFiltersFromConfig(config, flags.github), { limit: flags.limit, seed: config.crawl.seed });
+    // RepoST sampled 1,000 training and 300 evaluation repositories from its search results.
+    const limit = flags.limit ?? (config.analysis.preset === 'repost' ? REPOST_SELECTION.repositories.sample[flags.github] : 100);
+    const found = await gitHubSourceFromConfig(config, (l) => console.log(l)).search(crawlFiltersFromConfig(config, flags.github), { limit, seed: config.crawl.seed });
     console.log(`GitHub search (${flags.github} window): ${found.total} repositories in ${found.windows} date window(s), ${found.repos.length} sampled`);
     sources.push(...found.repos.map((r): RepoSource => ({ kind: 'github', fullName: r.id, split: flags.github })));
   }
@@ -88,7 +105,7 @@ async function main(values: unknown): Promise<number> {
     // The offline demo's LLM: scripted responses served over real HTTP to the real client.
     const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
     cleanups.push(() => server.close());
-    config = loadConfig({ overrides: { llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
+    config = loadConfig({ overrides: { ...presetOverride, llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
     console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
   }
   if (flags.attach && (sources.length > 0 || flags.resume || flags['run-id'])) {

@@ -11,6 +11,8 @@ import { definitionTokens, estimateTokens, formatContext, renderContextBlocks, t
 import { classDependencyClosure, dependencyClosure, type DependencyClosure } from './dependencies';
 import type { ExtractedFunction } from './extract';
 import { firstFailingRule } from './filters';
+import { REPOST_SELECTION, type AnalysisPreset } from './presets';
+import { repostVerdict } from './repost-rules';
 import type { SyntaxNode } from './parser';
 import { Repository, type ModuleInfo } from './repository';
 import { Resolver, type Definition } from './resolver';
@@ -32,6 +34,7 @@ export { classesOf, classSource, isOpenClassGenTestClass, pathWords, type ClassI
 export { CLASS_RULES, classDroppedBy, classSelectionCounts, selectClassCandidates, type ClassCandidate, type ClassRule } from './class-selection';
 export { cyclomaticComplexity, methodMetrics, cohesion, type MethodMetrics } from './class-metrics';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
+export { ANALYSIS_PRESETS, REPOST_SELECTION, presetAnalysisOptions, presetConfigLayer, type AnalysisPreset } from './presets';
 
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
 
@@ -133,7 +136,9 @@ export class RepositoryAnalyzer {
 
   private toEntry(f: ExtractedFunction, occurrence: number): FunctionEntry {
     const shadowed = occurrence > 0;
-    const droppedBy = firstFailingRule(f, shadowed, this.options);
+    // Of several definitions of one name, the one Python binds is the candidate under either preset.
+    const repost = this.options.preset === 'repost' && !shadowed ? repostVerdict(f, this.options.split) : null;
+    const droppedBy = this.options.preset === 'repost' ? (shadowed ? 'shadowed' : repost!.droppedBy) : firstFailingRule(f, shadowed, this.options);
     return {
       path: f.path,
       qualname: f.qualname,
@@ -150,6 +155,7 @@ export class RepositoryAnalyzer {
       droppedBy,
       id: functionId(this.repoId, this.options.commit, f.path, f.qualname, occurrence),
       occurrence,
+      ...(repost && droppedBy === null ? { sampledFirst: repost.withDocstring } : {}),
     };
   }
 
@@ -167,9 +173,9 @@ export class RepositoryAnalyzer {
     return this.resolver.definition(module, f.qualname, f.kind, f.node, owner);
   }
 
-  /** The kept functions to process: at most options.maxFunctionsPerRepo, sampled by options.seed. */
+  /** The kept functions to process: sampled by options.seed, as many as the preset allows (see chooseCandidates). */
   candidates(): FunctionEntry[] {
-    return selectCandidates(this.functions(), this.options.maxFunctionsPerRepo, this.options.seed);
+    return chooseCandidates(this.functions(), { preset: this.options.preset, split: this.options.split, max: this.options.maxFunctionsPerRepo, seed: this.options.seed });
   }
 
   /** Every class (nested included, test classes excluded) with its skeleton and metrics. */
@@ -355,6 +361,26 @@ export async function analyzeRepository(rootDir: string, options?: AnalysisOptio
 export async function analyzeFunction(rootDir: string, path: string, qualname: string, options?: AnalysisOptionsInput): Promise<FunctionAnalysis> {
   const analyzer = await RepositoryAnalyzer.open(rootDir, options);
   return analyzer.analyze(path, qualname);
+}
+
+/**
+ * The candidates of a repository under a preset. `default`: at most `max` kept functions
+ * (selectCandidates). `repost`: as RepoST samples, per kind, at most 20 functions and 20 methods
+ * (training split) or 15 and 15 (evaluation split), those with their docstring first; `max` plays
+ * no part. Seeded, returned in file and line order.
+ */
+export function chooseCandidates(functions: FunctionEntry[], options: { preset: AnalysisPreset; split: 'train' | 'eval'; max: number; seed: number }): FunctionEntry[] {
+  if (options.preset !== 'repost') return selectCandidates(functions, options.max, options.seed);
+  const k = REPOST_SELECTION.perKind[options.split];
+  const chosen = new Set<FunctionEntry>();
+  for (const kind of ['function', 'method'] as const) {
+    const kept = functions.filter((f) => f.kept && f.kind === kind);
+    const first = kept.filter((f) => f.sampledFirst);
+    const rest = kept.filter((f) => !f.sampledFirst);
+    for (const f of selectCandidates(first, k, options.seed)) chosen.add(f);
+    if (first.length < k) for (const f of selectCandidates(rest, k - first.length, options.seed)) chosen.add(f);
+  }
+  return functions.filter((f) => chosen.has(f));
 }
 
 /**

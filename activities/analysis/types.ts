@@ -3,6 +3,7 @@
  * one function needs (its local dependencies and the context text built from them).
  */
 import { z } from 'zod';
+import { ANALYSIS_PRESETS } from './presets';
 
 export type FunctionKind = 'function' | 'method';
 export type DefinitionKind = 'function' | 'class' | 'method' | 'variable';
@@ -34,6 +35,8 @@ export interface FunctionEntry {
   id: string;
   /** 0 for the definition Python binds; 1, 2, ... for earlier definitions of the same name in the file. */
   occurrence: number;
+  /** Set by the `repost` preset: sampled before the others (it passes with its docstring, as RepoST prefers). */
+  sampledFirst?: boolean;
 }
 
 export interface DependencyEntry {
@@ -130,6 +133,14 @@ export const AnalysisOptionsSchema = z.object({
   /** Pinned commit used in function ids; 'local' for a working folder. */
   commit: z.string().min(1).default('local'),
   rules: FilterRulesSchema.prefault({}),
+  /**
+   * Which selection applies: `default` (the rules above) or `repost` (RepoST's published rules,
+   * line limits and per-repository sampling, `presets.ts`; `rules`, `minLines` and `maxLines` then
+   * play no part).
+   */
+  preset: z.enum(ANALYSIS_PRESETS).default('default'),
+  /** The split of the repository, for the rules that differ by split (the `repost` preset's). */
+  split: z.enum(['train', 'eval']).default('train'),
   /** Size limits (lines of the function span) of the sizeLimits rule. */
   minLines: z.number().int().positive().default(3),
   maxLines: z.number().int().positive().default(200),

@@ -19,6 +19,8 @@ export const ProductFieldsSchema = z.object({
   ast_check_required: z.boolean().nullable().optional(),
   /** SPDX-like license key of the source repository (GitHub's `license.key`), when known. */
   license: z.string().nullable().optional(),
+  /** Where the license came from: `github-api`, `file:<name>`, `none`. */
+  license_source: z.string().nullable().optional(),
 });
 
 export const ProductRecordSchema = DatasetRecordSchema.extend(ProductFieldsSchema.shape);

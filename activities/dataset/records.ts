@@ -16,6 +16,7 @@ import type { ClassFacts, FunctionStage, RecordInput } from '../contracts';
 import { testFunctionNames } from '../llm/sanity';
 import { ClassDatasetRecordSchema, DatasetRecordSchema, type ClassDatasetRecord, type DatasetRecord, type StoredRecord } from '../store/records';
 import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
+import { dedentDefinition } from './dedent-definition';
 
 /** Stages in pipeline order; a function rejected at a stage passed every stage before it. */
 export const STAGE_ORDER: readonly FunctionStage[] = [
@@ -76,7 +77,8 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       idx: fn.functionId,
       repo_name: fn.repoId,
       func_path: fn.path,
-      orig_func: await textOf(store, input.prepared?.sourceKey),
+      // As RepoST stores it: a method without its class's indentation, decorators included.
+      orig_func: dedentDefinition(await textOf(store, input.prepared?.sourceKey)),
       orig_context: await textOf(store, input.prepared?.contextKey),
       eval_script: await textOf(store, input.scriptKey),
       coverage_rate: result?.coverage?.rate ?? null,
@@ -92,6 +94,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       coverage_threshold: thresholds.coverage,
       ast_check_required: thresholds.astCheckRequired,
       license: fn.license,
+      license_source: fn.licenseSource ?? null,
       standalone: input.prepared?.standalone ?? null,
       packages: execution?.packages ?? [],
       prompt_versions: input.promptVersions,

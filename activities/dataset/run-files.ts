@@ -8,6 +8,8 @@
  */
 import * as path from 'node:path';
 import type { FunctionRef, FunctionStage, RunSummary } from '../contracts';
+import { addRoundsRan, emptyRoundsRan, type RoundsRan } from '../store/records';
+import { addRefusal, emptyRefusals, type RefusalTotals } from '../store/refusals';
 import { allRecords, type Store } from '../store/types';
 import { ClassSummaryBuilder, type ClassRunSummary } from './class-summary';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
@@ -16,11 +18,22 @@ import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 /** `summary.json`: the small summary a crawl workflow returns, and the rest of the run's figures. */
 export interface RunSummaryFile extends RunSummary {
   rejectedAt: Record<string, number>;
+  /**
+   * The debug and coverage rounds that ran: functions with at least one round and rounds in all
+   * (the funnel counts a function as reaching those stages once it passed the ones before).
+   */
+  rounds: RoundsRan;
   bySplit: Record<string, { accepted: number; rejected: number }>;
   /** Candidates without a record (only when the run did not finish). */
   missingRecords: number;
   skippedRepos: { source: unknown; reason: string }[];
   llm: ReturnType<UsageCounter['result']>;
+  /**
+   * Answers refused (unparseable, or failing a sanity check such as `test_calls_target`) and what
+   * they cost: their usage (calls, tokens, estimated cost) in all, by check and by step, with the answers
+   * reviewed per step (the refusal rate's denominator). Each was asked again or ended its step.
+   */
+  regenerations: RefusalTotals;
   /** RepoST's Table 4 per split, and the cost of an accepted example (`statistics.ts`). */
   statistics: DatasetStatistics;
   /** The run's class environments (`class-summary.ts`), when it made any; the figures above are its functions'. */
@@ -53,6 +66,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const statistics = new StatisticsBuilder();
   const classes = new ClassSummaryBuilder();
   for (const repo of repos) classes.addRepository(repo);
+  const rounds = emptyRoundsRan();
   let accepted = 0;
   let rejected = 0;
   let n = 0;
@@ -65,6 +79,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
       continue;
     }
     const split = (bySplit[r.fn.split] ??= { accepted: 0, rejected: 0 });
+    addRoundsRan(rounds, r.accepted ? r.record : r.rejection);
     if (r.accepted) {
       accepted += 1;
       split.accepted += 1;
@@ -77,8 +92,10 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     }
   }
   const usage = new UsageCounter();
+  const regenerations = emptyRefusals();
   for await (const e of store.listRunExchanges(runId)) {
     usage.add(e);
+    addRefusal(regenerations, e);
     if (++n % 1000 === 0) progress.tick?.();
   }
   const { reached, rejectedAt } = funnel.result();
@@ -91,10 +108,12 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     rejected,
     funnel: reached,
     rejectedAt,
+    rounds,
     bySplit,
     missingRecords: candidates.size - (accepted + rejected + classes.result().classes),
     skippedRepos: repos.filter((r) => r.outcome.skipped).map((r) => ({ source: r.outcome.source, reason: r.outcome.skipped! })),
     llm,
+    regenerations,
     statistics: statistics.result(llm.total),
     ...(classes.any ? { classes: classes.result() } : {}),
   };

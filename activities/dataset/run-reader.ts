@@ -14,6 +14,7 @@ import * as readline from 'node:readline';
 import { z } from 'zod';
 import type { ExchangeIndexEntry } from '../store/exchanges';
 import { ClassDatasetRecordSchema, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
+import { RefusalTotalsSchema } from '../store/refusals';
 import { allRecords, isRunId, type Store } from '../store/types';
 import { UsageSchema } from '../store/usage';
 import { ProductRecordSchema, type ProductRecord } from './product-record';
@@ -29,6 +30,13 @@ export const RunSummaryFileSchema = z.looseObject({
   rejected: z.number(),
   funnel: z.record(z.string(), z.number()),
   rejectedAt: z.record(z.string(), z.number()).default({}),
+  /** Rounds that ran (absent in summaries written before they were counted). */
+  rounds: z
+    .object({
+      debug: z.object({ functions: z.number(), rounds: z.number() }),
+      coverage: z.object({ functions: z.number(), rounds: z.number() }),
+    })
+    .optional(),
   skippedRepos: z.array(z.object({ source: z.unknown(), reason: z.string() })).default([]),
   llm: z
     .object({
@@ -37,6 +45,8 @@ export const RunSummaryFileSchema = z.looseObject({
       byStep: z.record(z.string(), UsageSchema).default({}),
     })
     .optional(),
+  /** Refused answers (absent in summaries written before they were counted). */
+  regenerations: RefusalTotalsSchema.optional(),
 });
 export type RunSummaryView = z.infer<typeof RunSummaryFileSchema>;
 
@@ -83,6 +93,7 @@ export const ExchangeViewSchema = z.looseObject({
   costUsd: z.number(),
   latencyMs: z.number(),
   cached: z.boolean(),
+  refusedBy: z.array(z.string()).optional(),
   recordedAt: z.string(),
 });
 export type ExchangeView = z.infer<typeof ExchangeViewSchema>;

@@ -12,6 +12,7 @@ import type { Usage } from '../store/usage';
 import { STATISTICS_TOKENIZER } from './bpe-tokens';
 import { SPLITS, type DatasetSplit, type ProductRecord } from './product-record';
 import { measureRecord, type RecordMeasures } from './record-measures';
+import { TargetLengthCounter, type TargetLengths } from './target-lengths';
 
 export interface SplitStatistics {
   /** Distinct source repositories with at least one accepted record. */
@@ -41,6 +42,8 @@ export interface DatasetStatistics {
   libraries: Record<string, number>;
   /** The whole run's LLM spend divided by its accepted records; null without usage or records. */
   perAcceptedExample: { calls: number; tokens: number; costUsd: number } | null;
+  /** Target lines per bin and split, beside RepoST's published evaluation set and the paper's averages. */
+  targetLines: TargetLengths;
 }
 
 type StatRecord = Pick<ProductRecord, 'repo_name' | 'orig_func' | 'eval_script' | 'coverage_rate' | 'standalone' | 'llm_tokens' | 'debug_rounds' | 'coverage_rounds'> & {
@@ -110,6 +113,7 @@ class SplitAccumulator {
 export class StatisticsBuilder {
   private readonly all = new SplitAccumulator();
   private readonly bySplit = new Map<DatasetSplit, SplitAccumulator>();
+  private readonly targetLines = new TargetLengthCounter();
 
   /** Adds one accepted record; pass its measures when they were computed already (the report does). */
   add(record: StatRecord, measures: RecordMeasures = measureRecord(record)): RecordMeasures {
@@ -117,6 +121,7 @@ export class StatisticsBuilder {
     if (!this.bySplit.has(split)) this.bySplit.set(split, new SplitAccumulator());
     this.bySplit.get(split)!.add(record, measures);
     this.all.add(record, measures);
+    this.targetLines.add(split, measures.target.lines);
     return measures;
   }
 
@@ -136,7 +141,7 @@ export class StatisticsBuilder {
             costUsd: Math.round((usage.costUsd / all.functions) * 1e6) / 1e6,
           }
         : null;
-    return { tokenizer: STATISTICS_TOKENIZER, splits, all, libraries, perAcceptedExample };
+    return { tokenizer: STATISTICS_TOKENIZER, splits, all, libraries, perAcceptedExample, targetLines: this.targetLines.result() };
   }
 }
 

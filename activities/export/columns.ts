@@ -43,6 +43,7 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'function_id', type: str(), description: 'deterministic id from repository, commit, path and qualified name', value: (r) => r.function_id },
   { name: 'run_id', type: str(), description: 'the crawl that produced the record', value: (r) => r.run_id },
   { name: 'license', type: str(), description: "the source repository's license key, or 'unknown'", value: (r) => licenseOf(r) },
+  { name: 'license_source', type: str(true), description: "where the license came from: 'github-api', 'file:<name>' (the repository's license file) or 'none'", value: (r) => r.license_source ?? null },
   { name: 'coverage_threshold', type: scalar('float64', true), description: 'the branch coverage the record had to reach', value: (r) => r.coverage_threshold ?? null },
   { name: 'ast_check_required', type: scalar('bool', true), description: 'whether equal ASTs were required (evaluation sets) rather than the LLM check', value: (r) => r.ast_check_required ?? null },
   { name: 'standalone', type: scalar('bool', true), description: 'whether the function has no local dependencies', value: (r) => r.standalone },

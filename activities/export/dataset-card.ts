@@ -46,8 +46,8 @@ export interface DatasetCardInput {
   summary: RunSummaryView;
   statistics: DatasetStatistics;
   splits: CardSplit[];
-  /** Source repositories with their license key and number of records. */
-  repositories: { repo: string; license: string; records: number }[];
+  /** Source repositories with their license key, where it came from, and number of records. */
+  repositories: { repo: string; license: string; licenseSource?: string; records: number }[];
   /** `template@version` per step, with the number of records that used it. */
   promptVersions: { step: string; version: string; records: number }[];
   exportedAt: string;
@@ -131,7 +131,7 @@ function buildSection(input: DatasetCardInput): string {
 
 export function renderDatasetCard(input: DatasetCardInput): string {
   const splitRows = input.splits.map((s) => [s.name, String(s.rows), String(input.statistics.splits[s.name]?.repositories ?? 0), `\`${s.path}\``]);
-  const licenseRows = input.repositories.map((r) => [r.repo, r.license, String(r.records)]);
+  const licenseRows = input.repositories.map((r) => [r.repo, r.license, r.licenseSource ?? 'not recorded', String(r.records)]);
   return `${frontMatter(input)}
 # RepoST-style coding environments: run \`${input.runId}\`
 
@@ -184,8 +184,10 @@ the source repositories.
 
 ## Source repositories and licenses
 
-The examples contain code from these repositories, under their licenses.
+The examples contain code from these repositories, under their licenses. Where each license was
+read: \`github-api\` (GitHub's answer), \`file:<name>\` (the repository's license file, matched
+against the SPDX license texts), \`none\` (neither says).
 
-${table(['repository', 'license', 'records'], licenseRows)}
+${table(['repository', 'license', 'from', 'records'], licenseRows)}
 `;
 }

@@ -70,7 +70,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
   const staging = `${dir}.export-${process.pid}-${randomBytes(3).toString('hex')}`;
   const files = new Map<DatasetSplit, ParquetSplitFile>();
   const thresholds = new Map<DatasetSplit, { coverage: Set<number>; ast: Set<boolean> }>();
-  const repositories = new Map<string, { license: string; records: number }>();
+  const repositories = new Map<string, { license: string; licenseSource: string; records: number }>();
   const prompts = new Map<string, { step: string; version: string; records: number }>();
   const builder = new StatisticsBuilder();
   try {
@@ -86,7 +86,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       const t = thresholds.get(record.split)!;
       if (record.coverage_threshold !== null && record.coverage_threshold !== undefined) t.coverage.add(record.coverage_threshold);
       if (record.ast_check_required !== null && record.ast_check_required !== undefined) t.ast.add(record.ast_check_required);
-      const repo = repositories.get(record.repo_name) ?? { license: licenseOf(record), records: 0 };
+      const repo = repositories.get(record.repo_name) ?? { license: licenseOf(record), licenseSource: record.license_source ?? 'not recorded', records: 0 };
       repo.records++;
       repositories.set(record.repo_name, repo);
       for (const [step, version] of Object.entries(record.prompt_versions)) {

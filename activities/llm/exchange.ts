@@ -30,5 +30,7 @@ export interface ExchangeRecord {
   cacheKey: string;
   /** For a cache hit: the exchange whose answer was reused. */
   sourceExchangeKey?: string;
+  /** Set when the caller reviewed the answer: the checks that refused it (empty: usable). See `activities/store/refusals.ts`. */
+  refusedBy?: string[];
   recordedAt: string;
 }

@@ -9,7 +9,7 @@
  *   4. records the exchange in the artifact store and the per-function index, with tokens,
  *      latency and estimated cost, whatever the outcome.
  */
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import { z } from 'zod';
 import type { Config } from '../../temporal.config';
 import type { Store } from '../store/types';
@@ -17,6 +17,7 @@ import { cacheKeyOf } from './cache';
 import { estimateCostUsd } from './cost';
 import { LlmPermanentError, LlmTransientError, classifyLlmError } from './errors';
 import { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';
+import { createOpenAiClient } from './http-agent';
 import { RateLimiter } from './rate-limiter';
 import { estimateMessagesTokens, estimateTokens } from './tokens';
 import { LLM_STEPS, type ChatOutcome, type ChatRequest, type LlmStep } from './types';
@@ -101,14 +102,31 @@ export interface ChatOptions {
   signal?: AbortSignal;
   /** The run's settings (model per step, sampling, timeout, cache policy, prices); default: the process's. */
   llm?: LlmSettings;
+  /**
+   * Reviews an answer (fresh or from the cache) before it is recorded: the checks that refuse it,
+   * empty when it is usable. The exchange and its index entry carry them (`refusedBy`), so a run
+   * can tell what refused answers cost. A review that throws leaves the exchange unmarked.
+   */
+  review?: (answer: { text: string; finishReason: string | null }) => string[];
 }
 
 
 /** The part of an exchange record known before the call. */
 type ExchangeBase = Pick<ExchangeRecord, 'schema' | 'step' | 'functionId' | 'runId' | 'repoId' | 'promptId' | 'promptVersion' | 'attempt' | 'baseURL' | 'request' | 'cacheKey'>;
 
+/** The `refusedBy` of an answer the caller reviews; nothing when there is no review or it fails. */
+function reviewed(review: ChatOptions['review'], text: string, finishReason: string | null): { refusedBy?: string[] } {
+  if (!review) return {};
+  try {
+    return { refusedBy: [...new Set(review({ text, finishReason }))] };
+  } catch {
+    return {};
+  }
+}
+
 export class LlmGateway {
-  private readonly client: OpenAI;
+  /** One client per LLM timeout in use (the process's, and any run's own), each with its HTTP agent. */
+  private readonly clients = new Map<number, OpenAI>();
   /** Cacheable calls on their way, by cache key. */
   private readonly inFlight = new Map<string, Promise<ChatOutcome>>();
   readonly limiter: RateLimiter;
@@ -119,13 +137,6 @@ export class LlmGateway {
     private readonly store: Store,
     options: LlmGatewayOptions = {},
   ) {
-    this.client = new OpenAI({
-      baseURL: config.llm.baseUrl,
-      apiKey: config.llm.apiKey,
-      timeout: config.llm.timeoutSec * 1000,
-      // Retrying is Temporal's job: one activity attempt = one HTTP request, visible in history.
-      maxRetries: 0,
-    });
     this.limiter =
       options.rateLimiter ??
       new RateLimiter({
@@ -134,6 +145,16 @@ export class LlmGateway {
         concurrency: options.concurrency ?? config.workers.llmConcurrency,
       });
     this.record = options.record ?? true;
+  }
+
+  /** The client for a run's LLM timeout: its HTTP agent waits as long as the run allows, not undici's five minutes. */
+  private clientFor(timeoutSec: number): OpenAI {
+    let client = this.clients.get(timeoutSec);
+    if (!client) {
+      client = createOpenAiClient({ baseUrl: this.config.llm.baseUrl, apiKey: this.config.llm.apiKey, timeoutSec });
+      this.clients.set(timeoutSec, client);
+    }
+    return client;
   }
 
   /** Whether answers at this temperature may be served from (and stored in) the cache. */
@@ -175,18 +196,18 @@ export class LlmGateway {
 
     const useCache = this.cacheable(temperature, llm);
     if (useCache) {
-      const hit = await this.fromCache(cacheKey, base);
+      const hit = await this.fromCache(cacheKey, base, options.review);
       if (hit) return hit;
       // An identical request already on its way (a replay racing the original, two workflows
       // asking the same thing): wait for it and answer from the cache instead of paying twice.
       const pending = this.inFlight.get(cacheKey);
       if (pending) {
         await pending.catch(() => undefined);
-        const shared = await this.fromCache(cacheKey, base);
+        const shared = await this.fromCache(cacheKey, base, options.review);
         if (shared) return shared;
       }
     }
-    const call = this.callModel(req.messages, base, { useCache, signal: options.signal, llm });
+    const call = this.callModel(req.messages, base, { useCache, signal: options.signal, llm, review: options.review });
     if (useCache) {
       this.inFlight.set(cacheKey, call);
       const forget = () => {
@@ -198,7 +219,11 @@ export class LlmGateway {
   }
 
   /** One HTTP call to the endpoint, recorded whatever its outcome. */
-  private async callModel(messages: ChatRequest['messages'], base: ExchangeBase, opts: { useCache: boolean; signal?: AbortSignal; llm: LlmSettings }): Promise<ChatOutcome> {
+  private async callModel(
+    messages: ChatRequest['messages'],
+    base: ExchangeBase,
+    opts: { useCache: boolean; signal?: AbortSignal; llm: LlmSettings; review?: ChatOptions['review'] },
+  ): Promise<ChatOutcome> {
     const { model, temperature, maxTokens } = base.request;
     const { cacheKey } = base;
     const useCache = opts.useCache;
@@ -209,7 +234,7 @@ export class LlmGateway {
     try {
       let raw: unknown;
       try {
-        raw = await this.client.chat.completions.create(
+        raw = await this.clientFor(opts.llm.timeoutSec).chat.completions.create(
           { model, messages, temperature, max_tokens: maxTokens },
           { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutSec * 1000, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
@@ -247,6 +272,7 @@ export class LlmGateway {
         latencyMs,
         queuedMs: Math.round(permit.waitedMs),
         cached: false,
+        ...reviewed(opts.review, text, finishReason),
         recordedAt: new Date().toISOString(),
       };
       const exchangeKey = await this.persist(record);
@@ -276,7 +302,7 @@ export class LlmGateway {
     }
   }
 
-  private async fromCache(cacheKey: string, base: ExchangeBase): Promise<ChatOutcome | undefined> {
+  private async fromCache(cacheKey: string, base: ExchangeBase, review?: ChatOptions['review']): Promise<ChatOutcome | undefined> {
     const started = performance.now();
     const cachedKey = await this.store.cacheGet(cacheKey);
     if (!cachedKey || !(await this.store.has(cachedKey))) return undefined;
@@ -293,6 +319,7 @@ export class LlmGateway {
       queuedMs: 0,
       cached: true,
       sourceExchangeKey: cachedKey,
+      ...reviewed(review, text, finishReason),
       recordedAt: new Date().toISOString(),
     });
     return { text, model: base.request.model, promptTokens: 0, completionTokens: 0, costUsd: 0, cached: true, latencyMs, finishReason, exchangeKey };
@@ -318,6 +345,7 @@ export class LlmGateway {
       attempt: record.attempt,
       finishReason: record.response?.finishReason ?? null,
       ...(record.error ? { error: record.error.message } : {}),
+      ...(record.refusedBy ? { refusedBy: record.refusedBy } : {}),
       recordedAt: record.recordedAt,
     });
     return exchangeKey;

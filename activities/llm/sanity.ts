@@ -12,6 +12,7 @@
 import type Parser from 'tree-sitter';
 import { createPythonParser } from '../python-parser';
 import { newImplementationName, testFunctionName } from './prompts';
+import { TestReach } from './test-reach';
 
 type Node = Parser.SyntaxNode;
 
@@ -44,6 +45,15 @@ export type SanityCheckId =
   | 'main_block_exists'
   | 'main_calls_test'
   | 'main_call_not_in_try';
+
+/**
+ * How the test function must reach the two implementations: `literal` (RepoST's rule, the
+ * default): its own text calls `<name>(` and `<name>_new_implementation(`; `reachable`: it
+ * reaches a call of each through the script's own functions (a helper it passes them to, a loop
+ * over them; see `test-reach.ts`).
+ */
+export type TestCallsRule = 'literal' | 'reachable';
+export const TEST_CALLS_RULES: readonly TestCallsRule[] = ['literal', 'reachable'];
 
 export interface SanityFailure {
   check: SanityCheckId;
@@ -185,7 +195,9 @@ export function checkSandboxScript(input: FunctionCheckInput & { script: string;
 }
 
 /** Table 12: the answer of a test-generation step (also applicable after debug and coverage rounds). */
-export function checkTestScript(input: FunctionCheckInput & { script: string; /** The script the tests were added to. */ sandboxScript: string }): SanityReport {
+export function checkTestScript(
+  input: FunctionCheckInput & { script: string; /** The script the tests were added to. */ sandboxScript: string; /** Default `literal` (RepoST's). */ testCalls?: TestCallsRule },
+): SanityReport {
   const { root, failures, measures } = checkScriptAndTarget(input);
 
   const scriptTokens = leaves(root).length;
@@ -209,9 +221,13 @@ export function checkTestScript(input: FunctionCheckInput & { script: string; /*
     const body = test.childForFieldName('body') ?? test;
     // A method may be exercised through its class's constructor (e.g. a reset called by __init__).
     const owner = input.functionName.includes('.') ? input.functionName.split('.').slice(-2, -1)[0]! : undefined;
-    const callsTarget = callsTo(body, simple).length > 0 || (owner !== undefined && callsTo(body, owner).length > 0);
-    if (!callsTarget) failures.push({ check: 'test_calls_target', detail: `${testName} never calls ${simple}` });
-    if (callsTo(body, newImpl).length === 0) failures.push({ check: 'test_calls_new_implementation', detail: `${testName} never calls ${newImpl}` });
+    const literal = (name: string) => callsTo(body, name).length > 0;
+    const reach = input.testCalls === 'reachable' ? new TestReach(root) : undefined;
+    const reaches = (name: string) => literal(name) || (reach?.reaches(test, name) ?? false);
+    const how = reach ? 'never reaches a call of' : 'never calls';
+    const callsTarget = reaches(simple) || (owner !== undefined && literal(owner));
+    if (!callsTarget) failures.push({ check: 'test_calls_target', detail: `${testName} ${how} ${simple}` });
+    if (!reaches(newImpl)) failures.push({ check: 'test_calls_new_implementation', detail: `${testName} ${how} ${newImpl}` });
     const asserts = body.descendantsOfType('assert_statement').length;
     measures.assertions = asserts;
     if (asserts < MIN_TEST_ASSERTIONS) failures.push({ check: 'test_has_assertions', detail: `${testName} has ${asserts} assert statement(s), fewer than ${MIN_TEST_ASSERTIONS}` });

@@ -31,6 +31,7 @@ function exchangeSection(e: ExchangeView, n: number): string {
     `$${e.costUsd.toFixed(6)}`,
     `${e.latencyMs} ms`,
     e.cached ? 'answered from the cache' : '',
+    e.refusedBy?.length ? `<span class="error">refused by ${e.refusedBy.map((c) => `<code>${esc(c)}</code>`).join(', ')}</span>` : '',
     esc(e.recordedAt),
   ].filter(Boolean);
   const messages = e.request.messages.map((m) => `<details${m.role === 'user' ? ' open' : ''}><summary>${esc(m.role)}</summary><pre>${esc(m.content)}</pre></details>`).join('');

@@ -7,7 +7,7 @@ import { REJECTION_STAGES, STAGE_ORDER } from '../dataset/records';
 import { SPLITS } from '../dataset/product-record';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
-import { PALETTE, barChart, escapeXml as esc, formatNumber, fractionBins, histogram, integerBins, rangeBins } from './charts';
+import { PALETTE, barChart, escapeXml as esc, formatNumber, formatPercent, fractionBins, groupedBarChart, histogram, integerBins, rangeBins } from './charts';
 import type { RunReportData } from './report-data';
 
 /** Where the page links a function's files, relative to the page. */
@@ -87,6 +87,37 @@ function table4(data: RunReportData): string {
   );
 }
 
+/** Target lengths beside RepoST's: shares of records per bin of target lines, and the averages. */
+function targetLengthSection(data: RunReportData): string {
+  const t = data.statistics.targetLines;
+  const shares = (counts: number[]) => {
+    const total = counts.reduce((a, b) => a + b, 0);
+    return counts.map((c) => (total > 0 ? c / total : null));
+  };
+  const present = SPLITS.filter((s) => t.splits[s]);
+  const series = [...present.map((s) => `this run (${s})`), `RepoST eval (published, ${t.repostEval.records})`];
+  const columns = [...present.map((s) => shares(t.splits[s]!)), shares(t.repostEval.bins)];
+  const chart = groupedBarChart({
+    id: 'target-lines',
+    title: 'Target function length: share of records per bin of lines',
+    series,
+    groups: t.bins.map((label, i) => ({ label, values: columns.map((c) => c[i] ?? null) })),
+    format: formatPercent,
+  });
+  const avg = (v: number | null | undefined) => (v === null || v === undefined ? '–' : v.toFixed(1));
+  const rows = [
+    ...present.map((s) => `<tr><td>this run (${s})</td><td class="num">${avg(data.statistics.splits[s]?.avgTargetLines)}</td><td class="num">${formatNumber(data.statistics.splits[s]?.functions ?? 0)}</td></tr>`),
+    `<tr><td>RepoST eval, published set measured here</td><td class="num">${avg(t.repostEval.average)}</td><td class="num">${formatNumber(t.repostEval.records)}</td></tr>`,
+    ...SPLITS.map((s) => `<tr><td>RepoST ${s} (paper, Table 4)</td><td class="num">${avg(t.paperAverage[s])}</td><td class="num">–</td></tr>`),
+  ];
+  return (
+    `<h3 id="target-length">Target length beside RepoST's</h3><div class="grid">${figure('Target lines', chart)}<div>` +
+    `<table id="target-length-averages"><thead><tr><th>target functions</th><th class="num">average lines</th><th class="num">records</th></tr></thead><tbody>${rows.join('')}</tbody></table>` +
+    `<p class="muted">Lines are physical lines of <code>orig_func</code>. RepoST's published evaluation set is measured the same way; ` +
+    `its training set is not published whole, so only the paper's average stands for it. <code>--preset repost</code> selects as RepoST did.</p></div></div>`
+  );
+}
+
 function funnelSection(data: RunReportData): string {
   const funnel = data.summary.funnel;
   const stages = STAGE_ORDER.filter((s) => funnel[s] !== undefined);
@@ -99,11 +130,21 @@ function funnelSection(data: RunReportData): string {
     title: 'Rejections by stage',
     bars: REJECTION_STAGES.filter((s) => (rejectedAt[s] ?? 0) > 0).map((s) => ({ label: s, value: rejectedAt[s]!, color: PALETTE[3] })),
   });
+  // Reaching debug or coverage means passing the stages before them; how many needed a round is apart.
+  const rounds = data.summary.rounds;
+  const roundsTable = rounds
+    ? `<table id="rounds-ran"><thead><tr><th>rounds that ran</th><th class="num">functions with a round</th><th class="num">rounds in all</th><th class="num">functions that reached the stage</th></tr></thead><tbody>` +
+      (['debug', 'coverage'] as const)
+        .map((k) => `<tr><td>${k}</td><td class="num">${formatNumber(rounds[k].functions)}</td><td class="num">${formatNumber(rounds[k].rounds)}</td><td class="num">${formatNumber(funnel[k] ?? 0)}</td></tr>`)
+        .join('') +
+      `</tbody></table><p class="muted">The funnel counts a function as reaching debug and coverage once it passed the stages before them; the rounds that ran are counted here.</p>`
+    : '';
   const reasonRows = data.reasons.map(
     (g) => `<tr><td>${esc(g.stage)}</td><td>${esc(g.reasonKind)}</td><td class="num">${g.count}</td><td class="reason">${esc(g.example)}</td></tr>`,
   );
   return (
     `<h2 id="funnel">Funnel and rejections</h2><div class="grid">${figure('Funnel: functions that reached each stage', funnelChart)}${figure('Rejections by stage', rejectedChart)}</div>` +
+    roundsTable +
     `<h3>Rejections by stage and reason</h3><table id="reasons"><thead><tr><th>stage</th><th>reason</th><th class="num">count</th><th>example</th></tr></thead><tbody>${reasonRows.join('') || '<tr><td colspan="4" class="muted">no rejections</td></tr>'}</tbody></table>`
   );
 }
@@ -154,6 +195,42 @@ function costSection(data: RunReportData): string {
     `<h2 id="cost">LLM cost</h2><div class="tiles">${tiles.join('')}</div>` +
     `<p class="muted">Per accepted example: the whole run's spend (rejected functions included) divided by its accepted records.</p>` +
     `<div class="grid">${figure('Tokens by step', tokensChart)}${figure('Estimated cost by step', costChart)}</div>`
+  );
+}
+
+/** What refused answers (regenerations) cost, by the check that refused them and by step. */
+function regenerationsSection(data: RunReportData): string {
+  const r = data.summary.regenerations;
+  const head = `<h2 id="regenerations">Refused answers (regenerations)</h2>`;
+  if (!r) return `${head}<p class="muted">The run's summary does not count refused answers.</p>`;
+  const tokens = (f: { promptTokens: number; completionTokens: number }) => f.promptTokens + f.completionTokens;
+  const rate = r.reviewed > 0 ? r.calls / r.reviewed : null;
+  const share = data.usage && tokens(data.usage) > 0 ? tokens(r) / tokens(data.usage) : null;
+  const tiles = [
+    tile('refused answers', formatNumber(r.calls), `of ${formatNumber(r.reviewed)} reviewed (${pct(rate)})`),
+    tile('their tokens', formatNumber(tokens(r)), share === null ? '' : `${pct(share)} of the run's tokens`),
+    tile('their estimated cost', usd(r.costUsd)),
+  ];
+  const checks = Object.entries(r.byCheck).sort(([a, x], [b, y]) => y.calls - x.calls || a.localeCompare(b));
+  const checkRows = checks.map(
+    ([check, f]) => `<tr><td><code>${esc(check)}</code></td><td class="num">${formatNumber(f.calls)}</td><td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(usd(f.costUsd))}</td></tr>`,
+  );
+  const steps = Object.entries(r.byStep).sort(([a], [b]) => a.localeCompare(b));
+  const stepRows = steps.map(
+    ([step, f]) =>
+      `<tr><td>${esc(step)}</td><td class="num">${formatNumber(f.calls)} / ${formatNumber(f.reviewed)}</td><td class="num">${pct(f.reviewed > 0 ? f.calls / f.reviewed : null)}</td>` +
+      `<td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(usd(f.costUsd))}</td></tr>`,
+  );
+  const chart = barChart({ title: 'Refused answers by check', bars: checks.map(([check, f]) => ({ label: check, value: f.calls, color: PALETTE[3], note: `${formatNumber(tokens(f))} tokens` })) });
+  return (
+    `${head}<div class="tiles">${tiles.join('')}</div>` +
+    `<p class="muted">An answer that does not parse or fails a sanity check is asked again (or ends its step); its tokens are spent all the same. ` +
+    `A call refused by several checks counts under each of them, and once in the totals.</p>` +
+    `<div class="grid">${figure('Refused answers by check', chart)}<div>` +
+    `<table id="regenerations-by-check"><thead><tr><th>check</th><th class="num">refused calls</th><th class="num">tokens</th><th class="num">cost</th></tr></thead>` +
+    `<tbody>${checkRows.join('') || '<tr><td colspan="4" class="muted">no answer was refused</td></tr>'}</tbody></table>` +
+    `<h3>By step</h3><table id="regenerations-by-step"><thead><tr><th>step</th><th class="num">refused / reviewed</th><th class="num">rate</th><th class="num">tokens</th><th class="num">cost</th></tr></thead>` +
+    `<tbody>${stepRows.join('') || '<tr><td colspan="5" class="muted">no answer was reviewed</td></tr>'}</tbody></table></div></div>`
   );
 }
 
@@ -230,8 +307,10 @@ ${settingsBlock(data)}
 ${funnelSection(data)}
 <h2 id="statistics">Dataset statistics (RepoST Table 4)</h2>
 ${table4(data)}
+${targetLengthSection(data)}
 ${distributions(data)}
 ${costSection(data)}
+${regenerationsSection(data)}
 ${packagesSection(data)}
 ${recordsTable(data, links)}
 ${rejectionsTable(data, links)}

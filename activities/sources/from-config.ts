@@ -28,7 +28,7 @@ export function crawlFiltersFromConfig(config: Pick<Config, 'crawl'>, split: 'tr
     minStars: filters.minStars,
     createdFrom: window.from,
     createdTo: window.to,
-    includeArchived: false,
+    includeArchived: filters.includeArchived,
   };
 }
 

@@ -23,6 +23,8 @@ export const ExchangeIndexEntrySchema = z.object({
   attempt: z.number().optional(),
   finishReason: z.string().nullable().optional(),
   error: z.string().optional(),
+  /** The checks that refused the answer (empty: it passed); absent when nobody reviewed it (see `refusals.ts`). */
+  refusedBy: z.array(z.string()).optional(),
   recordedAt: z.string(),
 });
 

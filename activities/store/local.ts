@@ -26,6 +26,8 @@ import { z } from 'zod';
 import type { FunctionStage } from '../contracts';
 import { FileArtifacts, writeFileAtomic, type ArtifactKey } from './artifacts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
+import { addRoundsRan, emptyRoundsRan } from './records';
+import { addRefusal, emptyRefusals, type RefusalTotals } from './refusals';
 import { SnapshotFolders } from './snapshots';
 import {
   checkRunId,
@@ -133,15 +135,23 @@ async function appendLine(file: string, line: string): Promise<void> {
   }
 }
 
+/** What counting needs of a record file, kept while the file is unchanged. */
+interface CountedRecord {
+  mtimeMs: number;
+  stage: FunctionStage;
+  debug_rounds: number;
+  coverage_rounds: number;
+}
+
 export class LocalStore extends FileArtifacts implements Store {
   readonly kind = 'local' as const;
   readonly location: string;
   private readonly snapshots: SnapshotFolders;
   private id: string | null = null;
   /** Per run: how far its exchange index was read, and the totals up to there (the index only grows). */
-  private readonly usageRead = new Map<string, { offset: number; totals: Usage }>();
-  /** Per run: each record file's modification time and stage, so counting reads only what changed. */
-  private readonly stageCache = new Map<string, Map<string, { mtimeMs: number; stage: FunctionStage }>>();
+  private readonly usageRead = new Map<string, { offset: number; totals: Usage; refusals: RefusalTotals }>();
+  /** Per run: each record file's modification time, stage and rounds, so counting reads only what changed. */
+  private readonly stageCache = new Map<string, Map<string, CountedRecord>>();
 
   constructor(readonly dataDir: string) {
     super(path.join(dataDir, 'artifacts'));
@@ -202,26 +212,41 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async runUsage(runId: string): Promise<Usage> {
+    return (await this.readRunExchanges(runId)).totals;
+  }
+
+  async runRefusals(runId: string): Promise<RefusalTotals> {
+    return structuredClone((await this.readRunExchanges(runId)).refusals);
+  }
+
+  /** Reads what was appended to the run's exchange index since the last call, and adds it to the run's totals. */
+  private async readRunExchanges(runId: string): Promise<{ totals: Usage; refusals: RefusalTotals }> {
     const file = path.join(this.runDir(runId), 'exchanges.jsonl');
-    const seen = this.usageRead.get(runId) ?? { offset: 0, totals: emptyUsage() };
+    const seen = this.usageRead.get(runId) ?? { offset: 0, totals: emptyUsage(), refusals: emptyRefusals() };
     let handle: fsp.FileHandle;
     try {
       handle = await fsp.open(file, 'r');
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return seen.totals;
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return seen;
       throw err;
     }
     try {
       const { size } = await handle.stat();
-      if (size <= seen.offset) return seen.totals;
+      if (size <= seen.offset) return seen;
       const buf = Buffer.alloc(size - seen.offset);
       await handle.read(buf, 0, buf.length, seen.offset);
       // Only whole lines count; a line being appended is read next time.
       const end = buf.lastIndexOf(0x0a) + 1;
       let totals = seen.totals;
-      for (const e of jsonLines(buf.subarray(0, end).toString('utf8'), ExchangeIndexEntrySchema)) if (e.runId === runId) totals = addUsage(totals, callUsage(e));
-      this.usageRead.set(runId, { offset: seen.offset + end, totals });
-      return totals;
+      const refusals = structuredClone(seen.refusals);
+      for (const e of jsonLines(buf.subarray(0, end).toString('utf8'), ExchangeIndexEntrySchema)) {
+        if (e.runId !== runId) continue;
+        totals = addUsage(totals, callUsage(e));
+        addRefusal(refusals, e);
+      }
+      const next = { offset: seen.offset + end, totals, refusals };
+      this.usageRead.set(runId, next);
+      return next;
     } finally {
       await handle.close();
     }
@@ -306,28 +331,30 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async countRecords(runId: string): Promise<RecordCounts> {
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {} };
-    const known = this.stageCache.get(runId) ?? new Map<string, { mtimeMs: number; stage: FunctionStage }>();
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() };
+    const known = this.stageCache.get(runId) ?? new Map<string, CountedRecord>();
     this.stageCache.set(runId, known);
     for (const name of await this.recordNames(runId)) {
       const file = path.join(this.recordsDir(runId), name);
-      let stage: FunctionStage;
+      let counted: CountedRecord;
       try {
         const { mtimeMs } = await fsp.stat(file);
         const cached = known.get(name);
-        if (cached && cached.mtimeMs === mtimeMs) stage = cached.stage;
+        if (cached && cached.mtimeMs === mtimeMs) counted = cached;
         else {
           const r = StoredRecordSchema.parse(JSON.parse(await fsp.readFile(file, 'utf8')));
-          stage = r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage);
-          known.set(name, { mtimeMs, stage });
+          const row = r.accepted ? r.record : r.rejection;
+          counted = { mtimeMs, stage: r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage), debug_rounds: row.debug_rounds, coverage_rounds: row.coverage_rounds };
+          known.set(name, counted);
         }
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') continue;
         throw err;
       }
       counts.total += 1;
-      if (stage === 'accepted') counts.accepted += 1;
-      counts.byStage[stage] = (counts.byStage[stage] ?? 0) + 1;
+      if (counted.stage === 'accepted') counts.accepted += 1;
+      counts.byStage[counted.stage] = (counts.byStage[counted.stage] ?? 0) + 1;
+      addRoundsRan(counts.rounds, counted);
     }
     return counts;
   }

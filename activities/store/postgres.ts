@@ -17,9 +17,12 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Pool, type PoolClient } from 'pg';
+import { z } from 'zod';
 import type { FunctionStage } from '../contracts';
 import { artifactKeyOf, isArtifactKey, verifiedContent, type ArtifactKey } from './artifacts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
+import { emptyRoundsRan } from './records';
+import { addRefusalGroup, emptyRefusals, type RefusalTotals } from './refusals';
 import { migrate } from './postgres-migrations';
 import { packTree, SnapshotFolders } from './snapshots';
 import {
@@ -308,6 +311,36 @@ export class PostgresStore implements Store {
     };
   }
 
+  async runRefusals(runId: string): Promise<RefusalTotals> {
+    checkRunId(runId);
+    // Grouped by step and by the (few) distinct lists of refusing checks, then folded here.
+    const r = await this.pool.query<{ step: string | null; refused: string; n: string; cached: string | null; prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
+      `SELECT entry->>'step' AS step, entry->>'refusedBy' AS refused, count(*) AS n,
+              sum(CASE WHEN (entry->>'cached')::boolean THEN 1 ELSE 0 END) AS cached,
+              sum((entry->>'promptTokens')::numeric) AS prompt,
+              sum((entry->>'completionTokens')::numeric) AS completion,
+              sum((entry->>'costUsd')::numeric) AS cost,
+              sum((entry->>'latencyMs')::numeric) AS latency
+         FROM exchanges WHERE run_id = $1 AND entry->>'refusedBy' IS NOT NULL
+        GROUP BY 1, 2`,
+      [runId],
+    );
+    const totals = emptyRefusals();
+    for (const row of r.rows) {
+      const refusedBy = z.array(z.string()).parse(JSON.parse(row.refused));
+      const usage = {
+        calls: Number(row.n),
+        cachedCalls: Number(row.cached ?? 0),
+        promptTokens: Number(row.prompt ?? 0),
+        completionTokens: Number(row.completion ?? 0),
+        costUsd: Number(row.cost ?? 0),
+        latencyMs: Number(row.latency ?? 0),
+      };
+      addRefusalGroup(totals, { step: row.step ?? undefined, refusedBy }, usage);
+    }
+    return totals;
+  }
+
   async cacheGet(cacheKey: string): Promise<ArtifactKey | null> {
     const r = await this.pool.query<{ exchange_key: string }>('SELECT exchange_key FROM llm_cache WHERE cache_key = $1', [cacheKey]);
     return r.rows[0]?.exchange_key ?? null;
@@ -401,13 +434,24 @@ export class PostgresStore implements Store {
 
   async countRecords(runId: string): Promise<RecordCounts> {
     checkRunId(runId);
-    const r = await this.pool.query<{ stage: string; n: string }>('SELECT stage, count(*) AS n FROM records WHERE run_id = $1 GROUP BY stage', [runId]);
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {} };
+    const rounds = (field: string) => `COALESCE((record->'record'->>'${field}')::int, (record->'rejection'->>'${field}')::int, 0)`;
+    const r = await this.pool.query<{ stage: string; n: string; debug_fns: string; debug: string; coverage_fns: string; coverage: string }>(
+      `SELECT stage, count(*) AS n,
+              sum(CASE WHEN ${rounds('debug_rounds')} > 0 THEN 1 ELSE 0 END) AS debug_fns, sum(${rounds('debug_rounds')}) AS debug,
+              sum(CASE WHEN ${rounds('coverage_rounds')} > 0 THEN 1 ELSE 0 END) AS coverage_fns, sum(${rounds('coverage_rounds')}) AS coverage
+         FROM records WHERE run_id = $1 GROUP BY stage`,
+      [runId],
+    );
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() };
     for (const row of r.rows) {
       const n = Number(row.n);
       counts.total += n;
       if (row.stage === 'accepted') counts.accepted += n;
       counts.byStage[row.stage as FunctionStage] = n;
+      counts.rounds.debug.functions += Number(row.debug_fns);
+      counts.rounds.debug.rounds += Number(row.debug);
+      counts.rounds.coverage.functions += Number(row.coverage_fns);
+      counts.rounds.coverage.rounds += Number(row.coverage);
     }
     return counts;
   }

@@ -36,6 +36,8 @@ export const DatasetRecordSchema = z.object({
   coverage_threshold: z.number(),
   ast_check_required: z.boolean(),
   license: z.string().nullable(),
+  /** Where `license` came from: `github-api`, `file:<name>` (the repository's license file), `none`; null in records written before it was kept. */
+  license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
   packages: z.array(z.object({ name: z.string(), version: z.string() })),
   prompt_versions: z.record(z.string(), z.string()),
@@ -120,6 +122,7 @@ export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
   split: SplitSchema,
   license: z.string().nullable(),
   kind: z.enum(['function', 'class']).optional(),
+  licenseSource: z.string().optional(),
 });
 
 const settingsKey = z.string().optional();
@@ -143,4 +146,28 @@ export type ClassStoredRecord = z.infer<typeof ClassStoredSchema>;
 /** Whether a stored record is a class environment's. */
 export function isClassRecord(r: StoredRecord): r is ClassStoredRecord {
   return r.kind === 'class';
+}
+
+/**
+ * The rounds that ran: how many functions had at least one debug (coverage) round, and how many
+ * rounds they had in all. The funnel counts a function as reaching the debug and coverage stages
+ * once it passed the stages before them, whether or not a round was needed; these say how many
+ * needed one.
+ */
+export interface RoundsRan {
+  debug: { functions: number; rounds: number };
+  coverage: { functions: number; rounds: number };
+}
+
+export function emptyRoundsRan(): RoundsRan {
+  return { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } };
+}
+
+/** Counts one function's rounds into `totals` (in place). */
+export function addRoundsRan(totals: RoundsRan, r: { debug_rounds: number; coverage_rounds: number }): RoundsRan {
+  if (r.debug_rounds > 0) totals.debug.functions += 1;
+  totals.debug.rounds += r.debug_rounds;
+  if (r.coverage_rounds > 0) totals.coverage.functions += 1;
+  totals.coverage.rounds += r.coverage_rounds;
+  return totals;
 }

@@ -11,7 +11,8 @@ import { z } from 'zod';
 import type { ArtifactKey, Artifacts } from './artifacts';
 import type { FunctionStage, RepoOutcome } from '../contracts';
 import type { ExchangeIndexEntry } from './exchanges';
-import { StoredRecordSchema, type StoredRecord } from './records';
+import { StoredRecordSchema, type RoundsRan, type StoredRecord } from './records';
+import type { RefusalTotals } from './refusals';
 import type { Usage } from './usage';
 
 export type { StoredRecord };
@@ -86,6 +87,8 @@ export interface RecordCounts {
   total: number;
   accepted: number;
   byStage: Partial<Record<FunctionStage, number>>;
+  /** Debug and coverage rounds that ran, over the records so far. */
+  rounds: RoundsRan;
 }
 
 export interface Store extends Artifacts {
@@ -107,6 +110,8 @@ export interface Store extends Artifacts {
   listRunExchanges(runId: string): AsyncIterable<ExchangeIndexEntry>;
   /** The run's LLM calls, tokens and cost so far, aggregated by the store (cheap enough to ask every few seconds). */
   runUsage(runId: string): Promise<Usage>;
+  /** The run's refused answers so far (their usage in all, by check and by step, and the answers reviewed), aggregated by the store like `runUsage`. */
+  runRefusals(runId: string): Promise<RefusalTotals>;
   cacheGet(cacheKey: string): Promise<ArtifactKey | null>;
   cachePut(cacheKey: string, exchangeKey: ArtifactKey): Promise<void>;
 

@@ -13,10 +13,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import OpenAI from 'openai';
 import { z } from 'zod';
 import { LlmGateway, renderPrompt, type ChatRequest } from '../../activities/llm';
 import { LocalStore } from '../../activities/store/local';
+import { createOpenAiClient } from '../../activities/llm/http-agent';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
 import { runCommand } from '../lib/cli';
 import { startScriptedLlmServer } from '../lib/scripted-llm-server';
@@ -77,7 +77,7 @@ async function main(flags: z.infer<typeof FlagsSchema>): Promise<void> {
   try {
     // ---- 1. overhead at zero model latency
     const fast = await startScriptedLlmServer({ rules: [], fallback: SCRIPTED_ANSWER }, { recordRequests: false });
-    const client = new OpenAI({ baseURL: fast.url, apiKey: 'bench', maxRetries: 0 });
+    const client = createOpenAiClient({ baseUrl: fast.url, apiKey: 'bench', timeoutSec: 60 });
     const noCache = configFor(fast.url, dataDir, { llm: { cache: { enabled: false } } });
     const store = new LocalStore(dataDir);
     const bare = new LlmGateway(noCache, store, { record: false });

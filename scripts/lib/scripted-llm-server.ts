@@ -9,7 +9,10 @@
  * `[prompt:<kind> v<version> function:<name>]`; requests without a marker fall back to the
  * `x-repost-step` header for the kind and to `Function: <name>` lines for the function. Each
  * function walks through a rule's responses in order (first sandbox attempt, second, ...);
- * once they are used up the last one repeats. `{{functionName}}` in a scripted response is
+ * once they are used up the last one repeats. A rule with `respondBy: 'turn'` picks instead by
+ * the conversation's turn (the number of answers the request already holds: 0 for a first
+ * request, 1 for the follow-up after an unusable answer, ...), so a request sent again (a retry
+ * after a lost worker) gets the same answer as the first time. `{{functionName}}` in a scripted response is
  * replaced by the matched function's name, so one rule can serve many functions.
  *
  * A response may instead be a fault, to exercise the client's failure handling:
@@ -46,6 +49,8 @@ export interface ScriptedRule {
   kind?: string;
   functionName?: string;
   responses: ScriptedResponse[];
+  /** 'order' (default): each request takes the next response; 'turn': the response of the conversation's turn. */
+  respondBy?: 'order' | 'turn';
 }
 
 export interface LlmScript {
@@ -69,6 +74,7 @@ export const LlmScriptSchema = z.object({
       kind: z.string().min(1).optional(),
       functionName: z.string().min(1).optional(),
       responses: z.array(z.union([z.string(), FaultSchema])).min(1),
+      respondBy: z.enum(['order', 'turn']).optional(),
     }),
   ),
   fallback: z.string().optional(),
@@ -258,9 +264,13 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     } else {
       entry.rule = ruleIndex;
       const rule = checked.rules[ruleIndex]!;
-      const cursorKey = `${ruleIndex}\u0000${functionName ?? ''}`;
-      const i = cursors.get(cursorKey) ?? 0;
-      cursors.set(cursorKey, i + 1);
+      let i: number;
+      if (rule.respondBy === 'turn') i = messages.filter((m) => m.role === 'assistant').length;
+      else {
+        const cursorKey = `${ruleIndex}\u0000${functionName ?? ''}`;
+        i = cursors.get(cursorKey) ?? 0;
+        cursors.set(cursorKey, i + 1);
+      }
       response = rule.responses[Math.min(i, rule.responses.length - 1)]!;
     }
     const fill = (s: string) => s.replace(/\{\{functionName\}\}/g, functionName ?? 'f');

@@ -12,6 +12,8 @@ import type { Client } from '@temporalio/client';
 import type { FunctionStage } from '../../activities/contracts';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
+import type { RoundsRan } from '../../activities/store/records';
+import { formatRefusals, type RefusalTotals } from '../../activities/store/refusals';
 import type { Usage } from '../../activities/store/usage';
 import type { LlmStep } from '../../activities/llm/types';
 import type { RunManifest, Store } from '../../activities/store/types';
@@ -71,9 +73,13 @@ export interface RunStatus {
      * them ('prepare': no LLM step yet, waiting or being prepared).
      */
     inProgressByStage: Partial<Record<FunctionStage, number>>;
+    /** Debug and coverage rounds that ran, over the functions finished so far. */
+    rounds: RoundsRan;
   };
   /** LLM calls of the run so far (exchanges in the store). */
   llm: Usage;
+  /** Of those, the answers refused (unparseable, failing a sanity check) and what they cost, by check. */
+  refused: RefusalTotals;
   /** What Temporal says, when it was asked and answered. */
   temporal: { crawl: string | null; runningFunctions: number } | { error: string } | null;
 }
@@ -90,7 +96,7 @@ export interface RunStatusOptions {
 export async function runStatus(store: Store, runId: string, options: RunStatusOptions = {}): Promise<RunStatus> {
   const manifest = await store.getRun(runId);
   if (!manifest) throw new RunNotFoundError(`no run ${runId} in the store at ${store.location}`);
-  const [repos, counts, llm] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId)]);
+  const [repos, counts, llm, refused] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId), store.runRefusals(runId)]);
   const candidates = repos.reduce((n, r) => n + r.outcome.candidates, 0);
   const temporal = options.client ? await temporalStatus(options.client, runId) : null;
   // Running functions by stage: Temporal knows each one's stage (a search attribute it updates as
@@ -120,8 +126,10 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
       rejected: counts.total - counts.accepted,
       rejectedByStage,
       inProgressByStage,
+      rounds: counts.rounds,
     },
     llm,
+    refused,
     temporal: temporal && 'byStage' in temporal ? { crawl: temporal.crawl, runningFunctions: temporal.runningFunctions } : temporal,
   };
 }
@@ -186,11 +194,25 @@ export function formatRunStatus(s: RunStatus): string {
     `functions: ${s.functions.finished}/${s.functions.candidates} finished, ${s.functions.accepted} accepted, ${s.functions.rejected} rejected`,
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
     `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
+    `  rounds that ran: ${formatRounds(s.functions.rounds)}`,
     `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt + ${s.llm.completionTokens} completion tokens, estimated $${s.llm.costUsd.toFixed(4)}`,
+    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated $${s.refused.costUsd.toFixed(4)}${refusalChecks(s.refused)}`,
   ];
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
   else if (s.temporal) lines.push(`Temporal: crawl workflow ${s.temporal.crawl ?? 'not found'}, ${s.temporal.runningFunctions} function workflow(s) running`);
   return lines.join('\n');
+}
+
+/** "debug 3 function(s), 5 round(s); coverage 2 function(s), 2 round(s)". */
+export function formatRounds(r: RoundsRan): string {
+  return `debug ${r.debug.functions} function(s), ${r.debug.rounds} round(s); coverage ${r.coverage.functions} function(s), ${r.coverage.rounds} round(s)`;
+}
+
+function refusalChecks(r: RefusalTotals): string {
+  const checks = Object.entries(r.byCheck)
+    .sort(([a, x], [b, y]) => y.calls - x.calls || a.localeCompare(b))
+    .map(([check, f]) => `${check}: ${f.calls} (${f.promptTokens + f.completionTokens} tokens, $${f.costUsd.toFixed(4)})`);
+  return checks.length ? ` (by check: ${checks.join(', ')})` : '';
 }
 
 /** How far back the finishing rate is measured for the estimate of the time left. */
@@ -271,7 +293,9 @@ export function formatProgressLine(p: ProgressSample): string {
     `repos ${s.repositories.done}/${s.repositories.total}`,
     `functions ${s.functions.finished}/${s.repositories.listed < s.repositories.total ? '~' : ''}${p.expectedFunctions}${running ? ` (running: ${running})` : ''}`,
     `accepted ${s.functions.accepted}, rejected ${s.functions.rejected}`,
+    `rounds: debug ${s.functions.rounds.debug.rounds} in ${s.functions.rounds.debug.functions} fn, coverage ${s.functions.rounds.coverage.rounds} in ${s.functions.rounds.coverage.functions} fn`,
     `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
+    `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, $${s.refused.costUsd.toFixed(2)}`,
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,
   ].join(' | ');
 }

@@ -105,7 +105,9 @@ describe('tsx scripts/start.ts killed mid-crawl, then --attach', () => {
       const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', 'scripts/start.ts', '--attach', 'cli-attach', '--progress-every', '1'], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 });
       expect(stdout).toMatch(/found the Temporal dev server a stopped command left running/);
       // The live view: repositories, functions, accepted and rejected, LLM use, time left.
-      expect(stdout).toMatch(/repos \d\/1 \| functions \d\/~?\d+.* \| accepted \d, rejected \d \| LLM \d+ calls, \d+ tokens, \$\d+\.\d\d \| .* elapsed/);
+      expect(stdout).toMatch(
+        /repos \d\/1 \| functions \d\/~?\d+.* \| accepted \d, rejected \d \| rounds: debug \d+ in \d+ fn, coverage \d+ in \d+ fn \| LLM \d+ calls, \d+k? tokens, \$\d+\.\d\d \| \d+ refused.*: \d+k? tokens, \$\d+\.\d\d \| .* elapsed/,
+      );
       const watched = (await watching).stdout;
       expect(watched).toMatch(/^run cli-attach \(crawl\): running/m);
       expect(watched).toMatch(/repos 1\/1 \| functions 4\/4 .*accepted 3, rejected 1/);

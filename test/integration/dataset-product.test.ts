@@ -76,15 +76,15 @@ describe('statistics, report and export of the demo run', () => {
     const usage = (await reader.summary()).llm!.total;
     const stats = await datasetStatistics(reader.records(), usage);
     // By hand, from dataset.jsonl: Interval.merge (a method, 5 lines, 35-line script, 3 asserts in
-    // test_merge), word_frequencies (standalone, 12 lines, 26-line script, 5 asserts after its
-    // coverage round), slugify (needs collapse_spaces, 8 lines, 37-line script, 3 asserts); every
-    // script reaches full branch coverage and imports only `re`. The evaluation copy keeps merge
+    // test_merge), word_frequencies (standalone, 12 lines, 30-line script, 5 asserts after its
+    // coverage round, two through a helper), slugify (needs collapse_spaces, 8 lines, 37-line
+    // script, 3 asserts); every script reaches full branch coverage and imports only `re`. The evaluation copy keeps merge
     // and slugify only: word_frequencies' sandboxed AST differs, which an evaluation set refuses.
     expect(stats.splits.train).toMatchObject({
       repositories: 1,
       functions: 3,
       avgTargetLines: 8.333,
-      avgEvalScriptLines: 32.667,
+      avgEvalScriptLines: 34,
       avgTestsPerScript: 3.667,
       avgBranchCoverage: 1,
       standaloneShare: 0.333,
@@ -95,9 +95,10 @@ describe('statistics, report and export of the demo run', () => {
     // BPE counts cannot be done by hand; a script holds its function, so it has more tokens.
     expect(train.avgTargetTokens!).toBeGreaterThan(40);
     expect(train.avgEvalScriptTokens!).toBeGreaterThan(2 * train.avgTargetTokens!);
-    // Cost per accepted example: the whole run's calls and tokens (rejected functions included) over 5.
-    expect(usage.calls).toBe(28);
-    expect(stats.perAcceptedExample!.calls).toBe(5.6);
+    // Cost per accepted example: the whole run's calls and tokens (rejected functions included) over 5;
+    // each copy of word_frequencies has its first tests answer refused once.
+    expect(usage.calls).toBe(30);
+    expect(stats.perAcceptedExample!.calls).toBe(6);
     expect(stats.perAcceptedExample!.tokens).toBeCloseTo((usage.promptTokens + usage.completionTokens) / 5, 2);
     // The crawl wrote the same figures into the run's summary.json.
     const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { statistics: typeof stats };
@@ -181,14 +182,23 @@ describe('statistics, report and export of the demo run', () => {
   });
 
   describe('the export, loaded with Python datasets', () => {
+    // Also parses every record's orig_func on its own with Python's ast, as RepoST's tools do.
     const LOAD = `
-import json, sys
+import ast, json, sys
 import datasets
 ds = datasets.load_dataset(sys.argv[1])
-out = {name: {"rows": split.num_rows, "features": {k: str(v) for k, v in split.features.items()}, "records": split.to_list()} for name, split in ds.items()}
+def unparsable(split):
+    out = []
+    for r in split.to_list():
+        try:
+            ast.parse(r["orig_func"])
+        except SyntaxError as e:
+            out.append(r["func_name"] + ": " + str(e))
+    return out
+out = {name: {"rows": split.num_rows, "features": {k: str(v) for k, v in split.features.items()}, "records": split.to_list(), "unparsable": unparsable(split)} for name, split in ds.items()}
 print(json.dumps(out))
 `;
-    type Loaded = Record<string, { rows: number; features: Record<string, string>; records: Record<string, unknown>[] }>;
+    type Loaded = Record<string, { rows: number; features: Record<string, string>; records: Record<string, unknown>[]; unparsable: string[] }>;
 
     it('loads as a dataset with the records and typed features of the run', async () => {
       const to = path.join(factory.dataDir, 'export-demo');
@@ -208,7 +218,10 @@ print(json.dumps(out))
         llm_tokens: "Value('int64')",
         packages: "List({'name': Value('string'), 'version': Value('string')})",
       });
+      expect([...loaded.train!.unparsable, ...loaded.eval!.unparsable]).toEqual([]);
       const source = readLines(path.join(runDir, 'dataset.jsonl')).map((r) => DatasetRecordSchema.parse(r));
+      // A method's orig_func as RepoST stores it: out of its class, at column 0.
+      expect(source.find((r) => r.qualname === 'Interval.merge')!.orig_func).toMatch(/^def merge\(self, other\):\n {4}"{3}/);
       for (const row of [...loaded.train!.records, ...loaded.eval!.records]) {
         const r = source.find((s) => s.function_id === row.function_id)!;
         expect(row).toMatchObject({
@@ -220,8 +233,9 @@ print(json.dumps(out))
           sandbox_ast_check: r.sandbox_ast_check,
           sandbox_functionality_check: r.sandbox_functionality_check,
           llm_tokens: r.llm_tokens,
-          // Local folders have no license to report.
-          license: 'unknown',
+          // The demo folder's license, read from its LICENSE file.
+          license: 'mit',
+          license_source: 'file:LICENSE',
           coverage_threshold: r.split === 'eval' ? 1 : 0.8,
           ast_check_required: r.split === 'eval',
         });
@@ -230,13 +244,14 @@ print(json.dumps(out))
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
       expect(card).toContain('| Test cases (asserts) per script (avg) | 3.7 | 3.0 |');
       expect(card).toContain('| eval | 1 | yes |');
-      expect(card.startsWith('---\nlicense: "unknown"\n')).toBe(true);
+      expect(card.startsWith('---\nlicense: "mit"\n')).toBe(true);
+      expect(card).toContain('| textkit | mit | file:LICENSE | 3 |');
     });
 
     it('the licenses of the sources, from a run folder, and an earlier export replaced whole', async () => {
       // The run's folder as if its repositories came from GitHub under two licenses.
       const licensed = copyRun(runDir, path.join(factory.dataDir, 'copies', 'licensed'), 'it-product-licensed', (records) =>
-        records.map((r) => ({ ...r, license: r.repo_name === 'textkit' ? 'mit' : 'apache-2.0' })),
+        records.map((r) => ({ ...r, license: r.repo_name === 'textkit' ? 'mit' : 'apache-2.0', license_source: 'github-api' })),
       );
       const to = path.join(factory.dataDir, 'export-licensed');
       // An earlier export (its marker proves it), with a stale file in its data: replaced whole.
@@ -250,8 +265,8 @@ print(json.dumps(out))
       expect(loaded.eval!.records.map((r) => r.license)).toEqual(['apache-2.0', 'apache-2.0']);
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
       expect(card.startsWith('---\nlicense:\n  - "apache-2.0"\n  - "mit"\n')).toBe(true);
-      expect(card).toContain('| textkit | mit | 3 |');
-      expect(card).toContain('| textkit-eval | apache-2.0 | 2 |');
+      expect(card).toContain('| textkit | mit | github-api | 3 |');
+      expect(card).toContain('| textkit-eval | apache-2.0 | github-api | 2 |');
       // A folder without the store's exchanges still gets its report, saying so per function.
       const report = await tool('scripts/report.ts', [licensed], factory.dataDir);
       expect(report.code).toBe(0);

@@ -44,6 +44,20 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(usage.byRepo.textkit.calls).toBe(usage.total.calls);
     expect(usage.byStep.debug.calls).toBe(1);
     expect(usage.byStep.coverage.calls).toBe(1);
+    // word_frequencies' first tests answer reaches both implementations only through a helper:
+    // RepoST's literal rule (the default) refuses it once, and the run says what that cost.
+    const regenerations = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')).regenerations;
+    expect(regenerations).toMatchObject({
+      calls: 1,
+      byCheck: { test_calls_target: { calls: 1 }, test_calls_new_implementation: { calls: 1 } },
+      byStep: { tests: { calls: 1, reviewed: 5 }, sandbox: { calls: 0 }, debug: { calls: 0 }, coverage: { calls: 0 } },
+    });
+    expect(regenerations.promptTokens).toBeGreaterThan(100);
+    // The funnel counts all four as reaching debug; one function had a debug round, one a coverage round.
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8'));
+    expect(file.funnel.debug).toBe(4);
+    expect(file.rounds).toEqual({ debug: { functions: 1, rounds: 1 }, coverage: { functions: 1, rounds: 1 } });
+    expect(usage.byStep.tests.calls).toBe(5);
 
     const records = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r));
     const byName = Object.fromEntries(records.map((r) => [r.qualname, r]));
@@ -58,6 +72,7 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(byName.word_frequencies!.coverage_rounds).toBe(1);
     expect(byName.word_frequencies!.sandbox_ast_check).toBe(false);
     expect(byName.word_frequencies!.sandbox_functionality_check).toBe('same');
+    expect(byName.word_frequencies!.prompt_versions.tests).toMatch(/\+follow-up@/);
     for (const r of records) {
       expect(r.coverage_rate).toBe(1);
       expect(r.test_correctness_check).toBe('yes');
@@ -70,6 +85,8 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
       expect(exchanges.length).toBeGreaterThanOrEqual(3);
     }
     expect(byName['Interval.merge']!.sandbox_ast_check).toBe(true);
+    // A local folder's license comes from its license file.
+    for (const r of records) expect(r).toMatchObject({ license: 'mit', license_source: 'file:LICENSE' });
 
     const rejections = readJsonl(path.join(summary.outDir, 'rejections.jsonl')).map((r) => RejectionSchema.parse(r));
     expect(rejections).toHaveLength(1);
@@ -170,6 +187,39 @@ describe('the demo crawl through Temporal, the LLM client and containers', () =>
     expect(usage.total.calls).toBeGreaterThan(0);
     expect(usage.total.cachedCalls).toBe(usage.total.calls);
     expect(usage.total.promptTokens + usage.total.completionTokens).toBe(0);
+  });
+
+  it('with crawl.checkLocalLicenses a local folder without a license of crawl.github.licenses is skipped with the reason', async () => {
+    const config = { ...factory.config, crawl: { ...factory.config.crawl, checkLocalLicenses: true } };
+    const unlicensed = path.resolve(__dirname, '../fixtures/repos/scripts_repo');
+    const before = factory.llm.requests.length;
+    const summary = await runCrawl({
+      config,
+      client: factory.client,
+      store: factory.store,
+      sources: [
+        { kind: 'local', path: DEMO_REPO, name: 'textkit' },
+        { kind: 'local', path: unlicensed, name: 'scripts_repo' },
+      ],
+      runId: 'it-licenses',
+    });
+    expect(summary).toMatchObject({ repositories: 2, functions: 4, accepted: 3 });
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8')) as { skippedRepos: { source: { path: string }; reason: string }[] };
+    expect(file.skippedRepos).toEqual([{ source: expect.objectContaining({ path: unlicensed }), reason: 'license: none found in a license file, not one of crawl.github.licenses (mit)' }]);
+    // The demo's answers come from the cache.
+    expect(factory.llm.requests.length).toBe(before);
+  });
+
+  it('with loops.sanity.testCalls=reachable the helper-based tests answer is accepted at once', async () => {
+    const config = { ...factory.config, loops: { ...factory.config.loops, sanity: { testCalls: 'reachable' as const } } };
+    const summary = await runCrawl({ config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-demo-reachable' });
+    expect(summary).toMatchObject({ functions: 4, accepted: 3, rejected: 1 });
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8'));
+    // The first answers come from the cache, reviewed under the run's own rule: none is refused.
+    expect(file.regenerations).toMatchObject({ calls: 0, byStep: { tests: { calls: 0, reviewed: 4 } } });
+    expect(file.llm.byStep.tests.calls).toBe(4);
+    const wf = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r)).find((r) => r.qualname === 'word_frequencies')!;
+    expect(wf.prompt_versions.tests).not.toMatch(/follow-up/);
   });
 });
 

@@ -24,6 +24,7 @@ export function datasetRecordOf(fn: FunctionRef, runId: string, overrides: Parti
     coverage_threshold: 0.8,
     ast_check_required: false,
     license: fn.license,
+    license_source: fn.licenseSource ?? null,
     standalone: true,
     packages: [],
     prompt_versions: {},

@@ -59,6 +59,35 @@ describe('LlmGateway against the scripted server over HTTP', () => {
     expect(index[0]).toMatchObject({ exchangeKey: out.exchangeKey, step: 'sandbox', cached: false, runId: 'run-1', repoId: 'repo-1', promptId: 'sandbox' });
   });
 
+  it('records which checks refused an answer, for fresh answers and cache hits alike', async () => {
+    const config = testConfig(server.url, dataDir);
+    const gateway = new LlmGateway(config, storeFor(config));
+    const req = { step: 'sandbox' as const, functionId: 'fn-add', runId: 'run-r', messages: sandboxPrompt().messages };
+    const seen: string[] = [];
+    const refuse = (a: { text: string }) => (seen.push(a.text), ['target_not_shrunk', 'parses', 'parses']);
+    const fresh = await gateway.chat(req, { review: refuse });
+    // The same answer from the cache, reviewed under another rule that accepts it.
+    const hit = await gateway.chat(req, { review: () => [] });
+    const unreviewed = await gateway.chat(req);
+    expect(seen).toEqual([SANDBOX_ANSWER_1]);
+    expect(hit.cached).toBe(true);
+
+    const index = await new LocalStore(dataDir).listExchanges('fn-add');
+    expect(index.map((e) => e.refusedBy)).toEqual([['target_not_shrunk', 'parses'], [], undefined]);
+    expect((await storeFor(config).getJson<ExchangeRecord>(fresh.exchangeKey)).refusedBy).toEqual(['target_not_shrunk', 'parses']);
+    expect((await storeFor(config).getJson<ExchangeRecord>(unreviewed.exchangeKey)).refusedBy).toBeUndefined();
+    const refusals = await new LocalStore(dataDir).runRefusals('run-r');
+    expect(refusals).toMatchObject({ calls: 1, reviewed: 2, byCheck: { target_not_shrunk: { calls: 1 }, parses: { calls: 1 } } });
+    expect(refusals.promptTokens).toBe(fresh.promptTokens);
+  });
+
+  it('leaves an answer unmarked when its review throws', async () => {
+    const config = testConfig(server.url, dataDir);
+    const gateway = new LlmGateway(config, storeFor(config));
+    await gateway.chat({ step: 'sandbox', functionId: 'fn-add', messages: sandboxPrompt().messages }, { review: () => { throw new Error('bug'); } });
+    expect((await new LocalStore(dataDir).listExchanges('fn-add'))[0]!.refusedBy).toBeUndefined();
+  });
+
   it('answers a repeated temperature-0 request from the cache at zero tokens, and records the hit', async () => {
     const config = testConfig(server.url, dataDir);
     const gateway = new LlmGateway(config, storeFor(config));

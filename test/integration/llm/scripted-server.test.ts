@@ -47,6 +47,15 @@ describe('scripted OpenAI-compatible server', () => {
     expect(a).toEqual(['first', 'first', 'second', 'second']);
   });
 
+  it("with respondBy 'turn' answers by the conversation's turn, so a request sent again gets the same answer", async () => {
+    server = await startScriptedLlmServer({ rules: [{ kind: 'tests', respondBy: 'turn', responses: ['first answer', 'after a follow-up'] }] });
+    const c = client(server.url);
+    const first = prompt('tests', 'f');
+    const followUp: ChatMessage[] = [...first, { role: 'assistant', content: 'first answer' }, { role: 'user', content: 'Your answer above cannot be used.' }];
+    const a = [await ask(c, first), await ask(c, first), await ask(c, followUp), await ask(c, followUp), await ask(c, first)];
+    expect(a).toEqual(['first answer', 'first answer', 'after a follow-up', 'after a follow-up', 'first answer']);
+  });
+
   it('reads kind and function from plain requests without a marker', async () => {
     server = await startScriptedLlmServer({ rules: [{ kind: 'debug', functionName: 'g', responses: ['debugged'] }] });
     const c = client(server.url);

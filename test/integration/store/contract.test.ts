@@ -11,6 +11,7 @@ import { Client as PgClient } from 'pg';
 import { CorruptArtifactError } from '../../../activities/store/artifacts';
 import { LocalStore } from '../../../activities/store/local';
 import { PostgresStore } from '../../../activities/store/postgres';
+import { RefusalTotalsSchema } from '../../../activities/store/refusals';
 import { InvalidRunIdError, RunExistsError, allEvalResults, allRecords, type RepoProgress, type Store, type StoredRecord } from '../../../activities/store/types';
 import { createStoreDatabase } from '../../support/store-database';
 import { datasetRecordOf } from '../../support/records';
@@ -293,6 +294,33 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     expect(await store.cacheGet(cacheKey)).toBe(exchange('fa', 'run-x', 3).exchangeKey);
   });
 
+  it('aggregates the refused answers of a run by check and by step', async () => {
+    const reviewed = (n: number, refusedBy: string[] | undefined, runId = 'run-r') => ({ ...exchange(`f${n}`, runId, n), ...(refusedBy ? { refusedBy } : {}) });
+    await store.appendExchange(reviewed(11, ['test_calls_target', 'test_calls_new_implementation'])); // tests, 111 prompt tokens
+    await store.appendExchange(reviewed(13, ['test_calls_target'])); // tests, 113
+    await store.appendExchange(reviewed(15, [])); // tests, passed
+    await store.appendExchange(reviewed(12, ['parse_truncated'])); // sandbox, 112
+    await store.appendExchange(reviewed(14, undefined)); // never reviewed
+    await store.appendExchange(reviewed(17, ['test_calls_target'], 'run-other'));
+    await store.appendExchange({ ...reviewed(21, ['test_calls_target']), cached: true, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 1 }); // tests, from the cache
+    const r = await store.runRefusals('run-r');
+    // A Usage like any other sum of calls (the same schema), plus the answers reviewed.
+    expect(RefusalTotalsSchema.parse(r)).toEqual(r);
+    expect(r).toMatchObject({ calls: 4, cachedCalls: 1, reviewed: 5, promptTokens: 336, completionTokens: 60, latencyMs: 16 });
+    expect(r.costUsd).toBeCloseTo(0.003, 9);
+    expect(r.byCheck).toEqual({
+      test_calls_target: expect.objectContaining({ calls: 3, cachedCalls: 1, promptTokens: 224 }),
+      test_calls_new_implementation: expect.objectContaining({ calls: 1, promptTokens: 111 }),
+      parse_truncated: expect.objectContaining({ calls: 1, promptTokens: 112 }),
+    });
+    expect(r.byStep.tests).toMatchObject({ calls: 3, reviewed: 4 });
+    expect(r.byStep.sandbox).toMatchObject({ calls: 1, reviewed: 1 });
+    // Asked again after more calls, it counts those too.
+    await store.appendExchange(reviewed(19, ['test_has_assertions']));
+    expect(await store.runRefusals('run-r')).toMatchObject({ calls: 5, reviewed: 6 });
+    expect((await store.runRefusals('nobody')).calls).toBe(0);
+  });
+
   it('registers a run once, and updates it', async () => {
     const manifest = await store.createRun(newRun('run-1'));
     expect(manifest).toMatchObject({ runId: 'run-1', status: 'running', resumed: 0, kind: 'crawl', storeId: await store.storeId() });
@@ -336,8 +364,14 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
 
     expect([...(await store.recordedIds(run, ['0002', '0004', '0042']))].sort()).toEqual(['0002', '0004']);
     expect(await store.recordedIds(run, [])).toEqual(new Set());
-    expect(await store.countRecords(run)).toEqual({ total: 5, accepted: 2, byStage: { execute: 3, accepted: 2 } });
-    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {} });
+    // Three rejections of three debug rounds each, two accepted records of one coverage round each.
+    expect(await store.countRecords(run)).toEqual({
+      total: 5,
+      accepted: 2,
+      byStage: { execute: 3, accepted: 2 },
+      rounds: { debug: { functions: 3, rounds: 9 }, coverage: { functions: 2, rounds: 2 } },
+    });
+    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {}, rounds: { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } } });
     expect(await (await second()).getRecord(run, '0004')).toEqual(accepted('0004', run, 99));
   });
 

@@ -104,9 +104,12 @@ describe('the import graph', () => {
   it('keeps domain folders under the activity files, and the contracts and the configuration at the bottom', () => {
     expect(edges((i) => inDomainFolder(i.from) && (isActivityFile(i.to) || i.to === 'activities/index.ts'))).toEqual([]);
     expect(edges((i) => i.from === 'activities/contracts.ts')).toEqual([]);
-    // The configuration takes the analysis options' schema from a module of shapes that imports nothing of the factory.
-    expect(edges((i) => i.from === 'temporal.config.ts')).toEqual(['temporal.config.ts -> activities/analysis/types.ts']);
-    expect(edges((i) => i.from === 'activities/analysis/types.ts')).toEqual([]);
+    // The configuration takes the analysis options' schema from a module of shapes, and the selection
+    // presets' numbers and configuration layer from a module of numbers; neither imports anything
+    // of the factory but the other.
+    expect(edges((i) => i.from === 'temporal.config.ts')).toEqual(['temporal.config.ts -> activities/analysis/presets.ts', 'temporal.config.ts -> activities/analysis/types.ts']);
+    expect(edges((i) => i.from === 'activities/analysis/types.ts')).toEqual(['activities/analysis/types.ts -> activities/analysis/presets.ts']);
+    expect(edges((i) => i.from === 'activities/analysis/presets.ts')).toEqual([]);
   });
 
   it('runs every command through the one runner (scripts/lib/cli.ts)', () => {

@@ -182,3 +182,16 @@ describe("the measures on RepoST's own records", () => {
     expect(stats.functions).toBe(40);
   });
 });
+
+describe('target lengths beside RepoST', () => {
+  it('bins each split of the run, and keeps RepoST published evaluation set and the paper averages beside them', async () => {
+    const lines = (n: number) => Array.from({ length: n }, (_, i) => (i === 0 ? 'def f(x):' : '    x = x + 1')).join('\n') + '\n';
+    const rec = (n: number, split: 'train' | 'eval') => ({ repo_name: 'r', orig_func: lines(n), eval_script: '', coverage_rate: 1, standalone: true, llm_tokens: 0, debug_rounds: 0, coverage_rounds: 0, split });
+    const stats = await datasetStatistics([rec(3, 'train'), rec(5, 'train'), rec(6, 'train'), rec(25, 'eval'), rec(26, 'eval'), rec(70, 'eval')], null);
+    expect(stats.targetLines.bins).toEqual(['1-5', '6-10', '11-15', '16-20', '21-25', '26-30', '31-40', '41-60', '61+']);
+    expect(stats.targetLines.splits).toEqual({ eval: [0, 0, 0, 0, 1, 1, 0, 0, 1], train: [2, 1, 0, 0, 0, 0, 0, 0, 0] });
+    expect(stats.targetLines.paperAverage).toEqual({ train: 12.8, eval: 9.9 });
+    const published = stats.targetLines.repostEval;
+    expect(published.bins.reduce((a, b) => a + b, 0)).toBe(published.records);
+  });
+});

@@ -102,9 +102,18 @@ describe('dataset card', () => {
     expect(one.startsWith('---\nlicense: "mit"\n')).toBe(true);
     expect(one).toContain('configs:\n  - config_name: "default"\n    data_files:\n      - split: "train"\n        path: "data/train-00000-of-00001.parquet"\n');
     expect(one).toContain('    - name: "packages"\n      list:\n');
-    const many = renderDatasetCard(input([{ repo: 'o/r', license: 'mit', records: 1 }, { repo: 'p/q', license: 'apache-2.0', records: 3 }, { repo: 'x/y', license: 'unknown', records: 1 }]));
+    const many = renderDatasetCard(
+      input([
+        { repo: 'o/r', license: 'mit', licenseSource: 'file:LICENSE', records: 1 },
+        { repo: 'p/q', license: 'apache-2.0', licenseSource: 'github-api', records: 3 },
+        { repo: 'x/y', license: 'unknown', licenseSource: 'none', records: 1 },
+      ]),
+    );
     expect(many.startsWith('---\nlicense:\n  - "apache-2.0"\n  - "mit"\n  - "unknown"\n')).toBe(true);
-    expect(many).toContain('| p/q | apache-2.0 | 3 |');
+    // Where each license was read is said beside it.
+    expect(many).toContain('| o/r | mit | file:LICENSE | 1 |');
+    expect(many).toContain('| p/q | apache-2.0 | github-api | 3 |');
+    expect(many).toContain('| x/y | unknown | none | 1 |');
   });
 
   it('body: Table 4 figures, thresholds, settings and prompt versions', () => {

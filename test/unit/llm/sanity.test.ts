@@ -115,6 +115,172 @@ describe('test-generation sanity checks (RepoST Table 12)', () => {
   });
 });
 
+describe('the test-calls rule: literal (RepoST) or reachable', () => {
+  const base = { functionName: 'clip', originalFunction: ORIGINAL, sandboxScript: SANDBOXED };
+  const main = '\nif __name__ == "__main__":\n    test_clip()\n';
+  const script = (tests: string) => `${SANDBOXED}\n${tests}${main}`;
+  const checks = (tests: string, testCalls?: 'literal' | 'reachable') => failedChecks(checkTestScript({ ...base, script: script(tests), testCalls }));
+
+  const HELPER = `def _same(reference, candidate, *args):
+    return reference(*args) == candidate(*args)
+
+
+def test_clip():
+    assert _same(clip, clip_new_implementation, 5, 0, 10)
+    assert _same(clip, clip_new_implementation, -1, 0, 10)
+    assert _same(clip, clip_new_implementation, 11, 0, 10)
+`;
+  const HELPER_BY_KEYWORD = `def _same(args, reference=None, candidate=None):
+    expected = reference(*args)
+    return expected == candidate(*args)
+
+
+def test_clip():
+    assert _same((5, 0, 10), candidate=clip_new_implementation, reference=clip)
+    assert _same((-1, 0, 10), reference=clip, candidate=clip_new_implementation)
+    assert _same((11, 0, 10), reference=clip, candidate=clip_new_implementation)
+`;
+  const LOOP = `def test_clip():
+    for args in [(5, 0, 10), (-1, 0, 10), (11, 0, 10)]:
+        results = []
+        for impl in (clip, clip_new_implementation):
+            results.append(impl(*args))
+        assert results[0] == results[1]
+    assert results
+    assert len(results) == 2
+`;
+  const COMPREHENSION_AND_PAIRS = `def test_clip():
+    for args in [(5, 0, 10), (-1, 0, 10), (11, 0, 10)]:
+        outs = {label: impl(*args) for label, impl in [("old", clip), ("new", clip_new_implementation)]}
+        assert outs["old"] == outs["new"]
+    assert True
+    assert True
+`;
+  const NESTED_HELPER_OVER_A_COLLECTION = `def test_clip():
+    implementations = [clip, clip_new_implementation]
+
+    def agree(impls, *args):
+        values = [f(*args) for f in impls]
+        return values[0] == values[1]
+
+    assert agree(implementations, 5, 0, 10)
+    assert agree(implementations, -1, 0, 10)
+    assert agree(implementations, 11, 0, 10)
+`;
+  const HELPER_CALLS_BY_NAME = `def _check(*args):
+    assert clip(*args) == clip_new_implementation(*args)
+
+
+def test_clip():
+    _check(5, 0, 10)
+    _check(-1, 0, 10)
+    _check(11, 0, 10)
+    assert True
+    assert True
+    assert True
+`;
+
+  it.each([
+    ['a helper the two are passed to', HELPER],
+    ['a helper taking them by keyword', HELPER_BY_KEYWORD],
+    ['a loop over a tuple of the two', LOOP],
+    ['a comprehension over (label, implementation) pairs', COMPREHENSION_AND_PAIRS],
+    ['a nested helper looping over a list of the two', NESTED_HELPER_OVER_A_COLLECTION],
+    ['a helper that calls both by name', HELPER_CALLS_BY_NAME],
+  ])('literal refuses, reachable accepts: %s', (_label, tests) => {
+    expect(checks(tests, 'literal')).toEqual(expect.arrayContaining(['test_calls_target', 'test_calls_new_implementation']));
+    expect(checks(tests)).toEqual(checks(tests, 'literal'));
+    expect(checks(tests, 'reachable')).toEqual([]);
+  });
+
+  it.each([
+    [
+      'the helper is given the target but never calls it',
+      `def _same(reference, candidate, *args):
+    return candidate(*args) is not None
+
+
+def test_clip():
+    assert _same(clip, clip_new_implementation, 5, 0, 10)
+    assert _same(clip, clip_new_implementation, -1, 0, 10)
+    assert _same(clip, clip_new_implementation, 11, 0, 10)
+`,
+      ['test_calls_target'],
+    ],
+    [
+      'the loop leaves the new implementation out',
+      `def test_clip():
+    for impl in (clip,):
+        assert impl(5, 0, 10) == 5
+        assert impl(-1, 0, 10) == 0
+        assert impl(11, 0, 10) == 10
+`,
+      ['test_calls_new_implementation'],
+    ],
+    [
+      'the new implementation only goes to a function the script does not define',
+      `def test_clip():
+    assert list(map(clip_new_implementation, [5], [0], [10])) == [clip(5, 0, 10)]
+    assert clip(-1, 0, 10) == 0
+    assert clip(11, 0, 10) == 10
+`,
+      ['test_calls_new_implementation'],
+    ],
+    [
+      'a helper of the script that is never called',
+      `def _same(reference, candidate, *args):
+    return reference(*args) == candidate(*args)
+
+
+def test_clip():
+    pair = (clip, clip_new_implementation)
+    assert pair
+    assert len(pair) == 2
+    assert pair[0] is clip
+`,
+      ['test_calls_new_implementation', 'test_calls_target'],
+    ],
+  ])('reachable still refuses: %s', (_label, tests, expected) => {
+    expect(checks(tests, 'reachable')).toEqual(expected);
+  });
+
+  it('follows a method of the test’s class through self', () => {
+    const tests = `class TestClip:
+    def _same(self, a, b, *args):
+        return a(*args) == b(*args)
+
+    def test_clip(self):
+        assert self._same(clip, clip_new_implementation, 5, 0, 10)
+        assert self._same(clip, clip_new_implementation, -1, 0, 10)
+        assert self._same(clip, clip_new_implementation, 11, 0, 10)
+`;
+    const checks = (testCalls: 'literal' | 'reachable') =>
+      failedChecks(checkTestScript({ ...base, testCalls, script: `${SANDBOXED}\n${tests}\nif __name__ == "__main__":\n    TestClip().test_clip()\n` }));
+    expect(checks('literal')).toEqual(['test_calls_new_implementation', 'test_calls_target']);
+    expect(checks('reachable')).toEqual([]);
+  });
+
+  it('is bounded on recursive helpers', () => {
+    const tests = `def _loop(a, b, n):
+    return _loop(b, a, n - 1) if n else True
+
+
+def test_clip():
+    assert _loop(clip, clip_new_implementation, 3)
+    assert True
+    assert True
+`;
+    expect(checks(tests, 'reachable')).toEqual(['test_calls_new_implementation', 'test_calls_target']);
+  });
+
+  it('reachable accepts whatever literal accepts, on RepoST’s published records', () => {
+    for (const r of records) {
+      const input = { functionName: r.func_name, originalFunction: r.orig_func, sandboxScript: r.eval_script, script: r.eval_script };
+      expect(checkTestScript({ ...input, testCalls: 'reachable' }).failures).toEqual(checkTestScript(input).failures);
+    }
+  });
+});
+
 describe('RepoST published records', () => {
   it(`pass both check tables (all ${records.length})`, () => {
     const failing = records

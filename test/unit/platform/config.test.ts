@@ -69,6 +69,7 @@ describe('every key of the schema', () => {
       case 'object':
         return ['{"some-model":{"inputPerMTok":1,"outputPerMTok":2}}'];
       default:
+        if (key.values) return key.values.filter((v) => v !== current);
         return ['http://example.test/v1', 'postgres://user@db.test/repost', '2020-02-02', 'a-value'].filter((v) => v !== current);
     }
   }

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import type { FunctionOutcome, FunctionRef, FunctionStage, RecordInput } from '../../../activities/contracts';
 import { buildStoredRecord, funnelOf, STAGE_ORDER } from '../../../activities/dataset/records';
 import { exportRunFiles, summarizeRun } from '../../../activities/dataset/run-files';
+import { createPythonParser } from '../../../activities/python-parser';
 import { LocalStore } from '../../../activities/store/local';
 import { RunExistsError } from '../../../activities/store/types';
 
@@ -83,6 +84,44 @@ describe('dataset records', () => {
     expect(again.rejected).toBe(2);
     // The first summary loads the BPE tokenizer (about a second, more on a busy machine).
   }, 20_000);
+
+  it("writes a method's orig_func as RepoST does: dedented, decorators included, and it parses on its own", async () => {
+    const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'records-')));
+    // As the analysis cuts it from its class: the class's indentation on every line, and a
+    // multi-line string whose continuation lines sit further left than the code.
+    const method = [
+      '        @staticmethod',
+      '        @functools.lru_cache(maxsize=None)',
+      '        def decode_token(token: str, *, strict=True) -> dict:',
+      '            """Decode a token.',
+      '',
+      '    Continuation lines of a docstring keep their own indentation.',
+      '            """',
+      '            text = """first',
+      'second at column 0',
+      '            third"""',
+      '            # a comment',
+      '            if strict and not token:',
+      '                raise ValueError(text)',
+      '            return {"token": token,',
+      '      "text": text}',
+    ].join('\n');
+    const keys = { source: await store.put(method), context: await store.put(''), script: await store.put(''), settings: 'k' };
+    const stored = await buildStoredRecord(store, input('mmmm', 'accepted', keys), thresholds);
+    if (!stored.accepted || stored.kind === 'class') throw new Error("expected a function's accepted record");
+    const orig = stored.record.orig_func;
+    expect(orig.split('\n').slice(0, 4)).toEqual(['@staticmethod', '@functools.lru_cache(maxsize=None)', 'def decode_token(token: str, *, strict=True) -> dict:', '    """Decode a token.']);
+    // Inside the strings nothing moved; the code around them did.
+    expect(orig).toContain('\n    Continuation lines of a docstring keep their own indentation.\n            """\n    text = """first\nsecond at column 0\n            third"""\n');
+    expect(orig).toContain('\n    if strict and not token:\n        raise ValueError(text)\n');
+    const tree = createPythonParser().parse(orig);
+    expect(tree.rootNode.hasError).toBe(false);
+    expect(tree.rootNode.namedChildren.map((n) => n.type)).toEqual(['decorated_definition']);
+    // A top-level function is left as it is.
+    const plain = 'def f(x):\n    return x\n';
+    const top = await buildStoredRecord(store, input('ffff', 'accepted', { ...keys, source: await store.put(plain) }), thresholds);
+    expect(top.accepted && top.kind !== 'class' && top.record.orig_func).toBe(plain);
+  });
 
   it('pages through thousands of records in bounded pages', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'records-'));

@@ -16,13 +16,26 @@ function fnRef(id: string): FunctionRef {
   return { functionId: id, repoId: 'acme/r', commit: 'c'.repeat(40), path: 'a.py', qualname: `f_${id}`, name: `f_${id}`, split: 'train', license: null };
 }
 
-function rejected(id: string, stage: string): StoredRecord {
+function rejected(id: string, stage: string, debugRounds = 0): StoredRecord {
   const fn = fnRef(id);
-  return { accepted: false, fn, rejection: { function_id: id, repo_name: fn.repoId, func_path: fn.path, qualname: fn.qualname, split: 'train', stage, reason: 'r', debug_rounds: 0, coverage_rounds: 0, llm_tokens: 0 } };
+  return { accepted: false, fn, rejection: { function_id: id, repo_name: fn.repoId, func_path: fn.path, qualname: fn.qualname, split: 'train', stage, reason: 'r', debug_rounds: debugRounds, coverage_rounds: 0, llm_tokens: 0 } };
 }
 
-function exchange(functionId: string, step: string, tokens: number, cached = false): ExchangeIndexEntry {
-  return { exchangeKey: `sha256-${String(tokens).padStart(64, '0')}`, step, model: 'm', cached, promptTokens: tokens, completionTokens: 1, costUsd: 0.5, latencyMs: 1, functionId, runId: 'run-s', recordedAt: '2026-01-01T00:00:00.000Z' };
+function exchange(functionId: string, step: string, tokens: number, cached = false, refusedBy?: string[]): ExchangeIndexEntry {
+  return {
+    exchangeKey: `sha256-${String(tokens).padStart(64, '0')}`,
+    step,
+    model: 'm',
+    cached,
+    promptTokens: tokens,
+    completionTokens: 1,
+    costUsd: 0.5,
+    latencyMs: 1,
+    functionId,
+    runId: 'run-s',
+    ...(refusedBy ? { refusedBy } : {}),
+    recordedAt: '2026-01-01T00:00:00.000Z',
+  };
 }
 
 describe('runStatus', () => {
@@ -33,11 +46,20 @@ describe('runStatus', () => {
     const outcome = { repoId: 'acme/r', source: { kind: 'github', fullName: 'acme/r' }, candidates: 5, accepted: 0, rejected: 0 } as const;
     await store.putRepoProgress('run-s', { index: 0, outcome: { ...outcome, skipped: null }, candidatePages: [page], done: false });
     await store.putRepoProgress('run-s', { index: 1, outcome: { ...outcome, repoId: null, skipped: 'too large', candidates: 0 }, candidatePages: [], done: true });
-    // f1 rejected at execute; f2 accepted; f3 asked for tests last; f4 is in a debug round; f5 has not reached the LLM.
-    await store.putRecord('run-s', rejected('f1', 'execute'));
+    // f1 rejected after three debug rounds; f2 accepted; f3 asked for tests last; f4 is in a debug round; f5 has not reached the LLM.
+    await store.putRecord('run-s', rejected('f1', 'debug', 3));
     const accepted = rejected('f2', 'x');
-    await store.putRecord('run-s', { accepted: true, fn: accepted.fn, record: datasetRecordOf(accepted.fn, 'run-s', { orig_func: '', eval_script: '', commit_id: 'c', llm_tokens: 3 }) });
-    for (const e of [exchange('f1', 'sandbox', 10), exchange('f3', 'aggregate', 20), exchange('f3', 'tests', 30), exchange('f4', 'tests', 40), exchange('f4', 'debug', 50), exchange('f4', 'debug', 60, true)]) await store.appendExchange(e);
+    await store.putRecord('run-s', { accepted: true, fn: accepted.fn, record: datasetRecordOf(accepted.fn, 'run-s', { orig_func: '', eval_script: '', commit_id: 'c', llm_tokens: 3, debug_rounds: 1, coverage_rounds: 2 }) });
+    // f3's tests answer was refused (it reached the new implementation only through a helper); f4's passed.
+    for (const e of [
+      exchange('f1', 'sandbox', 10, false, []),
+      exchange('f3', 'aggregate', 20, false, []),
+      exchange('f3', 'tests', 30, false, ['test_calls_target', 'test_calls_new_implementation']),
+      exchange('f4', 'tests', 40, false, []),
+      exchange('f4', 'debug', 50),
+      exchange('f4', 'debug', 60, true),
+    ])
+      await store.appendExchange(e);
 
     const s = await runStatus(store, 'run-s');
     expect(s).toMatchObject({
@@ -46,14 +68,25 @@ describe('runStatus', () => {
       finishedAt: null,
       store: { kind: 'local' },
       repositories: { total: 3, listed: 2, done: 1, skipped: 1 },
-      functions: { candidates: 5, finished: 2, accepted: 1, rejected: 1, rejectedByStage: { execute: 1 }, inProgressByStage: { tests: 1, debug: 1, prepare: 1 } },
+      functions: {
+        candidates: 5,
+        finished: 2,
+        accepted: 1,
+        rejected: 1,
+        rejectedByStage: { debug: 1 },
+        inProgressByStage: { tests: 1, debug: 1, prepare: 1 },
+        rounds: { debug: { functions: 2, rounds: 4 }, coverage: { functions: 1, rounds: 2 } },
+      },
       llm: { calls: 6, cachedCalls: 1, promptTokens: 210, completionTokens: 6, costUsd: 3 },
+      refused: { calls: 1, reviewed: 4, promptTokens: 30, completionTokens: 1, costUsd: 0.5, byCheck: { test_calls_target: { calls: 1 }, test_calls_new_implementation: { calls: 1 } } },
       temporal: null,
     });
     const text = formatRunStatus(s);
+    expect(text).toContain('refused answers: 1 of 4 reviewed, 31 tokens, estimated $0.5000 (by check: test_calls_new_implementation: 1 (31 tokens, $0.5000), test_calls_target: 1 (31 tokens, $0.5000))');
     expect(text).toContain('repositories: 1/3 done (2 listed, 1 skipped)');
     expect(text).toContain('functions: 2/5 finished, 1 accepted, 1 rejected');
     expect(text).toContain('in progress by stage: tests: 1, debug: 1, prepare: 1');
+    expect(text).toContain('rounds that ran: debug 2 function(s), 4 round(s); coverage 1 function(s), 2 round(s)');
     await expect(runStatus(store, 'run-none')).rejects.toBeInstanceOf(RunNotFoundError);
   });
 });
@@ -70,8 +103,32 @@ describe('ProgressTracker', () => {
       finishedAt: null,
       store: { kind: 'local', location: '/x' },
       repositories: { total: 4, listed, done: listed - 1, skipped: 0 },
-      functions: { candidates: listed * 50, finished, accepted: finished - 1, rejected: 1, rejectedByStage: { debug: 1 }, inProgressByStage: { tests: 3, test_check: 1 } },
+      functions: {
+        candidates: listed * 50,
+        finished,
+        accepted: finished - 1,
+        rejected: 1,
+        rejectedByStage: { debug: 1 },
+        inProgressByStage: { tests: 3, test_check: 1 },
+        rounds: { debug: { functions: 7, rounds: 9 }, coverage: { functions: 4, rounds: 5 } },
+      },
       llm: { calls: 1200, cachedCalls: 0, promptTokens: 2_000_000, completionTokens: 500_000, costUsd: 12.5, latencyMs: 0 },
+      refused: {
+        calls: 30,
+        cachedCalls: 0,
+        reviewed: 500,
+        promptTokens: 90_000,
+        completionTokens: 30_000,
+        costUsd: 0.75,
+        latencyMs: 0,
+        byCheck: {
+          test_calls_target: { calls: 19, cachedCalls: 0, promptTokens: 57_000, completionTokens: 19_000, costUsd: 0.5, latencyMs: 0 },
+          parse_truncated: { calls: 8, cachedCalls: 0, promptTokens: 24_000, completionTokens: 8_000, costUsd: 0.2, latencyMs: 0 },
+          test_has_assertions: { calls: 2, cachedCalls: 0, promptTokens: 6_000, completionTokens: 2_000, costUsd: 0.03, latencyMs: 0 },
+          main_block_exists: { calls: 1, cachedCalls: 0, promptTokens: 3_000, completionTokens: 1_000, costUsd: 0.02, latencyMs: 0 },
+        },
+        byStep: {},
+      },
       temporal: null,
     });
     const first = tracker.add(status(20, 2));
@@ -85,6 +142,9 @@ describe('ProgressTracker', () => {
     expect(second.etaMs).toBe(5 * 60_000);
     expect(second.elapsedMs).toBe(11 * 60_000);
     const line = formatProgressLine(second);
-    expect(line).toBe('repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | LLM 1200 calls, 2.5M tokens, $12.50 | 11m00s elapsed, ~5m00s left');
+    expect(line).toBe(
+      'repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | rounds: debug 9 in 7 fn, coverage 5 in 4 fn | LLM 1200 calls, 2.5M tokens, $12.50 | ' +
+        '30 refused (test_calls_target 19, parse_truncated 8, test_has_assertions 2): 120k tokens, $0.75 | 11m00s elapsed, ~5m00s left',
+    );
   });
 });

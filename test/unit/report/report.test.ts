@@ -43,7 +43,35 @@ async function storeRun(dataDir: string): Promise<{ store: LocalStore; outDir: s
   await store.putRecord('r1', rejected);
   await store.updateRun('r1', {
     status: 'finished',
-    summary: { runId: 'r1', repositories: 1, functions: 2, accepted: 1, rejected: 1, funnel: { prepare: 2, execute: 2, accepted: 1 }, rejectedAt: { execute: 1 }, skippedRepos: [] },
+    summary: {
+      runId: 'r1',
+      repositories: 1,
+      functions: 2,
+      accepted: 1,
+      rejected: 1,
+      funnel: { prepare: 2, execute: 2, accepted: 1 },
+      rejectedAt: { execute: 1 },
+      rounds: { debug: { functions: 1, rounds: 3 }, coverage: { functions: 1, rounds: 1 } },
+      skippedRepos: [],
+      llm: { total: { calls: 8, cachedCalls: 0, promptTokens: 900, completionTokens: 100, costUsd: 0.01, latencyMs: 0 }, byRepo: {}, byStep: {} },
+      regenerations: {
+        calls: 2,
+        cachedCalls: 0,
+        reviewed: 6,
+        promptTokens: 240,
+        completionTokens: 10,
+        costUsd: 0.002,
+        latencyMs: 0,
+        byCheck: {
+          test_calls_target: { calls: 2, cachedCalls: 0, promptTokens: 240, completionTokens: 10, costUsd: 0.002, latencyMs: 0 },
+          parse_truncated: { calls: 1, cachedCalls: 0, promptTokens: 120, completionTokens: 5, costUsd: 0.001, latencyMs: 0 },
+        },
+        byStep: {
+          tests: { calls: 2, cachedCalls: 0, reviewed: 4, promptTokens: 240, completionTokens: 10, costUsd: 0.002, latencyMs: 0 },
+          sandbox: { calls: 0, cachedCalls: 0, reviewed: 2, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0 },
+        },
+      },
+    },
   });
   // An exchange of the rejected function whose recorded body is missing from the artifacts.
   await store.appendExchange({
@@ -82,6 +110,42 @@ describe('run report', () => {
     expect(fs.readFileSync(path.join(runDir, 'report/scripts/fn1.py'), 'utf8')).toContain('</script><script>alert(2)');
     const rejected = fs.readFileSync(path.join(runDir, 'report/exchanges/fn2.html'), 'utf8');
     expect(rejected).toMatch(/1\. exchange sha256-0+ cannot be read: artifact sha256-0+ is missing/);
+  });
+
+  it('shows what refused answers cost, by check and by step', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir);
+    const html = fs.readFileSync((await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir)).file, 'utf8');
+    const section = html.slice(html.indexOf('id="regenerations"'), html.indexOf('id="packages"'));
+    expect(section).toContain('of 6 reviewed (33.3%)');
+    expect(section).toContain('25.0% of the run');
+    expect(section).toMatch(/<code>test_calls_target<\/code><\/td><td class="num">2<\/td><td class="num">250<\/td><td class="num">\$0\.002000<\/td>/);
+    expect(section).toMatch(/<td>tests<\/td><td class="num">2 \/ 4<\/td><td class="num">50\.0%<\/td>/);
+    // Checks with most refusals first.
+    expect(section.indexOf('test_calls_target')).toBeLessThan(section.indexOf('parse_truncated'));
+  });
+
+  it('shows the debug and coverage rounds that ran beside the funnel', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir);
+    const html = fs.readFileSync((await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir)).file, 'utf8');
+    const table = html.slice(html.indexOf('id="rounds-ran"'), html.indexOf('</table>', html.indexOf('id="rounds-ran"')));
+    expect(table).toContain('<tr><td>debug</td><td class="num">1</td><td class="num">3</td><td class="num">0</td></tr>');
+    expect(table).toContain('<tr><td>coverage</td><td class="num">1</td><td class="num">1</td><td class="num">0</td></tr>');
+  });
+
+  it("shows the target-length distribution beside RepoST's published evaluation set and the paper's averages", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir);
+    const html = fs.readFileSync((await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir)).file, 'utf8');
+    const chart = html.slice(html.indexOf('data-chart="target-lines"'), html.indexOf('</svg>', html.indexOf('data-chart="target-lines"')));
+    // The run's one record (a two-line function) is all in the first bin; RepoST's 296 spread over all.
+    expect(chart).toContain('data-series="this run (train)" data-group="1-5" data-value="1"');
+    expect(chart).toContain('data-series="RepoST eval (published, 296)" data-group="6-10"');
+    const averages = html.slice(html.indexOf('id="target-length-averages"'), html.indexOf('</table>', html.indexOf('id="target-length-averages"')));
+    expect(averages).toContain('<td>RepoST eval (paper, Table 4)</td><td class="num">9.9</td>');
+    expect(averages).toContain('<td>RepoST train (paper, Table 4)</td><td class="num">12.8</td>');
+    expect(averages).toContain('<td>RepoST eval, published set measured here</td><td class="num">10.4</td><td class="num">296</td>');
   });
 
   it('a run id or folder that names no run is a clear error', async () => {
