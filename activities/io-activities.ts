@@ -252,8 +252,11 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async writeRepoOutcome({ run, index, outcome, candidates }) {
       await runs.forRun(run);
       // A repository that failed after listing keeps its candidate pages: its recorded functions stay in the run.
-      const pages = candidates?.pageKeys ?? (await store.listRepoProgress(run.runId)).find((p) => p.index === index)?.candidatePages ?? [];
-      await store.putRepoProgress(run.runId, { index, outcome, candidatePages: pages, done: true });
+      const earlier = (await store.listRepoProgress(run.runId)).find((p) => p.index === index);
+      const pages = candidates?.pageKeys ?? earlier?.candidatePages ?? [];
+      // The class filters' counts, when classes were listed, stay with the repository.
+      const classSelection = earlier?.classSelection ? { classSelection: earlier.classSelection } : {};
+      await store.putRepoProgress(run.runId, { index, outcome, candidatePages: pages, ...classSelection, done: true });
     },
 
     async finalizeRun({ run }) {
