@@ -1,0 +1,87 @@
+/**
+ * Class environments end to end on the real components: classWorkflow children of the crawl's
+ * repository workflows on the Temporal dev server, the class steps through the real `openai`
+ * client against scripted LLM responses (fixtures: the demo's for `Tally`, the class-environment
+ * fixture's for `Shelf`), every script run in a real container.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ClassDatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
+import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
+import { runCrawl } from '../../scripts/lib/crawl';
+import { startTestFactory, type TestFactory } from '../support/factory';
+
+const ROOT = path.resolve(__dirname, '../..');
+const DEMO_REPO = path.join(ROOT, 'scripts/demo/example-repo');
+const SHELF_REPO = path.join(ROOT, 'test/fixtures/repos/shelf');
+const DEMO_SCRIPTED_RESPONSES = path.join(ROOT, 'scripts/demo/scripted-llm-responses.json');
+const CLASS_SCRIPTED_RESPONSES = path.join(ROOT, 'test/fixtures/scripted-llm/class-environments.json');
+
+function readJsonl(file: string): unknown[] {
+  return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+describe('classWorkflow: a class environment through the function pipeline stages', () => {
+  let factory: TestFactory;
+  beforeAll(async () => {
+    const scripted = { rules: [...loadLlmScript(DEMO_SCRIPTED_RESPONSES).rules, ...loadLlmScript(CLASS_SCRIPTED_RESPONSES).rules] };
+    factory = await startTestFactory(scripted, { crawl: { targets: 'classes' } });
+  });
+  afterAll(async () => {
+    await factory?.close();
+  });
+
+  it('accepts Tally after a debug round and a coverage round, and rejects Shelf, whose copy diverges, at the functionality check', async () => {
+    const sources = [
+      { kind: 'local' as const, path: DEMO_REPO, name: 'textkit' },
+      { kind: 'local' as const, path: SHELF_REPO, name: 'shelf' },
+    ];
+    const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources, runId: 'it-cls' });
+    // A crawl of classes only: no function was tried.
+    expect(summary.functions).toBe(0);
+    const file = JSON.parse(fs.readFileSync(path.join(summary.outDir, 'summary.json'), 'utf8'));
+    expect(file.classes).toMatchObject({ classes: 2, accepted: 1, rejected: 1, rejectedAt: { functionality_check: 1 } });
+    // The class filters, each a named rule with its count: Interval (two methods) is dropped by `methods`.
+    expect(file.classes.selection).toMatchObject({ found: 3, kept: 2, sampled: 2 });
+    expect(file.classes.selection.droppedBy).toMatchObject({ methods: 1, 'test-class': 0, 'abstract-only': 0, size: 0, keywords: 0 });
+    // Both reached the final checks; only Tally got past the functionality check.
+    expect(file.classes.funnel).toMatchObject({ execute: 2, coverage: 2, ast_check: 2, test_check: 1, accepted: 1 });
+    expect(file.missingRecords).toBe(0);
+
+    const records = readJsonl(path.join(summary.outDir, 'classes-dataset.jsonl')).map((r) => ClassDatasetRecordSchema.parse(r));
+    expect(records).toHaveLength(1);
+    const tally = records[0]!;
+    expect(tally).toMatchObject({ class_name: 'Tally', class_path: 'textkit/tally.py', repo_name: 'textkit', debug_rounds: 1, coverage_rounds: 1, sandbox_ast_check: true, test_correctness_check: 'yes', split: 'train' });
+    expect(tally.sandbox_functionality_check).toBeNull();
+    expect(tally.test_functions).toEqual(['test_Tally_add_and_count', 'test_Tally_case_sensitive', 'test_Tally_most_common_and_remove']);
+    expect(tally.methods).toEqual(['__init__', 'add', 'count', 'most_common', 'remove']);
+    // Coverage over all the methods, and each method's own: the coverage round reached every branch.
+    expect(tally.coverage_rate).toBe(1);
+    expect(tally.method_coverage.map((m) => m.method)).toEqual(tally.methods);
+    for (const m of tally.method_coverage) expect(m.rate).toBe(1);
+    expect(tally.coverage_report).toContain('Per method:');
+    // The context holds what the class uses from another file; the record carries the corpus's facts.
+    expect(tally.orig_context).toContain('## textkit/clean.py');
+    expect(tally.orig_class.startsWith('class Tally:')).toBe(true);
+    expect(tally.documentation_level).toBe('partial');
+    expect(tally.class_skeleton).toContain('def most_common(self):');
+    expect(tally.metrics.methods).toBe(5);
+    expect(tally.prompt_versions).toMatchObject({ sandbox: expect.stringMatching(/^class_sandbox@/), debug: expect.stringMatching(/^class_debug@/), coverage: expect.stringMatching(/^class_coverage@/) });
+
+    const rejections = readJsonl(path.join(summary.outDir, 'classes-rejections.jsonl')).map((r) => RejectionSchema.parse(r));
+    expect(rejections).toHaveLength(1);
+    expect(rejections[0]).toMatchObject({ qualname: 'Shelf', stage: 'functionality_check', debug_rounds: 0 });
+    expect(rejections[0]!.reason).toContain('quantity');
+    // The function files stay the functions' own.
+    expect(fs.readFileSync(summary.datasetFile, 'utf8')).toBe('');
+
+    // Each class ran as a classWorkflow, named after its repository and class.
+    const listed: string[] = [];
+    for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "it-cls" AND WorkflowType = "classWorkflow"` })) listed.push(wf.workflowId);
+    expect(listed.map((id) => id.replace(/\/[0-9a-f]{16}$/, '')).sort()).toEqual(['it-cls/class/shelf/Shelf', 'it-cls/class/textkit/Tally']);
+    // The class steps asked the class prompts: one debug and one coverage call.
+    const kinds = factory.llm.requests.filter((r) => r.functionName === 'Tally').map((r) => r.kind);
+    expect(kinds.filter((k) => k === 'class_debug')).toHaveLength(1);
+    expect(kinds.filter((k) => k === 'class_coverage')).toHaveLength(1);
+  });
+});
