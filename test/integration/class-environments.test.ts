@@ -4,18 +4,22 @@
  * client against scripted LLM responses (fixtures: the demo's for `Tally`, the class-environment
  * fixture's for `Shelf`), every script run in a real container.
  */
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { ClassDatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
 import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl } from '../../scripts/lib/crawl';
-import { startTestFactory, type TestFactory } from '../support/factory';
+import type { ClassEvalResult, ClassEvalSummary } from '../../activities/eval/class-eval';
+import { requireEnv, startTestFactory, type TestFactory } from '../support/factory';
 
 const ROOT = path.resolve(__dirname, '../..');
 const DEMO_REPO = path.join(ROOT, 'scripts/demo/example-repo');
 const SHELF_REPO = path.join(ROOT, 'test/fixtures/repos/shelf');
 const DEMO_SCRIPTED_RESPONSES = path.join(ROOT, 'scripts/demo/scripted-llm-responses.json');
 const CLASS_SCRIPTED_RESPONSES = path.join(ROOT, 'test/fixtures/scripted-llm/class-environments.json');
+const ONE_WRONG_METHOD_SCRIPTED_RESPONSES = path.join(ROOT, 'test/fixtures/scripted-llm/class-solve-one-wrong-method.json');
 
 function readJsonl(file: string): unknown[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -83,5 +87,54 @@ describe('classWorkflow: a class environment through the function pipeline stage
     const kinds = factory.llm.requests.filter((r) => r.functionName === 'Tally').map((r) => r.kind);
     expect(kinds.filter((k) => k === 'class_debug')).toHaveLength(1);
     expect(kinds.filter((k) => k === 'class_coverage')).toHaveLength(1);
+  });
+
+  /** `eval.ts --classes` in its own process on the accepted record; its files as written. */
+  async function evalClasses(name: string, args: string[]): Promise<{ stdout: string; results: ClassEvalResult[]; summary: ClassEvalSummary }> {
+    const out = path.join(factory.dataDir, 'class-evals', name);
+    const dataset = path.join(factory.dataDir, 'runs', 'it-cls', 'classes-dataset.jsonl');
+    const { stdout } = await promisify(execFile)(process.execPath, ['-r', 'tsx/cjs', 'scripts/eval.ts', '--classes', '--dataset', dataset, '--out', out, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, REPOST_DATA_DIR: factory.dataDir, REPOST_SANDBOX_IMAGE: requireEnv('REPOST_TEST_SANDBOX_IMAGE') },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    const results = readJsonl(path.join(out, 'class-eval.jsonl')) as ClassEvalResult[];
+    const summary = JSON.parse(fs.readFileSync(path.join(out, 'class-eval-summary.json'), 'utf8')) as ClassEvalSummary;
+    return { stdout, results, summary };
+  }
+
+  it('eval.ts --classes scores the ground truth 1.0 on the tests and on every similarity measure', async () => {
+    const { results, summary, stdout } = await evalClasses('ground-truth', ['--ground-truth']);
+    expect(results).toHaveLength(1);
+    const sample = results[0]!.samples[0]!;
+    expect(sample.tests.map((t) => [t.test, t.passed])).toEqual([
+      ['test_Tally_add_and_count', true],
+      ['test_Tally_case_sensitive', true],
+      ['test_Tally_most_common_and_remove', true],
+    ]);
+    expect(sample).toMatchObject({ passed: true, passRate: 1, similarity: { bleu: 1, rougeL: 1, tsed: 1 } });
+    expect(summary.overall).toMatchObject({ classes: 1, passAtK: { 'pass@1': 1 }, testPassRate: 1, bleu: 1, rougeL: 1, tsed: 1 });
+    expect(summary.byDocumentation.partial).toMatchObject({ classes: 1, testPassRate: 1 });
+    expect(summary.byMetricQuartile.map((q) => q.metric)).toContain('cyclomatic_total');
+    expect(stdout).toContain('pass@1 1.000; per-test pass rate 1.000');
+  });
+
+  it('eval.ts --classes shows a class with one wrong method in its per-test pass rate', async () => {
+    // The scripted answer's `count` does not lower-case the word it looks up: only the test that counts case-insensitively fails.
+    const { results, summary } = await evalClasses('one-wrong-method', ['--scripted', ONE_WRONG_METHOD_SCRIPTED_RESPONSES]);
+    const sample = results[0]!.samples[0]!;
+    expect(sample.tests.map((t) => [t.test, t.passed, t.failure])).toEqual([
+      ['test_Tally_add_and_count', false, 'AssertionError'],
+      ['test_Tally_case_sensitive', true, null],
+      ['test_Tally_most_common_and_remove', true, null],
+    ]);
+    expect(sample.passed).toBe(false);
+    expect(sample.passRate).toBeCloseTo(2 / 3, 10);
+    expect(summary.overall.passAtK['pass@1']).toBe(0);
+    expect(summary.overall.testPassRate).toBeCloseTo(0.6667, 4);
+    // Close to the original, not equal to it.
+    expect(sample.similarity!.bleu).toBeGreaterThan(0.8);
+    expect(sample.similarity!.bleu).toBeLessThan(1);
+    expect(sample.similarity!.tsed).toBeLessThan(1);
   });
 });
