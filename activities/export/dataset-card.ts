@@ -9,7 +9,8 @@ import type { DatasetSplit } from '../dataset/product-record';
 import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
 import type { DatasetStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
-import { EXPORT_COLUMNS, huggingFaceFeatures } from './columns';
+import { CLASS_ENVIRONMENT_COLUMNS } from './class-columns';
+import { EXPORT_COLUMNS, huggingFaceFeatures, type ExportColumn } from './columns';
 import { toYaml, type YamlValue } from './yaml';
 
 /**
@@ -51,6 +52,8 @@ export interface DatasetCardInput {
   /** `template@version` per step, with the number of records that used it. */
   promptVersions: { step: string; version: string; records: number }[];
   exportedAt: string;
+  /** The class environments' splits (the `classes` configuration), when the run made any. */
+  classSplits?: CardSplit[];
 }
 
 function sizeCategory(n: number): string {
@@ -62,6 +65,7 @@ function sizeCategory(n: number): string {
 }
 
 function frontMatter(input: DatasetCardInput): string {
+  const classSplits = input.classSplits ?? [];
   const licenses = [...new Set(input.repositories.map((r) => hubLicenseId(r.license)))].sort();
   const total = input.splits.reduce((sum, s) => sum + s.rows, 0);
   const yaml: { [key: string]: YamlValue } = {
@@ -71,10 +75,18 @@ function frontMatter(input: DatasetCardInput): string {
     task_categories: ['text-generation'],
     tags: ['code', 'python', 'repost', 'execution-feedback', 'repository-level'],
     size_categories: [sizeCategory(total)],
-    configs: [{ config_name: 'default', data_files: input.splits.map((s) => ({ split: s.name, path: s.path })) }],
+    configs: [
+      { config_name: 'default', data_files: input.splits.map((s) => ({ split: s.name, path: s.path })) },
+      ...(classSplits.length ? [{ config_name: 'classes', data_files: classSplits.map((s) => ({ split: s.name, path: s.path })) }] : []),
+    ],
     // Split sizes are left to the library and the Hub: they want num_bytes as Arrow in memory,
     // which only they can measure; the card's own table gives the row counts.
-    dataset_info: { features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
+    dataset_info: classSplits.length
+      ? [
+          { config_name: 'default', features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
+          { config_name: 'classes', features: huggingFaceFeatures(CLASS_ENVIRONMENT_COLUMNS as readonly ExportColumn<never>[]) as YamlValue },
+        ]
+      : { features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
   };
   return `---\n${toYaml(yaml)}---\n`;
 }
@@ -127,6 +139,25 @@ function buildSection(input: DatasetCardInput): string {
     input.promptVersions.length ? table(['step', 'template@version', 'records'], input.promptVersions.map((p) => [p.step, `\`${p.version}\``, String(p.records)])) : 'None recorded.',
   ];
   return lines.join('\n');
+}
+
+/** The `classes` configuration: class environments, each a whole class with its test functions. */
+function classSection(input: DatasetCardInput): string {
+  const splits = input.classSplits ?? [];
+  if (!splits.length) return '';
+  return `## Class environments (configuration \`classes\`)
+
+Whole classes made into environments the same way: the class and what its methods use in one
+script, test functions that build \`<Class>\` and \`<Class>_new_implementation\` from the same
+arguments, call the same methods in the same order and compare results, state and exception
+types; coverage is measured over all the class's methods. Each row also carries the class's
+skeleton, documentation level and metrics. \`load_dataset("path/to/this/folder", "classes")\`.
+
+${table(['split', 'classes', 'file', 'coverage threshold', 'equal ASTs required'], splits.map((s) => [s.name, String(s.rows), `\`${s.path}\``, s.coverageThresholds.join(', ') || 'not recorded', s.astCheckRequired.map((b) => (b ? 'yes' : 'no')).join(', ') || 'not recorded']))}
+
+${table(['field', 'type', 'meaning'], CLASS_ENVIRONMENT_COLUMNS.map((c) => [`\`${c.name}\``, c.type.kind === 'scalar' ? `${c.type.scalar}${c.type.nullable ? ' (nullable)' : ''}` : `list of {${c.type.fields.join(', ')}}`, c.description]))}
+
+`;
 }
 
 export function renderDatasetCard(input: DatasetCardInput): string {
@@ -182,7 +213,7 @@ with Python: the tests pass if and only if the candidate behaves like the origin
 distributions listed in \`packages\` first. Run the scripts in a sandbox: they execute code from
 the source repositories.
 
-## Source repositories and licenses
+${classSection(input)}## Source repositories and licenses
 
 The examples contain code from these repositories, under their licenses. Where each license was
 read: \`github-api\` (GitHub's answer), \`file:<name>\` (the repository's license file, matched
