@@ -18,6 +18,7 @@ import { RefusalTotalsSchema } from '../store/refusals';
 import { allRecords, isRunId, type Store } from '../store/types';
 import { UsageSchema } from '../store/usage';
 import { ProductRecordSchema, type ProductRecord } from './product-record';
+import type { ClassRunSummary } from './class-summary';
 import { runPaths } from './records';
 import { candidateIds, summarizeRun } from './run-files';
 
@@ -47,6 +48,8 @@ export const RunSummaryFileSchema = z.looseObject({
     .optional(),
   /** Refused answers (absent in summaries written before they were counted). */
   regenerations: RefusalTotalsSchema.optional(),
+  /** The class environments (`class-summary.ts`), when the run made any. */
+  classes: z.custom<ClassRunSummary>((v) => typeof v === 'object' && v !== null && 'selection' in v && 'funnel' in v).optional(),
 });
 export type RunSummaryView = z.infer<typeof RunSummaryFileSchema>;
 

@@ -12,6 +12,7 @@ import { REJECTION_STAGES } from '../dataset/records';
 import type { Rejection } from '../store/records';
 import type { RunInfo, RunReader, RunSummaryView } from '../dataset/run-reader';
 import { StatisticsBuilder, type DatasetStatistics } from '../dataset/statistics';
+import { collectClassReport, type ClassReportData } from './class-section';
 
 export interface RecordRow {
   functionId: string;
@@ -68,6 +69,8 @@ export interface RunReportData {
   installed: { name: string; versions: string[]; records: number }[];
   usage: Usage | null;
   generatedAt: string;
+  /** The run's class environments, when it made any. */
+  classes: ClassReportData | null;
 }
 
 /** What the report writes beside itself for each function. */
@@ -165,5 +168,6 @@ export async function collectRunReport(reader: RunReader, sink: ReportSink, now 
     installed: [...installed].map(([name, s]) => ({ name, versions: [...s.versions].sort(), records: s.records })).sort((a, b) => b.records - a.records || a.name.localeCompare(b.name)),
     usage,
     generatedAt: now.toISOString(),
+    classes: await collectClassReport(reader, summary.classes),
   };
 }

@@ -8,6 +8,7 @@ import { SPLITS } from '../dataset/product-record';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { PALETTE, barChart, escapeXml as esc, formatNumber, formatPercent, fractionBins, groupedBarChart, histogram, integerBins, rangeBins } from './charts';
+import { renderClassSection } from './class-section';
 import type { RunReportData } from './report-data';
 
 /** Where the page links a function's files, relative to the page. */
@@ -314,6 +315,7 @@ ${regenerationsSection(data)}
 ${packagesSection(data)}
 ${recordsTable(data, links)}
 ${rejectionsTable(data, links)}
+${renderClassSection(data.classes)}
 <script>${SCRIPT}</script>
 </body></html>
 `;

@@ -76,6 +76,12 @@ describe('classWorkflow: a class environment through the function pipeline stage
     expect(rejections).toHaveLength(1);
     expect(rejections[0]).toMatchObject({ qualname: 'Shelf', stage: 'functionality_check', debug_rounds: 0 });
     expect(rejections[0]!.reason).toContain('quantity');
+    // The report has a class section: the filters' counts, and each class environment, accepted or rejected.
+    const report = fs.readFileSync(summary.reportFile, 'utf8');
+    expect(report).toContain('<h2 id="classes">Class environments</h2>');
+    expect(report).toContain('<tr><td><code>methods</code></td><td class="num">1</td></tr>');
+    expect(report).toContain('<code>textkit/tally.py::Tally</code>');
+    expect(report).toMatch(/<code>shelf\/stock\.py::Shelf<\/code><\/td><td>train<\/td><td>functionality_check<\/td>/);
     // The function files stay the functions' own.
     expect(fs.readFileSync(summary.datasetFile, 'utf8')).toBe('');
 
