@@ -80,14 +80,17 @@ describe('the class corpus command', () => {
     expect(shapes).toHaveLength(10);
     expect(new Set(shapes.map((x) => `${x.commit} ${x.license} ${x.split}`))).toEqual(new Set(['a1b2c3d4e5f6 mit eval']));
     const demo = records.filter((x) => x.repository_name === 'textkit-demo');
-    expect(demo.map((x) => [x.qualname, x.commit, x.license, x.split])).toEqual([['Interval', 'tree-0123abcd', null, 'train']]);
+    expect(demo.map((x) => [x.qualname, x.commit, x.license, x.split])).toEqual([
+      ['Interval', 'tree-0123abcd', null, 'train'],
+      ['Tally', 'tree-0123abcd', null, 'train'],
+    ]);
     const summary = readSummary(out);
-    expect(summary.classes).toBe(11);
+    expect(summary.classes).toBe(12);
     expect(summary.skipped).toEqual([
       { source: 'acme/missing@deadbeef', reason: expect.stringMatching(/^snapshot acme\/missing@deadbeef is not in the store/) },
       { source: '/x', reason: 'not a repository id: "../../outside"' },
     ]);
-    expect(r.stdout).toContain('11 classes from 2 repositories, 2 skipped');
+    expect(r.stdout).toContain('12 classes from 2 repositories, 2 skipped');
 
     // The Parquet files hold the same rows, every column, loaded by `datasets`.
     const loaded = JSON.parse(
