@@ -63,12 +63,12 @@ export const ConfigSchema = z.object({
       /** The longest one io activity may take (a snapshot, an analysis, a run's summary and files); it heartbeats meanwhile. */
       ioTimeoutSec: positiveInt.default(1800),
       /**
-       * Longest a child workflow may run (a repository, a function, an evaluation's function)
-       * before Temporal ends it and its parent records it as failed; unset = derived from the
-       * activity budgets (`activities/workflow-budgets.ts`).
+       * Longest a child workflow may run (a repository, a function, an evaluation's function, a
+       * live benchmark firing's crawl) before Temporal ends it and its parent records it as
+       * failed; unset = derived from the activity budgets (`activities/workflow-budgets.ts`).
        */
       childTimeoutSec: z
-        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional() })
+        .object({ repo: positiveInt.optional(), function: positiveInt.optional(), evalFunction: positiveInt.optional(), crawl: positiveInt.optional() })
         .prefault({}),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
@@ -197,6 +197,30 @@ export const ConfigSchema = z.object({
       evalRequiresAstMatch: z.boolean().default(true),
       /** Regenerations after an output that failed to parse or a failed sanity check. */
       regenerateAttempts: nonNegativeInt.default(2),
+      /**
+       * The solvability stage, after the final checks: can a model implement the function from
+       * what its prompt shows? `k` implementations from the evaluation's `solve` prompt; when none
+       * passes, each failing assertion is judged (the `check_assertion` prompt, the `check` model),
+       * and one on behaviour the prompt does not determine is removed (or the record rejected).
+       */
+      solvability: z
+        .object({
+          /** Per split: evaluation records are checked, training records are not. */
+          enabled: z.object({ train: z.boolean().default(false), eval: z.boolean().default(true) }).prefault({}),
+          /** Independent implementations asked from the prompt alone. */
+          k: positiveInt.max(20).default(3),
+          /** The model that writes them; unset = the `solve` step's model (`llm.models.solve`, else `llm.model`). */
+          model: z.string().min(1).optional(),
+          /** Their sampling temperature: above 0, so the k answers are independent tries. */
+          temperature: z.number().min(0).max(2).default(0.8),
+          /** A function without a docstring gets one written from the ground truth (the `docstring` prompt); false: its record is left out of the split. */
+          generateDocstrings: z.boolean().default(true),
+          /** An assertion on behaviour the prompt does not determine is removed (the script is run again); false: it rejects the record. */
+          removeUndetermined: z.boolean().default(true),
+          /** Rounds of judging failing assertions while no implementation passes. */
+          rounds: positiveInt.max(5).default(2),
+        })
+        .prefault({}),
       /** How the sanity checks read an answer. */
       sanity: z
         .object({
@@ -247,7 +271,10 @@ export const ConfigSchema = z.object({
        * run is held to the same licenses.
        */
       checkLocalLicenses: z.boolean().default(false),
-      /** RepoST's GitHub search filters, and the creation-date windows that decide a GitHub repository's split. */
+      /**
+       * RepoST's GitHub search filters, the creation-date windows that decide a GitHub
+       * repository's split, and the limits of one repository's download.
+       */
       github: z
         .object({
           /** Licenses (GitHub keys) the search asks for; with `checkLocalLicenses`, the ones a local folder must state. */
@@ -256,6 +283,10 @@ export const ConfigSchema = z.object({
           minStars: nonNegativeInt.default(0),
           /** Include archived repositories in the search (RepoST's search does). */
           includeArchived: z.boolean().default(false),
+          /** The largest tarball downloaded (MiB): a larger one is refused as it arrives; unpacked, its tree may take four times this. */
+          maxTarballMb: positiveInt.default(100),
+          /** One tarball download's deadline: every attempt, every wait between attempts, every redirect and byte. */
+          downloadTimeoutSec: positiveInt.default(600),
           trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
           evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
         })

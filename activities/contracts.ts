@@ -42,11 +42,36 @@ export interface PipelineSettings {
   functionWindow: number;
   repoWindow: number;
   continueAsNewAfter: number;
+  /** The solvability stage (absent in runs frozen before it existed: then it is off). */
+  solvability?: SolvabilitySettings;
   /**
    * Activity budgets derived from the configuration (ms), and the execution timeouts of child
    * workflows (absent in runs frozen before they existed: then none applies).
    */
-  timeouts: { llmMs: number; sandboxMs: number; ioMs: number; heartbeatMs: number; repoWorkflowMs?: number; functionWorkflowMs?: number };
+  timeouts: {
+    llmMs: number;
+    sandboxMs: number;
+    ioMs: number;
+    heartbeatMs: number;
+    repoWorkflowMs?: number;
+    functionWorkflowMs?: number;
+    /** A live benchmark firing's crawl, when the configuration sets it (else derived from its repositories: `crawlWorkflowBudgetMs`). */
+    crawlWorkflowMs?: number;
+  };
+}
+
+/** What the workflows need of `loops.solvability`. */
+export interface SolvabilitySettings {
+  /** Per split: whether its records go through the stage. */
+  enabled: Record<Split, boolean>;
+  /** Implementations asked from the prompt alone. */
+  k: number;
+  /** A function without a docstring gets a generated one, or its record is left out of the split. */
+  missingDocstring: 'generate' | 'exclude';
+  /** An assertion on behaviour the prompt does not determine is removed, or rejects the record. */
+  undetermined: 'remove' | 'reject';
+  /** Rounds of judging and removing while no implementation passes. */
+  rounds: number;
 }
 
 /** A run as activities see it: its id, its frozen settings (artifact key) and the store it lives in. */
@@ -197,6 +222,8 @@ export type FunctionStage =
   | 'ast_check'
   | 'functionality_check'
   | 'test_check'
+  /** Evaluation records: whether a model can implement the function from what its prompt shows. */
+  | 'solvability'
   /** The function's workflow itself failed (a bug, a duplicate id, an exhausted activity): recorded, the crawl goes on. */
   | 'internal'
   | 'accepted';
@@ -225,6 +252,32 @@ export interface RecordThresholds {
   astCheckRequired: boolean;
 }
 
+/**
+ * What the solvability stage found for a record: how many implementations written from the
+ * prompt alone passed, where the prompt's description came from, and the assertions removed as
+ * checking behaviour the prompt does not determine.
+ */
+export interface SolvabilityResult {
+  /** The model that wrote the implementations. */
+  model: string;
+  /** Implementations scored: those asked for, less those the harness failed or whose step failed for good. */
+  samples: number;
+  /** Of those, the ones that pass the record's tests as they end up. */
+  passed: number;
+  /** The ones that passed the tests as they were before any assertion was removed. */
+  passedInitially: number;
+  /** Where the prompt's description came from: the function's docstring, or one generated from the ground truth. */
+  docstring: 'original' | 'generated';
+  /** Artifact key of the generated docstring (null: the original was shown). */
+  docstringKey: string | null;
+  /** The setting that applied to a function without a docstring. */
+  missingDocstring: 'generate' | 'exclude';
+  /** Failing assertions put to the judge. */
+  judged: number;
+  /** Assertions removed as checking behaviour the prompt does not determine (line and text in the script as it was). */
+  removed: { line: number; text: string }[];
+}
+
 /** Everything the record writer needs; texts are artifact keys. */
 export interface RecordInput {
   run: RunRef;
@@ -238,6 +291,8 @@ export interface RecordInput {
   functionality: string | null;
   testCorrectness: string | null;
   promptVersions: Record<string, string>;
+  /** The solvability stage's findings (absent or null: the record's split does not go through it). */
+  solvability?: SolvabilityResult | null;
 }
 
 export interface RepoOutcome {

@@ -13,7 +13,7 @@
  */
 import { z } from 'zod';
 import { ConfigSchema, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
-import type { PipelineSettings, TaskQueues } from './contracts';
+import type { PipelineSettings, SolvabilitySettings, TaskQueues } from './contracts';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
 import { sandboxActivityBudgetMs } from './sandbox/budget';
 import type { Artifacts } from './store/artifacts';
@@ -123,12 +123,20 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     functionWindow: config.crawl.functionWindow,
     repoWindow: config.crawl.repoWindow,
     continueAsNewAfter: config.crawl.continueAsNewAfter,
+    solvability: solvabilitySettingsFrom(config),
     timeouts: {
       ...timeouts,
       repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(timeouts, loops, config.crawl),
       functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(timeouts, loops),
+      ...(child.crawl !== undefined ? { crawlWorkflowMs: child.crawl * 1000 } : {}),
     },
   };
+}
+
+/** The solvability stage's part of the workflows' settings. */
+export function solvabilitySettingsFrom(config: Config): SolvabilitySettings {
+  const s = config.loops.solvability;
+  return { enabled: { ...s.enabled }, k: s.k, missingDocstring: s.generateDocstrings ? 'generate' : 'exclude', undetermined: s.removeUndetermined ? 'remove' : 'reject', rounds: s.rounds };
 }
 
 /** The task queues a run's workflows and activities go to. */

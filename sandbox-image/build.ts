@@ -67,9 +67,14 @@ async function imageExists(docker: Docker, tag: string): Promise<boolean> {
   }
 }
 
+/** The longest one build command may take (debootstrap over a slow mirror is the longest); killed then. */
+const COMMAND_TIMEOUT_MS = 60 * 60_000;
+/** `command -v`, a lookup on PATH. */
+const LOOKUP_TIMEOUT_MS = 10_000;
+
 function run(cmd: string, args: string[], log: Log): void {
   log(`$ ${cmd} ${args.join(' ')}`);
-  const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024 });
+  const r = spawnSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 * 1024 * 1024, timeout: COMMAND_TIMEOUT_MS, killSignal: 'SIGKILL' });
   if (r.status !== 0) {
     const tail = `${r.stdout ?? ''}\n${r.stderr ?? ''}`.trim().split('\n').slice(-20).join('\n');
     throw new Error(`${cmd} failed (exit ${r.status ?? r.signal ?? r.error?.message}):\n${tail}`);
@@ -77,12 +82,12 @@ function run(cmd: string, args: string[], log: Log): void {
 }
 
 function which(cmd: string): boolean {
-  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore' }).status === 0;
+  return spawnSync('sh', ['-c', `command -v ${cmd}`], { stdio: 'ignore', timeout: LOOKUP_TIMEOUT_MS }).status === 0;
 }
 
 /** Streams `tar -c` of a directory; the child's failure surfaces as a stream error. */
 function tarStream(dir: string): NodeJS.ReadableStream {
-  const child = spawn('tar', ['-C', dir, '--numeric-owner', '-c', '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('tar', ['-C', dir, '--numeric-owner', '-c', '.'], { stdio: ['ignore', 'pipe', 'pipe'], timeout: COMMAND_TIMEOUT_MS, killSignal: 'SIGKILL' });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   child.on('close', (code) => {

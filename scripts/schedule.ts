@@ -11,7 +11,8 @@
  * --github train|eval picks the split and its search filters (licenses, size, stars) from the
  * configuration; --limit (default 100) caps the repositories per firing (a seeded sample); --id
  * defaults to repost-benchmark-<split>. The filters and pipeline settings are frozen into the
- * schedule when it is created.
+ * schedule when it is created; each firing's crawl has a time limit (temporal.childTimeoutSec.crawl,
+ * else derived from its repositories).
  *
  * Schedules live in the Temporal server (TEMPORAL_ADDRESS, else the embedded server's port on this
  * machine) and fire only while it runs and workers poll the task queues (tsx workers/main.ts)

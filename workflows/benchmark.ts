@@ -9,6 +9,7 @@ import type { OpenBenchmarkRunInput } from '../activities/benchmark/open-run';
 import type { CrawlOutcome, RunSummary, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { crawlWorkflow } from './crawl';
+import { boundedKeyword } from './ids';
 import { RunIdKey } from './search-attributes';
 
 /** Set by the server on every workflow a schedule starts: the time the firing was due. */
@@ -37,13 +38,15 @@ export async function benchmarkWorkflow(input: BenchmarkWorkflowInput): Promise<
 
   const opened = await bench.openBenchmarkRun({ ...open, firedAt: firedAt.toISOString() });
   const { run } = opened;
-  upsertSearchAttributes([{ key: RunIdKey, value: run.runId }]);
+  upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
   const crawled: CrawlOutcome = await executeChild(crawlWorkflow, {
     workflowId: `${run.runId}/crawl`,
     taskQueue: queues.workflows,
     args: [{ run, sourcesKey: opened.sourcesKey, settings: input.settings, queues }],
-    typedSearchAttributes: [{ key: RunIdKey, value: run.runId }],
+    typedSearchAttributes: [{ key: RunIdKey, value: boundedKeyword(run.runId) }],
     parentClosePolicy: ParentClosePolicy.TERMINATE,
+    // A crawl that is stuck ends at its time limit, so the schedule's next firing is not held behind it.
+    ...(opened.crawlTimeoutMs !== undefined ? { workflowExecutionTimeout: opened.crawlTimeoutMs } : {}),
   });
   const { outputs, outputsError, ...summary } = crawled;
   return { runId: run.runId, window: opened.window, repositories: opened.repositories, summary, outDir: outputs?.outDir ?? opened.outDir, report: outputs?.report ?? null, outputsError };

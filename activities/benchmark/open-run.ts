@@ -8,6 +8,7 @@ import type { PipelineSettings, RepoSource, RunRef } from '../contracts';
 import type { DatasetSplit } from '../dataset/product-record';
 import type { CrawlFilters, GitHubSource } from '../sources';
 import type { Store } from '../store/types';
+import { crawlWorkflowBudgetMs } from '../workflow-budgets';
 import { benchmarkRunId, benchmarkWindow, type CreationWindow } from './window';
 
 /** The search filters of a schedule, fixed when it is created (the dates come from each firing). */
@@ -32,6 +33,8 @@ export interface OpenBenchmarkRunInput {
 
 export interface OpenedBenchmarkRun {
   run: RunRef;
+  /** The crawl's time limit (ms): the configured one, else derived from its repositories; absent for settings frozen before limits existed. */
+  crawlTimeoutMs?: number;
   /** Where the run's files and report go. */
   outDir: string;
   sourcesKey: string;
@@ -67,8 +70,10 @@ export async function openBenchmarkRun(deps: OpenBenchmarkRunDependencies, input
       outDir: deps.outDirOf(runId),
     });
   }
+  const crawlTimeoutMs = crawlWorkflowBudgetMs(input.settings, manifest.sources);
   return {
     run: { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId },
+    ...(crawlTimeoutMs !== undefined ? { crawlTimeoutMs } : {}),
     outDir: manifest.outDir ?? deps.outDirOf(runId),
     sourcesKey: manifest.sourcesKey!,
     repositories: manifest.sources,

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { once } from 'node:events';
 import type { Artifacts } from '../store/artifacts';
 import { writeFileAtomic } from '../store/artifacts';
-import type { ClassFacts, FunctionStage, RecordInput } from '../contracts';
+import type { ClassFacts, FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
 import { testFunctionNames } from '../llm/sanity';
 import { ClassDatasetRecordSchema, DatasetRecordSchema, type ClassDatasetRecord, type DatasetRecord, type StoredRecord } from '../store/records';
 import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
@@ -29,6 +29,7 @@ export const STAGE_ORDER: readonly FunctionStage[] = [
   'ast_check',
   'functionality_check',
   'test_check',
+  'solvability',
   'accepted',
 ];
 
@@ -101,6 +102,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       debug_rounds: outcome.debugRounds,
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
+      ...(await solvabilityFields(store, input.solvability ?? null)),
     };
     return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
   }
@@ -167,6 +169,25 @@ async function buildClassRecord(store: Artifacts, input: RecordInput, thresholds
     method_metrics: facts?.methodMetrics ?? [],
   };
   return { kind: 'class', accepted: true, fn, record: ClassDatasetRecordSchema.parse(record), ...keyed };
+}
+
+/** The record's solvability fields (null when its split does not go through the stage). */
+async function solvabilityFields(store: Artifacts, s: SolvabilityResult | null): Promise<Pick<DatasetRecord, 'solve_rate' | 'solvability' | 'generated_docstring'>> {
+  if (!s) return { solve_rate: null, solvability: null, generated_docstring: null };
+  return {
+    solve_rate: s.samples > 0 ? s.passed / s.samples : null,
+    solvability: {
+      model: s.model,
+      samples: s.samples,
+      passed: s.passed,
+      passed_initially: s.passedInitially,
+      docstring: s.docstring,
+      missing_docstring: s.missingDocstring,
+      judged: s.judged,
+      removed_assertions: s.removed,
+    },
+    generated_docstring: s.docstringKey ? await store.get(s.docstringKey) : null,
+  };
 }
 
 /**

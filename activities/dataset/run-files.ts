@@ -13,6 +13,7 @@ import { addRefusal, emptyRefusals, type RefusalTotals } from '../store/refusals
 import { allRecords, type Store } from '../store/types';
 import { ClassSummaryBuilder, type ClassRunSummary } from './class-summary';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
+import { SolvabilityFiguresBuilder, type SolvabilityFigures } from './solvability-figures';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
 
 /** `summary.json`: the small summary a crawl workflow returns, and the rest of the run's figures. */
@@ -38,6 +39,8 @@ export interface RunSummaryFile extends RunSummary {
   statistics: DatasetStatistics;
   /** The run's class environments (`class-summary.ts`), when it made any; the figures above are its functions'. */
   classes?: ClassRunSummary;
+  /** The solvability stage: solve rates of the records it checked, assertions removed, docstrings written (`solvability-figures.ts`). */
+  solvability: SolvabilityFigures;
 }
 
 export interface Progress {
@@ -66,6 +69,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const statistics = new StatisticsBuilder();
   const classes = new ClassSummaryBuilder();
   for (const repo of repos) classes.addRepository(repo);
+  const solvability = new SolvabilityFiguresBuilder();
   const rounds = emptyRoundsRan();
   let accepted = 0;
   let rejected = 0;
@@ -85,6 +89,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
       split.accepted += 1;
       funnel.add('accepted');
       statistics.add(r.record);
+      solvability.add(r.record);
     } else {
       rejected += 1;
       split.rejected += 1;
@@ -116,6 +121,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     regenerations,
     statistics: statistics.result(llm.total),
     ...(classes.any ? { classes: classes.result() } : {}),
+    solvability: solvability.result(rejectedAt.solvability ?? 0),
   };
 }
 

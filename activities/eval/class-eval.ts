@@ -74,7 +74,7 @@ export function extractClassCandidate(answer: string, className: string, localMo
 
 /** The evaluation script with the answer as `<Class>_new_implementation`; throws when it cannot be placed. */
 export function classCandidateScript(evalScript: string, candidate: Extract<ClassCandidate, { ok: true }>, className: string): string {
-  return insertPreamble(withNewClassImplementation(evalScript, candidate.code, className), candidate.preamble);
+  return insertPreamble(withNewClassImplementation(evalScript, candidate.code, className), candidate.preamble).script;
 }
 
 /**

@@ -57,6 +57,19 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'debug_rounds', type: scalar('int32', false), description: 'debug rounds the script needed', value: (r) => r.debug_rounds },
   { name: 'coverage_rounds', type: scalar('int32', false), description: 'coverage rounds the script needed', value: (r) => r.coverage_rounds },
   { name: 'llm_tokens', type: scalar('int64', false), description: "LLM tokens spent on the function's steps", value: (r) => r.llm_tokens },
+  {
+    name: 'solve_rate',
+    type: scalar('float64', true),
+    description: 'share of the implementations a model wrote from the prompt alone that pass the tests (the solvability stage of evaluation records; null when not checked)',
+    value: (r) => r.solve_rate ?? null,
+  },
+  { name: 'generated_docstring', type: str(true), description: 'for a function without a docstring, the description written from the ground truth that its prompt shows', value: (r) => r.generated_docstring ?? null },
+  {
+    name: 'removed_assertions',
+    type: { kind: 'struct-list', fields: ['line', 'text'] },
+    description: 'assertions removed from the tests as checking behaviour the prompt does not determine (line in the script as it was, and text)',
+    value: (r) => (r.solvability?.removed_assertions ?? []).map((a) => ({ line: String(a.line), text: a.text })),
+  },
 ];
 
 /** Parquet schema elements (the flat, depth-first form Parquet uses) of the columns. */

@@ -7,6 +7,7 @@
  */
 import type { DatasetSplit } from '../dataset/product-record';
 import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
+import { solveRateBars, type SolvabilityFigures } from '../dataset/solvability-figures';
 import type { DatasetStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { CLASS_ENVIRONMENT_COLUMNS } from './class-columns';
@@ -51,6 +52,8 @@ export interface DatasetCardInput {
   repositories: { repo: string; license: string; licenseSource?: string; records: number }[];
   /** `template@version` per step, with the number of records that used it. */
   promptVersions: { step: string; version: string; records: number }[];
+  /** The solvability stage's figures over the exported records. */
+  solvability?: SolvabilityFigures;
   exportedAt: string;
   /** The class environments' splits (the `classes` configuration), when the run made any. */
   classSplits?: CardSplit[];
@@ -104,6 +107,40 @@ function statisticsTable(input: DatasetCardInput): string {
     ['figure', ...splits],
     TABLE_4_ROWS.map((row) => [row.label, ...columns.map((c) => formatFigure(c[row.key], row.kind))]),
   );
+}
+
+const percent = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+
+/** How solvable the evaluation records are from their prompts, when the solvability stage ran. */
+function solvabilitySection(input: DatasetCardInput): string {
+  const f = input.solvability;
+  if (!f || (f.checked === 0 && f.rejected === 0)) return '';
+  const distribution = solveRateBars(f).map(({ rate, records }) => `${percent(rate)}: ${records}`).join(', ') || '–';
+  return [
+    '## Solvability',
+    '',
+    'Each evaluation record was checked after the final checks: a model wrote implementations of the function',
+    "from the record's prompt alone (the context with the body left out and the docstring, or, for a function",
+    'without one, a docstring written from the ground truth, given in `generated_docstring`). When none passed,',
+    'each failing assertion was put to a judge; assertions on behaviour the prompt does not determine were removed',
+    "and the script run again with the ground truth at the split's coverage (listed in `removed_assertions`), or the",
+    'record rejected. `solve_rate` is the share of the implementations that pass the tests as they are.',
+    '',
+    table(
+      ['figure', 'value'],
+      [
+        ['records checked', String(f.checked)],
+        ['mean solve rate', percent(f.meanSolveRate)],
+        ['records per solve rate', distribution],
+        ['solved by no implementation (before any removal)', `${f.unsolved} (${f.unsolvedInitially})`],
+        ['assertions judged', String(f.judged)],
+        ['assertions removed as unspecified', `${f.removedAssertions} (in ${f.recordsWithRemovals} record(s))`],
+        ['docstrings written from the ground truth', String(f.generatedDocstrings)],
+        ['functions rejected at this stage', String(f.rejected)],
+      ],
+    ),
+    '',
+  ].join('\n');
 }
 
 function buildSection(input: DatasetCardInput): string {
@@ -191,6 +228,7 @@ Tokens are counted with \`${input.statistics.tokenizer}\` (GPT-4o's BPE); lines 
 are the \`assert\` statements of the script's test functions. External libraries are the distinct
 non-standard-library distributions the scripts import.
 
+${solvabilitySection(input)}
 ## How it was built
 
 ${buildSection(input)}

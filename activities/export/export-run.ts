@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from '../store/artifacts';
 import { SPLITS, licenseOf, type DatasetSplit } from '../dataset/product-record';
 import type { RunReader } from '../dataset/run-reader';
+import { SolvabilityFiguresBuilder } from '../dataset/solvability-figures';
 import { StatisticsBuilder } from '../dataset/statistics';
 import { renderDatasetCard, type CardSplit } from './dataset-card';
 import { ParquetSplitFile } from './parquet-file';
@@ -83,6 +84,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
   const prompts = new Map<string, { step: string; version: string; records: number }>();
   const builder = new StatisticsBuilder();
   const abortClasses: (() => void)[] = [];
+  const solvability = new SolvabilityFiguresBuilder();
   try {
     for await (const record of reader.records()) {
       let file = files.get(record.split);
@@ -93,6 +95,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       }
       await file.add(record);
       builder.add(record);
+      solvability.add(record);
       const t = thresholds.get(record.split)!;
       if (record.coverage_threshold !== null && record.coverage_threshold !== undefined) t.coverage.add(record.coverage_threshold);
       if (record.ast_check_required !== null && record.ast_check_required !== undefined) t.ast.add(record.ast_check_required);
@@ -150,6 +153,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       splits,
       repositories: [...repositories].map(([repo, r]) => ({ repo, ...r })).sort((a, b) => a.repo.localeCompare(b.repo)),
       promptVersions: [...prompts.values()].sort((a, b) => a.step.localeCompare(b.step) || a.version.localeCompare(b.version)),
+      solvability: solvability.result(summary.rejectedAt.solvability ?? 0),
       exportedAt: now.toISOString(),
       ...(classSplits.length ? { classSplits } : {}),
     });

@@ -53,7 +53,7 @@ const PERMANENT_HINTS: Record<number, string> = {
   400: 'the endpoint rejected the request as malformed (check the model name, max tokens and message format)',
   401: 'authentication failed (check OPENAI_API_KEY / llm.apiKey)',
   403: 'the API key is not allowed to use this model or endpoint',
-  404: 'not found (check OPENAI_BASE_URL / llm.baseURL, which must end in /v1 for most servers, and the model name)',
+  404: 'not found (check OPENAI_BASE_URL / llm.baseUrl, which must end in /v1 for most servers, and the model name)',
   409: 'the endpoint reported a conflict',
   413: 'the request is too large for the endpoint (prompt too long)',
   422: 'the endpoint could not process the request parameters',
@@ -67,14 +67,16 @@ export function classifyLlmError(err: unknown, context: { model: string; baseURL
     // The caller gave up (a cancelled activity); retrying is the caller's decision.
     return new LlmTransientError(`LLM request aborted by the caller (${where})`, undefined, undefined, { cause: err });
   }
+  // The limit is named by its configuration key, so the message says what to raise.
+  const limit = context.timeoutMs !== undefined ? ` after ${Number((context.timeoutMs / 1000).toFixed(3))} s (llm.timeoutSec)` : ' (llm.timeoutSec)';
   if (err instanceof APIConnectionTimeoutError) {
-    return new LlmTransientError(`LLM request timed out (${where})`, undefined, undefined, { cause: err });
+    return new LlmTransientError(`LLM request timed out${limit} (${where})`, undefined, undefined, { cause: err });
   }
   if (err instanceof APIConnectionError) {
     // The client's own abort is not always recognisable as a timeout (the abort reason can come
     // from another realm, e.g. under a test runner), so the elapsed time decides too.
     if (context.elapsedMs !== undefined && context.timeoutMs !== undefined && context.elapsedMs >= context.timeoutMs * 0.95) {
-      return new LlmTransientError(`LLM request timed out after ${context.timeoutMs} ms (${where})`, undefined, undefined, { cause: err });
+      return new LlmTransientError(`LLM request timed out${limit} (${where})`, undefined, undefined, { cause: err });
     }
     const cause = (err as { cause?: unknown }).cause;
     const detail = cause instanceof Error ? `: ${cause.message}` : '';

@@ -48,6 +48,8 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
     class_check_functionality: m.check,
     class_check_tests: m.check,
     class_solve: m.solve,
+    // Whether a prompt determines what an assertion checks: a check, like the test check.
+    check_assertion: m.check,
   };
   return byStep[step] ?? config.llm.model;
 }

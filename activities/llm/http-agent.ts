@@ -12,7 +12,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 /**
  * The agent's timeouts, in milliseconds (undici's unit), for an LLM timeout of `timeoutSec`
  * seconds. Headers and body may take as long as the request may, plus a little, so the client's
- * own timeout ends a request first (and says "timed out after N ms"); connecting is bounded on its
+ * own timeout ends a request first (and says "timed out after N s (llm.timeoutSec)"); connecting is bounded on its
  * own, and never longer than the request.
  */
 export function llmHttpTimeouts(timeoutSec: number): { headersTimeout: number; bodyTimeout: number; connectTimeout: number } {

@@ -60,6 +60,11 @@ export interface PromptVars {
   class_check_tests: { functionName: string; script: string };
   /** `context`: what the class uses from its repository (the class left out); `skeleton`: its signatures and docstrings. */
   class_solve: { functionName: string; context: string; skeleton: string };
+  /**
+   * `context`: what the solve prompt showed; `testSource`: the test function holding the
+   * `assertion`; `failures`: what the failing implementations ran into, one a line.
+   */
+  check_assertion: { functionName: string; context: string; testSource: string; assertion: string; failures: string };
 }
 
 export interface RenderedPrompt {

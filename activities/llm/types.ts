@@ -14,6 +14,7 @@ export type LlmStep =
   | 'repair'
   | 'candidate_tests'
   | 'test_inputs'
+  | 'check_assertion'
   // The same steps for a whole class (a class environment, and class-level evaluation).
   | 'class_sandbox'
   | 'class_tests'
@@ -43,6 +44,7 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'class_check_functionality',
   'class_check_tests',
   'class_solve',
+  'check_assertion',
 ];
 
 export interface ChatMessage {

@@ -52,6 +52,22 @@ interface IndexFile {
   yanked?: boolean | string;
 }
 
+/**
+ * Where a redirect from `from` may lead: http(s) only, and never from https down to plain http
+ * (an index reached over https stays on https). Returns the target, or the reason it is refused.
+ */
+export function redirectTarget(from: string, location: string, what = 'a redirect'): { ok: true; url: string } | { ok: false; reason: string } {
+  let next: URL;
+  try {
+    next = new URL(location, from);
+  } catch {
+    return { ok: false, reason: `GET ${from}: ${what} to an invalid URL is refused` };
+  }
+  if (next.protocol !== 'https:' && next.protocol !== 'http:') return { ok: false, reason: `GET ${from}: ${what} to a ${next.protocol.replace(/:$/, '')} URL is refused` };
+  if (new URL(from).protocol === 'https:' && next.protocol !== 'https:') return { ok: false, reason: `GET ${from}: ${what} from https to plain http (${next.origin}) is refused` };
+  return { ok: true, url: next.toString() };
+}
+
 function get(url: string, deadline: number, signal?: AbortSignal, redirects = 5): Promise<Buffer> {
   return new Promise((resolveGet, rejectGet) => {
     // The whole answer must arrive by the deadline (a server trickling bytes gets no longer).
@@ -77,7 +93,9 @@ function get(url: string, deadline: number, signal?: AbortSignal, redirects = 5)
       (res) => {
         if (res.statusCode && res.statusCode >= 300 && res.statusCode < 400 && res.headers.location && redirects > 0) {
           res.resume();
-          resolve(get(new URL(res.headers.location, url).toString(), deadline, signal, redirects - 1));
+          const next = redirectTarget(url, res.headers.location);
+          if (next.ok) resolve(get(next.url, deadline, signal, redirects - 1));
+          else reject(new Error(next.reason));
           return;
         }
         if (res.statusCode !== 200) {
@@ -125,12 +143,16 @@ export async function findSourceArchive(args: {
     const best = pick(fs.readdirSync(dir).map((filename) => ({ filename })));
     if (best) return { file: path.join(dir, best.filename), name: wanted, version: best.version.text };
   }
-  const listing = JSON.parse((await get(`${args.indexUrl.replace(/\/+$/, '')}/${wanted}/`, args.deadline, args.signal)).toString('utf8')) as { files?: IndexFile[] };
+  const listingUrl = `${args.indexUrl.replace(/\/+$/, '')}/${wanted}/`;
+  const listing = JSON.parse((await get(listingUrl, args.deadline, args.signal)).toString('utf8')) as { files?: IndexFile[] };
   const best = pick((listing.files ?? []).filter((f) => !f.yanked));
   if (!best) return null;
   const target = path.join(args.downloadDir, path.basename(best.filename));
   if (!fs.existsSync(target)) {
-    const body = await get(new URL(best.url, `${args.indexUrl}/${wanted}/`).toString(), args.deadline, args.signal);
+    // The file the listing names follows the same rule as a redirect: no step down from https.
+    const file = redirectTarget(listingUrl, best.url, `the link of ${best.filename}`);
+    if (!file.ok) throw new Error(file.reason);
+    const body = await get(file.url, args.deadline, args.signal);
     const sha = createHash('sha256').update(body).digest('hex');
     if (best.hashes?.sha256 && best.hashes.sha256 !== sha) throw new Error(`${best.filename}: sha256 ${sha} does not match the index's ${best.hashes.sha256}`);
     fs.mkdirSync(args.downloadDir, { recursive: true });

@@ -1,15 +1,30 @@
 /**
  * The sources as the rest of the factory uses them: built from the typed configuration
- * (github.baseUrl/token, the crawl's GitHub filters and windows, snapshots under the data directory).
+ * (github.baseUrl/token, the crawl's GitHub filters, windows and download limits, snapshots under
+ * the data directory).
  */
 import type { Config } from '../../temporal.config';
 import { dataPaths } from '../../temporal.config';
 import { GitHubSource } from './github';
-import { SnapshotStore } from './snapshot';
+import { SnapshotStore, type SnapshotLimits } from './snapshot';
 import type { CrawlFilters, RepoRef, SnapshotResult } from './types';
 
-export function gitHubSourceFromConfig(config: Pick<Config, 'github'>, log?: (message: string) => void): GitHubSource {
-  return new GitHubSource({ baseURL: config.github.baseUrl, token: config.github.token, log });
+const MiB = 1024 * 1024;
+
+/** A repository's download and snapshot limits (`crawl.github.maxTarballMb`; the tree unpacked at most four times it). */
+export function snapshotLimitsFromConfig(config: Pick<Config, 'crawl'>): SnapshotLimits {
+  const maxTarballBytes = config.crawl.github.maxTarballMb * MiB;
+  return { maxTarballBytes, maxTreeBytes: 4 * maxTarballBytes };
+}
+
+export function gitHubSourceFromConfig(config: Pick<Config, 'github' | 'crawl'>, log?: (message: string) => void): GitHubSource {
+  return new GitHubSource({
+    baseURL: config.github.baseUrl,
+    token: config.github.token,
+    log,
+    maxTarballBytes: snapshotLimitsFromConfig(config).maxTarballBytes,
+    tarballDeadlineMs: config.crawl.github.downloadTimeoutSec * 1000,
+  });
 }
 
 export function snapshotStoreFromConfig(config: Pick<Config, 'dataDir'>): SnapshotStore {
@@ -41,5 +56,5 @@ export async function snapshotGitHubRepository(
 ): Promise<SnapshotResult> {
   const [owner, name] = fullName.split('/');
   const ref: RepoRef = { id: fullName, owner: owner ?? null, name: name ?? fullName, commit: commit ?? null, createdAt: null, license: null, stars: null, sizeKb: null, defaultBranch: null };
-  return gitHubSourceFromConfig(config, log).snapshot(ref, snapshotStoreFromConfig(config), { maxSizeKb: config.crawl.github.maxRepoSizeKb });
+  return gitHubSourceFromConfig(config, log).snapshot(ref, snapshotStoreFromConfig(config), { maxSizeKb: config.crawl.github.maxRepoSizeKb, limits: snapshotLimitsFromConfig(config) });
 }

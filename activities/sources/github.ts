@@ -4,11 +4,26 @@
  * window), a seeded sample, pinning each repository to a commit, and tarball download into a
  * snapshot. The base URL is configurable so tests run against a local server. Every request goes
  * through `download.ts`'s rules: https only (redirects checked hop by hop, never to plain http),
- * and a tarball within a size cap and one deadline over its retries, redirects and bytes.
+ * and a tarball within a size cap and one deadline over its retries, redirects and bytes: a
+ * tarball is retried by `withRetries` (server errors and network failures only, never a wait that
+ * ends past the deadline), not by the retry plugin, and the throttling waits out a rate limit for
+ * it only when the wait ends before the deadline.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { DownloadRefused, guardedFetch, readCapped, refusalOf } from './download';
+import {
+  DO_NOT_RETRY,
+  DownloadDeadline,
+  DownloadRefused,
+  SYSTEM_CLOCK,
+  guardedFetch,
+  rateLimitRetryAllowed,
+  readCapped,
+  refusalOf,
+  withRetries,
+  withinDeadline,
+  type DownloadClock,
+} from './download';
 import { DEFAULT_LIMITS, SnapshotStore, type SnapshotLimits } from './snapshot';
 import { CrawlFiltersSchema, type CrawlFilters, type RepoRef, type SnapshotResult, type SourceSkip } from './types';
 
@@ -24,17 +39,17 @@ export interface GitHubSourceOptions {
   searchIntervalMs?: number;
   /** Unit of a `retry-after` header; lowered in tests. */
   retryAfterUnitMs?: number;
+  /** Unit of the waits between retries of a failed request (1, 4, 9, ... units; default 1,000 ms). */
+  retryUnitMs?: number;
+  /** The clock of a download's deadline and of its waits between retries (tests inject one). */
+  clock?: DownloadClock;
   /** Where rate-limit waits and truncated searches are reported. */
   log?: (message: string) => void;
-  /** Largest tarball downloaded (bytes); a larger one is refused as it arrives. */
-  maxTarballBytes?: number;
-  /** Deadline of one tarball download: every retry, redirect and byte (ms). */
-  tarballDeadlineMs?: number;
+  /** Largest tarball downloaded (bytes); a larger one is refused as it arrives (`crawl.github.maxTarballMb`). */
+  maxTarballBytes: number;
+  /** Deadline of one tarball download: every retry, redirect and byte (ms; `crawl.github.downloadTimeoutSec`). */
+  tarballDeadlineMs: number;
 }
-
-/** Defaults of a tarball download's limits: no larger than a snapshot may be made from, ten minutes in all. */
-export const DEFAULT_TARBALL_MAX_BYTES = DEFAULT_LIMITS.maxTarballBytes;
-export const DEFAULT_TARBALL_DEADLINE_MS = 10 * 60_000;
 
 /** The subset of GitHub's repository object the crawl reads (validated: data enters here). */
 const RepoSchema = z.object({
@@ -114,16 +129,18 @@ export class GitHubSource {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { retry } = require('@octokit/plugin-retry') as typeof import('@octokit/plugin-retry');
     const retries = options.retries ?? 3;
+    const retryAfterUnitMs = options.retryAfterUnitMs ?? 1000;
+    // A download's requests carry its deadline: a rate-limit wait ending past it is not taken.
+    type Limited = { method: string; url: string; request?: { downloadDeadline?: DownloadDeadline } };
+    const onLimit = (what: string) => (retryAfter: number, o: Limited, _k: unknown, retryCount: number) => {
+      const retry = rateLimitRetryAllowed(retryCount, retries, retryAfter * retryAfterUnitMs, o.request?.downloadDeadline);
+      this.log(`${what} on ${o.method} ${o.url}; ${retry ? `retry ${retryCount + 1} after ${retryAfter}s` : 'not retried'}`);
+      return retry;
+    };
     const throttle: Record<string, unknown> = {
-      onRateLimit: (retryAfter: number, o: { method: string; url: string }, _k: unknown, retryCount: number) => {
-        this.log(`rate limited on ${o.method} ${o.url}; retry ${retryCount + 1} after ${retryAfter}s`);
-        return retryCount < retries;
-      },
-      onSecondaryRateLimit: (retryAfter: number, o: { method: string; url: string }, _k: unknown, retryCount: number) => {
-        this.log(`secondary rate limit on ${o.method} ${o.url}; retry ${retryCount + 1} after ${retryAfter}s`);
-        return retryCount < retries;
-      },
-      retryAfterBaseValue: options.retryAfterUnitMs ?? 1000,
+      onRateLimit: onLimit('rate limited'),
+      onSecondaryRateLimit: onLimit('secondary rate limit'),
+      retryAfterBaseValue: retryAfterUnitMs,
     };
     if (options.searchIntervalMs !== undefined) {
       // bottleneck is the throttling plugin's own scheduler; only its search spacing is changed.
@@ -139,7 +156,7 @@ export class GitHubSource {
       auth: options.token,
       userAgent: 'repost-factory',
       throttle: throttle as never,
-      retry: { retries, doNotRetry: [400, 401, 403, 404, 410, 422, 451] },
+      retry: { retries, doNotRetry: [...DO_NOT_RETRY], retryAfterBaseValue: options.retryUnitMs ?? 1000 },
       log: { debug: () => undefined, info: () => undefined, warn: (m: string) => this.log(m), error: (m: string) => this.log(m) },
     });
     this.octokit = {
@@ -231,22 +248,36 @@ export class GitHubSource {
     }
   }
 
-  /** The commit's tarball, within the size cap and the deadline (over retries, redirects and the body). */
+  /**
+   * The commit's tarball, within the size cap and one deadline over every attempt, wait, redirect
+   * and byte. Server errors and network failures are retried (each attempt reads the whole body);
+   * client errors and refusals are not; no wait is begun that would end past the deadline.
+   */
   async tarball(ref: RepoRef): Promise<Buffer> {
     const [owner, repo] = ref.id.split('/');
-    const maxBytes = this.options.maxTarballBytes ?? DEFAULT_TARBALL_MAX_BYTES;
-    const deadlineMs = this.options.tarballDeadlineMs ?? DEFAULT_TARBALL_DEADLINE_MS;
-    const signal = AbortSignal.timeout(deadlineMs);
-    try {
-      const res = await this.octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { owner, repo, ref: ref.commit, request: { parseSuccessResponseBody: false, signal } });
+    const maxBytes = this.options.maxTarballBytes;
+    const clock = this.options.clock ?? SYSTEM_CLOCK;
+    const deadline = new DownloadDeadline(this.options.tarballDeadlineMs, clock);
+    const signal = AbortSignal.timeout(this.options.tarballDeadlineMs);
+    const attempt = async (): Promise<Buffer> => {
+      // retries: 0 turns the retry plugin off for this request: the loop below retries it.
+      const request = { parseSuccessResponseBody: false, signal, retries: 0, downloadDeadline: deadline };
+      const res = await this.octokit.request('GET /repos/{owner}/{repo}/tarball/{ref}', { owner, repo, ref: ref.commit, request });
       const length = Number(res.headers['content-length']);
       if (Number.isFinite(length) && length > maxBytes) {
         await (res.data as ReadableStream | null)?.cancel?.().catch(() => undefined);
-        throw new DownloadRefused(`${length} bytes, larger than ${maxBytes} bytes: refused`);
+        throw new DownloadRefused(`${length} bytes, larger than ${maxBytes} bytes (crawl.github.maxTarballMb): refused`);
       }
-      return await readCapped(res.data, maxBytes, 'tarball');
+      return await readCapped(res.data, maxBytes, 'tarball', 'crawl.github.maxTarballMb');
+    };
+    try {
+      const retries = this.options.retries ?? 3;
+      const unitMs = this.options.retryUnitMs ?? 1000;
+      const onRetry = (n: number, waitMs: number, err: unknown) => this.log(`tarball of ${ref.id} failed (${describe(err, 'tarball')}); retry ${n} in ${waitMs} ms`);
+      return await withinDeadline(withRetries(attempt, { retries, unitMs, deadline, clock, signal, onRetry }), signal, deadline);
     } catch (err) {
-      if (signal.aborted) throw new DownloadRefused(`not downloaded within ${deadlineMs} ms: refused`);
+      if (deadline.refused) throw deadline.refused;
+      if (signal.aborted) throw deadline.refusal();
       throw refusalOf(err) ?? err;
     }
   }
@@ -271,7 +302,7 @@ export class GitHubSource {
     } catch (err) {
       return { ok: false, skip: { repoId: ref.id, stage: 'fetch', reason: describe(err, 'tarball') } };
     }
-    const extracted = await store.fromTarball(ref.id, commit, tarball, opts.limits ?? DEFAULT_LIMITS);
+    const extracted = await store.fromTarball(ref.id, commit, tarball, opts.limits ?? { ...DEFAULT_LIMITS, maxTarballBytes: this.options.maxTarballBytes });
     if (!extracted.ok) return { ok: false, skip: { repoId: ref.id, stage: 'extract', reason: extracted.reason } };
     return { ok: true, snapshot: extracted.snapshot, ref };
   }

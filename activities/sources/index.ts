@@ -7,4 +7,4 @@ export { splitOf, type Split, type DateWindow } from './split';
 export { GitHubSource, seededSample, searchQuery, type GitHubSourceOptions } from './github';
 export { RepoSourceSchema, SourceError, localRepoId, pinLocalFolder, readSourceList, snapshotLocalFolder, sourceOfLine } from './repo-source';
 export { topLevelModules } from './modules';
-export { gitHubSourceFromConfig, snapshotStoreFromConfig, crawlFiltersFromConfig, snapshotGitHubRepository } from './from-config';
+export { gitHubSourceFromConfig, snapshotLimitsFromConfig, snapshotStoreFromConfig, crawlFiltersFromConfig, snapshotGitHubRepository } from './from-config';

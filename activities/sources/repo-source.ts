@@ -4,7 +4,6 @@
  * the store, which the launcher does before a crawl starts (workers elsewhere cannot read the
  * folder) and an io worker does for a source left unpinned.
  */
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
@@ -12,6 +11,7 @@ import type { RepoSource, Split } from '../contracts';
 import { hashTree } from '../store/snapshots';
 import type { Store } from '../store/types';
 import { listSource, RepoLineSchema } from './list';
+import { cleanCheckoutHead } from './git-checkout';
 
 export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
   z.object({
@@ -48,21 +48,14 @@ export function readSourceList(file: string, split?: Split): RepoSource[] {
     .map((l) => sourceOfLine(l, split));
 }
 
-/** A `git` query on a local folder that takes longer than this is treated as no answer. */
-const GIT_TIMEOUT_MS = 30_000;
-
 /**
  * The HEAD commit when the folder is a clean git checkout of its own, else a hash of the tree's
- * paths and contents (a subfolder of a larger repository is pinned by its own content).
+ * paths and contents (a subfolder of a larger repository is pinned by its own content). The
+ * checkout is read in-process (`git-checkout.ts`), never by running git: the folder's own git
+ * configuration never runs anything on this machine.
  */
 export async function pinLocalFolder(dir: string): Promise<string> {
-  const git = (...args: string[]) => spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8', timeout: GIT_TIMEOUT_MS });
-  const top = git('rev-parse', '--show-toplevel');
-  if (top.status === 0 && path.resolve(top.stdout.trim()) === dir && git('status', '--porcelain').stdout.trim() === '') {
-    const head = git('rev-parse', 'HEAD');
-    if (head.status === 0) return head.stdout.trim();
-  }
-  return `tree-${(await hashTree(dir)).hash.slice(0, 32)}`;
+  return (await cleanCheckoutHead(dir)) ?? `tree-${(await hashTree(dir)).hash.slice(0, 32)}`;
 }
 
 /** A source that cannot be used (a folder that is not there): the crawl records it as skipped. */

@@ -1,14 +1,14 @@
 /**
  * A GitHub tarball into the store's snapshot folders. Tarballs are decompressed in-process with a
- * size cap (a gzip bomb stops at the cap) and unpacked by the system `tar`, which refuses absolute
- * and `..` member names; symlinks stay as they are and the analysis never follows one out of the tree.
+ * size cap (a gzip bomb stops at the cap) and unpacked by the system `tar` (fixed arguments, the
+ * archive on its standard input, a time limit), which refuses absolute and `..` member names;
+ * symlinks stay as they are and the analysis never follows one out of the tree.
  */
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
-import { hashTree, SnapshotFolders, type Manifest, type Snapshot } from '../store/snapshots';
+import { hashTree, SnapshotFolders, spawnTar, TAR_TIMEOUT_MS, type Manifest, type Snapshot } from '../store/snapshots';
 
 export interface SnapshotLimits {
   /** Compressed tarball size. */
@@ -21,16 +21,12 @@ export const DEFAULT_LIMITS: SnapshotLimits = { maxTarballBytes: 100 * 1024 * 10
 
 export type ExtractResult = { ok: true; snapshot: Snapshot } | { ok: false; reason: string };
 
-function runTar(args: string[], input: Buffer): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('tar', args, { stdio: ['pipe', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve() : reject(new Error(`tar exited with ${code}: ${stderr.trim().slice(0, 500)}`))));
-    child.stdin.on('error', () => undefined);
-    child.stdin.end(input);
-  });
+async function runTar(args: string[], input: Buffer): Promise<void> {
+  const tar = spawnTar(args, ['pipe', 'ignore', 'pipe'], TAR_TIMEOUT_MS);
+  tar.child.stdin!.on('error', () => undefined);
+  tar.child.stdin!.end(input);
+  const failed = await tar.failure('unpack it');
+  if (failed) throw new Error(failed);
 }
 
 /** The store's snapshot folders, which also take a GitHub tarball in. */
@@ -57,7 +53,7 @@ export class SnapshotStore extends SnapshotFolders {
     const tree = path.join(tmp, 'tree');
     await fs.mkdir(tree, { recursive: true });
     try {
-      await runTar(['-x', '-f', '-', '-C', tree, '--strip-components=1', '--no-same-owner', '--no-same-permissions', '--no-overwrite-dir'], tar);
+      await runTar(['-x', '-f', '-', '-C', path.resolve(tree), '--strip-components=1', '--no-same-owner', '--no-same-permissions', '--no-overwrite-dir'], tar);
       const stats = await hashTree(tree);
       if (stats.pythonFiles === 0) {
         await fs.rm(tmp, { recursive: true, force: true });

@@ -3,7 +3,8 @@
  * that uses the same data directory shares it:
  *
  *   artifacts/<hh>/<hash>                      content-addressed artifacts
- *   snapshots/<owner>/<name>/<commit>/tree     repository snapshots (extracted trees)
+ *   snapshots/<owner>/<name>/<commit>/tree     repository snapshots (extracted trees; ids that are
+ *                                              not GitHub's owner/name: snapshots/_other/<name>/...)
  *   llm-index/<function id>.jsonl              exchanges per function (append-only)
  *   llm-cache/<hh>/<cache key>.json            answer cache -> exchange artifact
  *   store/id                                   this store's id
@@ -18,7 +19,7 @@
  * for a whole one. A function id becomes a file name through `safeName`, which is injective; a run
  * id is checked (`checkRunId`) before it names a folder.
  */
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
@@ -26,6 +27,7 @@ import { z } from 'zod';
 import type { FunctionStage } from '../contracts';
 import { FileArtifacts, writeFileAtomic, type ArtifactKey } from './artifacts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
+import { safeName } from './names';
 import { addRoundsRan, emptyRoundsRan } from './records';
 import { addRefusal, emptyRefusals, type RefusalTotals } from './refusals';
 import { SnapshotFolders } from './snapshots';
@@ -48,21 +50,10 @@ import {
 } from './types';
 import { addUsage, callUsage, emptyUsage, type Usage } from './usage';
 
+export { safeName } from './names';
+
 const CacheEntrySchema = z.object({ exchangeKey: z.string(), cachedAt: z.string() });
 const EvalResultEntrySchema = z.object({ functionId: z.string(), result: z.unknown() });
-
-/** Ids that are file names as they are: the factory's function ids (16 hex digits) and other short, plain ones. */
-const PLAIN_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,119}$/;
-
-/**
- * The file name of a function id, different for different ids: a plain id stands for itself; any
- * other (separators, other characters, a leading dot, over 120 characters) becomes its readable
- * head, `~` and 32 hex digits of its SHA-256. A plain name never holds `~`, so the two never meet.
- */
-export function safeName(id: string): string {
-  if (PLAIN_NAME.test(id)) return id;
-  return `${id.slice(0, 60).replace(/[^A-Za-z0-9._-]/g, '_')}~${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 32)}`;
-}
 
 async function readText(file: string): Promise<string | null> {
   try {

@@ -11,6 +11,24 @@ import type { FunctionRef } from '../contracts';
 
 export const SplitSchema = z.enum(['train', 'eval']);
 
+/** A record's solvability: implementations from the prompt alone, and what was removed from its tests. */
+export const SolvabilityRecordSchema = z.object({
+  model: z.string(),
+  /** Implementations scored (those asked for, less any whose step failed for good or that the harness failed). */
+  samples: z.number().int(),
+  /** Those passing the tests as they end up, and as they were before any assertion was removed. */
+  passed: z.number().int(),
+  passed_initially: z.number().int(),
+  /** Where the prompt's description came from. */
+  docstring: z.enum(['original', 'generated']),
+  /** The setting for a function without a docstring: a generated one, or the record left out. */
+  missing_docstring: z.enum(['generate', 'exclude']),
+  /** Failing assertions put to the judge, and those removed (line and text in the script as it was then). */
+  judged: z.number().int(),
+  removed_assertions: z.array(z.object({ line: z.number().int(), text: z.string() })),
+});
+export type SolvabilityRecord = z.infer<typeof SolvabilityRecordSchema>;
+
 /** One line of `dataset.jsonl`: RepoST's published fields first, then what this factory adds. */
 export const DatasetRecordSchema = z.object({
   /** As RepoST writes it: the qualified name (`Interval.merge` for a method). */
@@ -44,6 +62,16 @@ export const DatasetRecordSchema = z.object({
   debug_rounds: z.number().int(),
   coverage_rounds: z.number().int(),
   llm_tokens: z.number(),
+  /**
+   * The solvability stage (evaluation records): of the implementations a model wrote from the
+   * prompt alone, the share that passes the tests; null when the record's split does not go
+   * through it (optional: records written before it existed have none).
+   */
+  solve_rate: z.number().min(0).max(1).nullable().optional(),
+  /** How the solve rate came about, and the assertions removed as checking behaviour the prompt does not determine. */
+  solvability: SolvabilityRecordSchema.nullable().optional(),
+  /** The description written from the ground truth for a function without a docstring; its prompt shows it. */
+  generated_docstring: z.string().nullable().optional(),
 });
 export type DatasetRecord = z.infer<typeof DatasetRecordSchema>;
 

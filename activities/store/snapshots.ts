@@ -1,7 +1,8 @@
 /**
  * Repository snapshots as folders under the data directory: a tree at a pinned commit, stored once
- * and reused by every later analysis of that commit (`<root>/<owner>/<name>/<commit>/tree`, with a
- * manifest beside it). Trees enter atomically (built aside, then renamed into place), so a reader
+ * and reused by every later analysis of that commit (`<root>/<owner>/<name>/<commit>/tree` for a
+ * GitHub-shaped id, `<root>/_other/<name>/<commit>/tree` for any other, with a manifest beside
+ * it). Trees enter atomically (built aside, then renamed into place), so a reader
  * sees no snapshot or a complete one. The local store keeps its snapshots here; the PostgreSQL
  * store keeps their archives (`packTree`) and materialises them here on demand.
  */
@@ -9,6 +10,7 @@ import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { safeName } from './names';
 
 /** An extracted tree on disk, immutable once written, keyed by repository and commit. */
 export interface Snapshot {
@@ -75,60 +77,105 @@ export async function hashTree(root: string): Promise<TreeStats> {
 const VCS_FOLDERS = ['.git', '.hg', '.svn'];
 
 /**
+ * The longest one `tar` may run (packing, unpacking or extracting a snapshot of at most a few
+ * hundred MB): it is killed then, and the operation fails saying so.
+ */
+export const TAR_TIMEOUT_MS = 10 * 60_000;
+
+/**
+ * `tar` with fixed arguments (never a name from an archive or a repository) and a time limit; its
+ * exit, as a promise that never rejects (how it ended is for the caller to judge).
+ */
+export function spawnTar(args: string[], stdio: ['pipe' | 'ignore', 'pipe' | 'ignore', 'pipe'], timeoutMs: number) {
+  const child = spawn('tar', args, { stdio, timeout: timeoutMs, killSignal: 'SIGKILL' });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<{ code: number | null; error: Error | null }>((resolve) => {
+    child.on('error', (error) => resolve({ code: null, error }));
+    child.on('close', (code) => resolve({ code, error: null }));
+  });
+  /** Why tar failed, in a sentence, or null when it succeeded. */
+  const failure = async (what: string): Promise<string | null> => {
+    const { code, error } = await exited;
+    if (code === 0) return null;
+    if (error) return `tar could not ${what}: ${error.message}`;
+    if (child.killed && code === null) return `tar could not ${what}: it did not finish within ${Number((timeoutMs / 1000).toFixed(3))} s and was stopped`;
+    return `tar could not ${what} (exit ${code}): ${stderr.trim().slice(0, 500)}`;
+  };
+  return { child, exited, failure };
+}
+
+/**
  * A tree as a gzipped tar stream (symlinks kept as links, VCS folders left out), yielded in
  * chunks as `tar` writes them, so a large tree never sits in memory whole.
  */
-export async function* packTree(dir: string): AsyncIterable<Buffer> {
-  const child = spawn('tar', ['-c', '-z', '-f', '-', '-C', dir, ...VCS_FOLDERS.map((f) => `--exclude=${f}`), '.'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
-  exited.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
+export async function* packTree(dir: string, timeoutMs = TAR_TIMEOUT_MS): AsyncIterable<Buffer> {
+  const tar = spawnTar(['-c', '-z', '-f', '-', '-C', path.resolve(dir), ...VCS_FOLDERS.map((f) => `--exclude=${f}`), '.'], ['ignore', 'pipe', 'pipe'], timeoutMs);
   try {
-    for await (const chunk of child.stdout) yield chunk as Buffer;
-    const code = await exited;
-    if (code !== 0) throw new Error(`tar could not pack ${dir} (exit ${code}): ${stderr.trim().slice(0, 500)}`);
+    for await (const chunk of tar.child.stdout!) yield chunk as Buffer;
+    const failed = await tar.failure(`pack ${dir}`);
+    if (failed) throw new Error(failed);
   } finally {
-    if (child.exitCode === null) child.kill();
+    if (tar.child.exitCode === null) tar.child.kill('SIGKILL');
   }
 }
 
-/** Unpacks `packTree`'s stream into `dest` (created), feeding `tar` chunk by chunk. */
-export async function unpackTree(chunks: AsyncIterable<Buffer>, dest: string): Promise<void> {
+/**
+ * Unpacks `packTree`'s stream into `dest` (created), feeding `tar` chunk by chunk. A stream that
+ * stops arriving does not hold it past its time limit.
+ */
+export async function unpackTree(chunks: AsyncIterable<Buffer>, dest: string, timeoutMs = TAR_TIMEOUT_MS): Promise<void> {
   await fs.mkdir(dest, { recursive: true });
-  const child = spawn('tar', ['-x', '-z', '-f', '-', '-C', dest, '--no-same-owner', '--no-same-permissions'], { stdio: ['pipe', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', resolve);
-  });
-  exited.catch(() => undefined); // awaited below; no unhandled rejection meanwhile
-  child.stdin.on('error', () => undefined);
+  const tar = spawnTar(['-x', '-z', '-f', '-', '-C', path.resolve(dest), '--no-same-owner', '--no-same-permissions'], ['pipe', 'ignore', 'pipe'], timeoutMs);
+  const stdin = tar.child.stdin!;
+  stdin.on('error', () => undefined);
+  const ended = tar.exited.then(() => null);
+  const source = chunks[Symbol.asyncIterator]();
   try {
-    for await (const chunk of chunks) {
-      if (child.exitCode !== null) break;
-      // Wait for tar to take more, or to have stopped (a broken archive): never for a drain that cannot come.
-      if (!child.stdin.write(chunk)) await Promise.race([new Promise((resolve) => child.stdin.once('drain', resolve)), exited]);
+    for (;;) {
+      // Whichever comes first: the next chunk, or tar's end (a broken archive, the time limit).
+      const next = await Promise.race([source.next(), ended]);
+      if (next === null || next.done) break;
+      // Wait for tar to take more, or to have stopped: never for a drain that cannot come.
+      if (!stdin.write(next.value)) await Promise.race([new Promise((resolve) => stdin.once('drain', resolve)), ended]);
     }
   } finally {
-    child.stdin.end();
+    stdin.end();
+    // A source still waiting for its next chunk is told to stop; it is not waited for.
+    if (tar.child.exitCode !== null || tar.child.killed) void source.return?.()?.catch(() => undefined);
   }
-  const code = await exited;
-  if (code !== 0) throw new Error(`tar could not unpack the snapshot archive (exit ${code}): ${stderr.trim().slice(0, 500)}`);
+  const failed = await tar.failure('unpack the snapshot archive');
+  if (failed) throw new Error(failed);
 }
+
+/** A git commit (40 or 64 hex digits, or a short one), or a local folder's `tree-<hash>`: letters, digits, `_` and `-`, at most 128. */
+const COMMIT_ID = /^[0-9A-Za-z][0-9A-Za-z_-]{0,127}$/;
+/** A GitHub account (letters, digits and hyphens, not first) and repository name as folder names. */
+const GITHUB_OWNER = /^[A-Za-z0-9][A-Za-z0-9-]{0,38}$/;
+const GITHUB_NAME = /^[A-Za-z0-9._-]{1,100}$/;
+/** The folder of every repository id that is not GitHub-shaped. */
+const OTHER_IDS = '_other';
 
 export class SnapshotFolders {
   constructor(readonly root: string) {}
 
-  /** `<root>/<owner>/<name>/<commit>`: one immutable directory per pinned commit. */
+  /**
+   * One immutable directory per repository and commit, inside the root whatever the id: a GitHub
+   * `owner/name` is `<root>/<owner>/<name>/<commit>`; any other repository id (a local folder's
+   * name, anything a source list or a dataset says) is `<root>/_other/<safeName(id)>/<commit>`,
+   * and `_other` is never an owner (owners start with a letter or a digit). Every snapshot sits at
+   * the same depth, so none is inside another, and different (id, commit) pairs never share a
+   * folder. A commit that is not a plain commit id is refused.
+   */
   dirFor(repoId: string, commit: string): string {
-    const safe = repoId.split('/').map((p) => p.replace(/[^A-Za-z0-9._-]/g, '_'));
-    if (!/^[0-9a-zA-Z][\w-]*$/.test(commit)) throw new Error(`not a commit id: ${commit}`);
-    return path.join(this.root, ...safe, commit);
+    if (!COMMIT_ID.test(commit)) throw new Error(`not a commit id: ${JSON.stringify(commit.slice(0, 80))}${commit.length > 80 ? ` (${commit.length} characters)` : ''}`);
+    const parts = repoId.split('/');
+    const github = parts.length === 2 && GITHUB_OWNER.test(parts[0]!) && GITHUB_NAME.test(parts[1]!) && parts[1] !== '.' && parts[1] !== '..';
+    const dir = path.join(this.root, ...(github ? parts : [OTHER_IDS, safeName(repoId)]), commit);
+    // Belt and braces: the folder is two levels of plain names and the commit below the root.
+    const rel = path.relative(this.root, dir);
+    if (rel.split(path.sep).length !== 3 || rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`snapshot folder of ${JSON.stringify(repoId.slice(0, 80))} would leave ${this.root}`);
+    return dir;
   }
 
   /** The extracted tree of repoId@commit (it exists once the snapshot is complete). */

@@ -133,7 +133,7 @@ async function main(flags: z.infer<typeof Flags>): Promise<void> {
     console.log(`peak RSS: ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB`);
     if (flags['ast-check']) {
       const walker = path.resolve(__dirname, '../../test/integration/analysis/ast_functions.py');
-      const out = execFileSync('python3', [walker, root, ...analyzer.options.ignoreDirs], { encoding: 'utf8', maxBuffer: 1 << 30 });
+      const out = execFileSync('python3', [walker, root, ...analyzer.options.ignoreDirs], { encoding: 'utf8', maxBuffer: 1 << 30, timeout: 10 * 60_000, killSignal: 'SIGKILL' });
       const py = JSON.parse(out) as { functions: (string | number)[][]; skipped: string[] };
       const key = (r: (string | number)[]) => r.join('|');
       const mine = new Set(functions.map((f) => key([f.path, f.qualname, f.kind, f.startLine, f.endLine])));

@@ -100,7 +100,7 @@ function recordSummary(outcomes: GroundTruthOutcome[], wallMs: number) {
 
 /** Bytes on disk under `dir`: hard links counted once (`du`), or once per link (`du -l`, what copies would take). */
 function diskBytes(dir: string, countLinks = false): number {
-  const r = spawnSync('du', ['-sb', ...(countLinks ? ['-l'] : []), dir], { encoding: 'utf8' });
+  const r = spawnSync('du', ['-sb', ...(countLinks ? ['-l'] : []), dir], { encoding: 'utf8', timeout: 10 * 60_000 });
   return Number(r.stdout.split('\t')[0] ?? 0);
 }
 

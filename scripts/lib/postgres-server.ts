@@ -17,10 +17,12 @@ const DEBIAN_ROOT = '/usr/lib/postgresql';
 const SERVER_USER_WHEN_ROOT = 'nobody';
 /** The superuser `initdb` creates; trust authentication, so no password. */
 const SUPERUSER = 'repost';
+/** The longest one server command may take (`pg_ctl` itself waits at most 60 s); killed then. */
+const COMMAND_TIMEOUT_MS = 120_000;
 
 /** The folder holding `initdb`, `pg_ctl` and `postgres`: PATH first, then Debian's newest version. */
 export function findPostgresBin(): string {
-  const onPath = spawnSync('sh', ['-c', 'command -v pg_ctl && command -v initdb && command -v postgres'], { encoding: 'utf8' });
+  const onPath = spawnSync('sh', ['-c', 'command -v pg_ctl && command -v initdb && command -v postgres'], { encoding: 'utf8', timeout: COMMAND_TIMEOUT_MS });
   if (onPath.status === 0) {
     const dirs = new Set(onPath.stdout.trim().split('\n').map((p) => path.dirname(fs.realpathSync(p))));
     if (dirs.size === 1) return [...dirs][0]!;
@@ -51,7 +53,7 @@ function asServerUser(command: string[], root: boolean): { cmd: string; args: st
 
 function run(command: string[], root: boolean, what: string, logFile?: string): void {
   const { cmd, args } = asServerUser(command, root);
-  const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C', LANG: 'C' } });
+  const r = spawnSync(cmd, args, { encoding: 'utf8', env: { ...process.env, LC_ALL: 'C', LANG: 'C' }, timeout: COMMAND_TIMEOUT_MS, killSignal: 'SIGKILL' });
   if (r.status !== 0) {
     const log = logFile && fs.existsSync(logFile) ? `\n${fs.readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n')}` : '';
     throw new Error(`${what} failed (${r.error?.message ?? `exit ${r.status}`}): ${(r.stderr || r.stdout).trim().slice(-2000)}${log}`);
@@ -66,8 +68,8 @@ export async function startPostgresServer(options: { bin?: string; port?: number
   const logFile = path.join(base, 'server.log');
   if (root) {
     // The folder and everything the server writes belong to the unprivileged user.
-    const id = spawnSync('id', ['-u', SERVER_USER_WHEN_ROOT], { encoding: 'utf8' });
-    const gid = spawnSync('id', ['-g', SERVER_USER_WHEN_ROOT], { encoding: 'utf8' });
+    const id = spawnSync('id', ['-u', SERVER_USER_WHEN_ROOT], { encoding: 'utf8', timeout: COMMAND_TIMEOUT_MS });
+    const gid = spawnSync('id', ['-g', SERVER_USER_WHEN_ROOT], { encoding: 'utf8', timeout: COMMAND_TIMEOUT_MS });
     if (id.status !== 0) throw new Error(`running as root, and there is no user ${SERVER_USER_WHEN_ROOT} to run PostgreSQL as`);
     fs.chownSync(base, Number(id.stdout.trim()), Number(gid.stdout.trim()));
   }

@@ -27,9 +27,11 @@ const STAGE_OF_STEP: Record<LlmStep, FunctionStage> = {
   coverage: 'coverage',
   check_functionality: 'functionality_check',
   check_tests: 'test_check',
-  docstring: 'sandbox',
-  solve: 'sandbox',
-  // The evaluation's steps never occur in a crawl; like `solve`, they count as a first step.
+  // In a crawl, a docstring and implementations from the prompt are the solvability stage's, and so is the assertions' judge.
+  docstring: 'solvability',
+  solve: 'solvability',
+  check_assertion: 'solvability',
+  // The evaluation's other steps never occur in a crawl; they count as a first step.
   repair: 'sandbox',
   candidate_tests: 'sandbox',
   test_inputs: 'sandbox',

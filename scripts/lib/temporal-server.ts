@@ -18,7 +18,7 @@ export function resolveTemporalCli(configured?: string): string {
     if (!fs.existsSync(configured)) throw new Error(`temporal.cliPath=${configured} does not exist`);
     return configured;
   }
-  const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8' });
+  const onPath = spawnSync('sh', ['-c', 'command -v temporal'], { encoding: 'utf8', timeout: 10_000 });
   if (onPath.status === 0 && onPath.stdout.trim()) return onPath.stdout.trim();
   if (fs.existsSync(LOCAL_TEMPORAL_CLI)) return LOCAL_TEMPORAL_CLI;
   throw new Error('no temporal CLI found: run `npm run setup` (installs it into .tools/) or put `temporal` on PATH');

@@ -13,7 +13,12 @@ import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { Worker } from '@temporalio/worker';
+import { pipelineSettingsFrom } from '../../activities/run-settings';
 import { DatasetRecordSchema } from '../../activities/store/records';
+import { crawlWorkflowBudgetMs } from '../../activities/workflow-budgets';
+import { loadConfig } from '../../temporal.config';
+import { boundedKeyword } from '../../workflows/ids';
+import { RunIdKey } from '../../workflows/search-attributes';
 import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
 import type { BenchmarkOutcome } from '../../workflows/benchmark';
 import { demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';
@@ -150,6 +155,15 @@ describe('tsx scripts/schedule.ts: a live benchmark that fires on a schedule', (
       settingsKeys.add(run.settingsKey);
     }
     expect(settingsKeys.size).toBe(1);
+    // Each firing's crawl runs as a child with a time limit (derived from its one repository) and
+    // the run's id as its bounded search attribute.
+    const settings = pipelineSettingsFrom(loadConfig({ env }));
+    for (const o of outcomes) {
+      const crawl = await client.workflow.getHandle(`${o.runId}/crawl`).describe();
+      const limit = crawl.raw.executionConfig?.workflowExecutionTimeout;
+      expect(Number(limit?.seconds ?? 0) * 1000 + Math.round((limit?.nanos ?? 0) / 1e6)).toBe(crawlWorkflowBudgetMs(settings, 1));
+      expect(crawl.typedSearchAttributes.get(RunIdKey)).toBe(boundedKeyword(o.runId));
+    }
     // The firing workflow replays deterministically against its recorded history.
     for (const a of fired) {
       const history = await client.workflow.getHandle(a.action.workflow.workflowId).fetchHistory();

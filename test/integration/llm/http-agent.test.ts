@@ -113,7 +113,7 @@ describe('an answer slower than five minutes', () => {
     const p = renderPrompt('sandbox', { functionName: 'add', filePath: 'pkg/math.py', context: '## pkg/math.py\ndef add(a, b):\n    return a + b\n' });
     const outcome = await settle(gateway.chat({ step: 'sandbox', functionId: 'fn-add', messages: p.messages }), 10 * MINUTE);
 
-    expect(String((outcome.error as Error | undefined)?.message)).toMatch(/timed out after 240000 ms/);
+    expect(String((outcome.error as Error | undefined)?.message)).toMatch(/timed out after 240 s \(llm\.timeoutSec\)/);
     expect(server.requests).toHaveLength(1);
     const [exchange] = await new LocalStore(dataDir).listExchanges('fn-add');
     expect(exchange!.error).toMatch(/timed out/);

@@ -3,7 +3,7 @@
  * this jest setup cannot load) and prints the result as JSON. Input: one JSON argument.
  */
 import { GitHubSource, SnapshotStore, snapshotGitHubRepository, type RepoRef } from '../../../activities/sources';
-import { loadConfig } from '../../../temporal.config';
+import { loadConfig, type Config } from '../../../temporal.config';
 
 interface Command {
   baseURL: string;
@@ -18,6 +18,9 @@ interface Command {
   maxTarballBytes?: number;
   tarballDeadlineMs?: number;
   retries?: number;
+  retryUnitMs?: number;
+  /** For `from-config`: the crawl's GitHub settings, over the defaults. */
+  crawlGithub?: Partial<Config['crawl']['github']>;
 }
 
 async function main(): Promise<void> {
@@ -25,11 +28,12 @@ async function main(): Promise<void> {
   const logs: string[] = [];
   if (cmd.op === 'from-config') {
     // The wiring the activities use: everything from the typed configuration.
-    const config = loadConfig({ env: {}, overrides: { dataDir: cmd.dataDir, github: { baseUrl: cmd.baseURL } } });
+    const config = loadConfig({ env: {}, overrides: { dataDir: cmd.dataDir, github: { baseUrl: cmd.baseURL }, crawl: { github: cmd.crawlGithub ?? {} } } });
     const result = await snapshotGitHubRepository(config, cmd.refs![0]!.id, cmd.refs![0]!.commit ?? undefined, (m) => logs.push(m));
     process.stdout.write(JSON.stringify({ result, logs }));
     return;
   }
+  const defaults = loadConfig({ env: {} }).crawl.github;
   const gh = new GitHubSource({
     baseURL: cmd.baseURL,
     searchResultCap: cmd.cap,
@@ -37,9 +41,10 @@ async function main(): Promise<void> {
     searchIntervalMs: 0,
     retryAfterUnitMs: 10,
     retries: cmd.retries ?? 3,
+    retryUnitMs: cmd.retryUnitMs,
     log: (m) => logs.push(m),
-    maxTarballBytes: cmd.maxTarballBytes,
-    tarballDeadlineMs: cmd.tarballDeadlineMs,
+    maxTarballBytes: cmd.maxTarballBytes ?? defaults.maxTarballMb * 1024 * 1024,
+    tarballDeadlineMs: cmd.tarballDeadlineMs ?? defaults.downloadTimeoutSec * 1000,
   });
   if (cmd.op === 'search') {
     const result = await gh.search(cmd.filters ?? {}, cmd.sample ?? { limit: 100, seed: 0 });

@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { analyzeRepository } from '../../../activities/analysis';
 import type { RepoRef, SnapshotResult } from '../../../activities/sources';
@@ -126,8 +127,8 @@ describe('GitHub source', () => {
       const out = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir: path.join(dataDir, 'guarded'), op: 'snapshot', refs, maxTarballBytes: shopBytes - 1, tarballDeadlineMs: 1500, retries: 0 });
       expect(out.results[0]).toEqual({ ok: false, skip: { repoId: 'acme/webapp', stage: 'fetch', reason: `tarball: refused http URL http://127.0.0.1:${port}: source downloads use https only` } });
       expect(elsewhere).toEqual([]);
-      expect(out.results[1]).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: `tarball: ${shopBytes} bytes, larger than ${shopBytes - 1} bytes: refused` } });
-      expect(out.results[2]).toEqual({ ok: false, skip: { repoId: 'datalab/mlkit', stage: 'fetch', reason: 'tarball: not downloaded within 1500 ms: refused' } });
+      expect(out.results[1]).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: `tarball: ${shopBytes} bytes, larger than ${shopBytes - 1} bytes (crawl.github.maxTarballMb): refused` } });
+      expect(out.results[2]).toEqual({ ok: false, skip: { repoId: 'datalab/mlkit', stage: 'fetch', reason: 'tarball: not downloaded within 1.5 s (crawl.github.downloadTimeoutSec): refused' } });
       // The same tarballs within the limits are downloaded (the mlkit one once it no longer stalls).
       gh.stalledTarballs.clear();
       const fine = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir: path.join(dataDir, 'guarded'), op: 'snapshot', refs: refs.slice(1), maxTarballBytes: 1024 * 1024, tarballDeadlineMs: 60_000, retries: 0 });
@@ -194,6 +195,64 @@ describe('GitHub source', () => {
     expect(out.logs.some((l) => /^secondary rate limit on GET/.test(l))).toBe(true);
   });
 
+  it("retries a tarball's server errors within its deadline: no client error retried, no wait begun that would end past the deadline", async () => {
+    const sha = (id: string) => gh.repos.find((r) => r.full_name === id)!._recorded.head_sha;
+    const refs = (ids: string[]) => ids.map((id) => ref(id, sha(id)));
+    const asked = (id: string) => gh.log.filter((l) => l.startsWith(`GET /repos/${id}/tarball/`)).length;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'retries-'));
+    const before = new Map(['acme/webapp', 'acme/shop', 'datalab/mlkit', 'ghost/no-tarball'].map((id) => [id, asked(id)]));
+    const more = (id: string) => asked(id) - before.get(id)!;
+    const codeloads = () => gh.log.filter((l) => l.startsWith('GET /codeload/ghost/no-tarball/')).length;
+    const ghostBefore = codeloads();
+    try {
+      // Two 502s, then the tarball: three requests; a plain 403 and a 404 are asked once each.
+      gh.faults.set('/repos/acme/webapp/tarball', ['server-error', 'server-error']);
+      gh.faults.set('/repos/acme/shop/tarball', ['forbidden']);
+      const first = await drive<{ results: SnapshotResult[]; logs: string[] }>({
+        baseURL: gh.baseURL, dataDir: path.join(dir, 'a'), op: 'snapshot', refs: refs(['acme/webapp', 'acme/shop', 'ghost/no-tarball']), retries: 3, retryUnitMs: 10, tarballDeadlineMs: 30_000,
+      });
+      expect(first.results.map((r) => (r.ok ? 'ok' : r.skip.reason))).toEqual(['ok', 'tarball: HTTP 403 Resource not accessible', 'tarball not found (404)']);
+      expect([more('acme/webapp'), more('acme/shop'), codeloads() - ghostBefore]).toEqual([3, 1, 1]);
+      // The waits grow as 1, 4 units.
+      expect(first.logs.filter((l) => l.startsWith('tarball of acme/webapp failed'))).toEqual([
+        'tarball of acme/webapp failed (tarball: HTTP 502 Server Error); retry 1 in 10 ms',
+        'tarball of acme/webapp failed (tarball: HTTP 502 Server Error); retry 2 in 40 ms',
+      ]);
+
+      // A wait that would end past the deadline is not begun: the download is refused at once, after
+      // one request, whether the wait is the retry's own or a rate limit's (reset in an hour).
+      for (const id of ['acme/webapp', 'datalab/mlkit']) before.set(id, asked(id));
+      gh.faults.set('/repos/acme/webapp/tarball', ['server-error', 'server-error', 'server-error']);
+      gh.faults.set('/repos/datalab/mlkit/tarball', ['rate-limit-long']);
+      const second = await drive<{ results: SnapshotResult[]; logs: string[] }>({
+        baseURL: gh.baseURL, dataDir: path.join(dir, 'b'), op: 'snapshot', refs: refs(['acme/webapp', 'datalab/mlkit']), retries: 3, retryUnitMs: 600_000, tarballDeadlineMs: 20_000,
+      });
+      expect(second.results[0]).toEqual({
+        ok: false,
+        skip: { repoId: 'acme/webapp', stage: 'fetch', reason: 'tarball: not downloaded within 20 s (crawl.github.downloadTimeoutSec): refused (HTTP 502; a retry in 600 s would start past it)' },
+      });
+      const mlkit = second.results[1]!;
+      expect(mlkit.ok).toBe(false);
+      if (!mlkit.ok) expect(mlkit.skip.reason).toMatch(/^tarball: not downloaded within 20 s \(crawl\.github\.downloadTimeoutSec\): refused \(rate limited; a retry in 36\.\d+ s would start past it\)$/);
+      expect([more('acme/webapp'), more('datalab/mlkit')]).toEqual([1, 1]);
+      expect(gh.faults.get('/repos/acme/webapp/tarball')).toEqual(['server-error', 'server-error']);
+      expect(second.logs.some((l) => /^rate limited on GET \S*tarball\S*; not retried$/.test(l))).toBe(true);
+
+      // The deadline covers every attempt: a 502, then an answer that never comes.
+      before.set('acme/shop', asked('acme/shop'));
+      gh.faults.set('/repos/acme/webapp/tarball', []);
+      gh.faults.set('/repos/acme/shop/tarball', ['server-error', 'hang']);
+      const third = await drive<{ results: SnapshotResult[] }>({
+        baseURL: gh.baseURL, dataDir: path.join(dir, 'c'), op: 'snapshot', refs: refs(['acme/shop']), retries: 3, retryUnitMs: 10, tarballDeadlineMs: 1500,
+      });
+      expect(third.results[0]).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: 'tarball: not downloaded within 1.5 s (crawl.github.downloadTimeoutSec): refused' } });
+      expect(more('acme/shop')).toBe(2);
+    } finally {
+      for (const key of ['/repos/acme/webapp/tarball', '/repos/acme/shop/tarball', '/repos/datalab/mlkit/tarball']) gh.faults.delete(key);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('is wired from the configuration: base URL, snapshot folder under the data directory, size limit', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'data-'));
     try {
@@ -203,6 +262,20 @@ describe('GitHub source', () => {
       expect(out.result.ref.createdAt).toBe('2023-11-20T08:00:00Z');
       const huge = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: dir, op: 'from-config', refs: [ref('huge/monorepo')] });
       expect(huge.result.ok).toBe(false);
+      // The download's size cap and deadline are crawl.github.maxTarballMb and downloadTimeoutSec:
+      // a tarball of 1.5 MiB against a cap of 1 MiB, and one that stalls against a deadline of 1 s.
+      const big = gh.tarballs.get('acme/shop')!;
+      gh.tarballs.set('acme/shop', Buffer.concat([big, randomBytes(1536 * 1024)]));
+      gh.stalledTarballs.add('datalab/mlkit');
+      try {
+        const capped = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: dir, op: 'from-config', refs: [ref('acme/shop')], crawlGithub: { maxTarballMb: 1 } });
+        expect(capped.result).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'fetch', reason: `tarball: ${big.length + 1536 * 1024} bytes, larger than 1048576 bytes (crawl.github.maxTarballMb): refused` } });
+        const late = await drive<{ result: SnapshotResult }>({ baseURL: gh.baseURL, dataDir: path.join(dir, 'late'), op: 'from-config', refs: [ref('datalab/mlkit')], crawlGithub: { downloadTimeoutSec: 1 } });
+        expect(late.result).toEqual({ ok: false, skip: { repoId: 'datalab/mlkit', stage: 'fetch', reason: 'tarball: not downloaded within 1 s (crawl.github.downloadTimeoutSec): refused' } });
+      } finally {
+        gh.tarballs.set('acme/shop', big);
+        gh.stalledTarballs.clear();
+      }
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

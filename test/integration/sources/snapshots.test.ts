@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { SnapshotStore } from '../../../activities/sources';
-import { hashTree } from '../../../activities/store/snapshots';
+import { hashTree, packTree, unpackTree } from '../../../activities/store/snapshots';
 
 const REPOS = path.resolve(__dirname, '../../fixtures/repos');
 
@@ -44,5 +44,23 @@ describe('SnapshotStore', () => {
     // Nothing half-written is left behind.
     expect(fs.existsSync(path.join(root, 'a', 'b')) ? fs.readdirSync(path.join(root, 'a', 'b')) : []).toEqual([]);
     expect(() => store.dirFor('a/b', '../etc')).toThrow(/not a commit id/);
+  });
+
+  it('gives tar a time limit: an archive that stops arriving ends with a reason, not a wait forever', async () => {
+    // The first chunk of a real archive, then nothing more, ever.
+    const first: Buffer[] = [];
+    for await (const chunk of packTree(path.join(REPOS, 'shop'))) first.push(chunk);
+    async function* stalled(): AsyncIterable<Buffer> {
+      yield first[0]!.subarray(0, 64);
+      await new Promise(() => undefined);
+    }
+    const dest = path.join(root, 'stalled');
+    await expect(unpackTree(stalled(), dest, 500)).rejects.toThrow('tar could not unpack the snapshot archive: it did not finish within 0.5 s and was stopped');
+    // The whole archive, within the limit, unpacks as before.
+    async function* whole(): AsyncIterable<Buffer> {
+      yield* first;
+    }
+    await unpackTree(whole(), path.join(root, 'whole'));
+    expect((await hashTree(path.join(root, 'whole'))).hash).toBe((await hashTree(path.join(REPOS, 'shop'))).hash);
   });
 });

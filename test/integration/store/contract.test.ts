@@ -270,6 +270,52 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
     expect(await other.openSnapshot('acme/tools', 'b'.repeat(40))).toBeNull();
   });
 
+  it('keeps the snapshot of any repository id inside its own folder, apart from every other, and refuses what is not a commit', async () => {
+    const dataDir = (store as unknown as { dataDir: string }).dataDir;
+    const root = path.join(dataDir, 'snapshots');
+    const escape = `escaped-${path.basename(dataDir)}`;
+    const ids = [
+      `../../${escape}`, `../${escape}`, '..', '.', '../..', `a/../../${escape}`, `/tmp/${escape}`, 'acme//tools', 'acme/tools/extra', 'acme/tools/',
+      'acme_tools', 'acme/tools_', '_other/acme_tools', 'a b/c', 'ü/x', '~/x', '-rf', `${'l'.repeat(3000)}1`, `${'l'.repeat(3000)}2`, '', 'acme/..', 'acme/.', 'snap/tools',
+    ];
+    const commit = 'c'.repeat(40);
+    for (const id of ids) {
+      const src = tmp('repost-snap-id-');
+      fs.writeFileSync(path.join(src, 'id.json'), JSON.stringify(id));
+      await store.saveSnapshot(id, commit, src);
+    }
+    // Another commit of the same id is another snapshot.
+    const other = tmp('repost-snap-id-');
+    fs.writeFileSync(path.join(other, 'id.json'), JSON.stringify('the other commit'));
+    await store.saveSnapshot('acme/tools_', 'tree-' + '4'.repeat(32), other);
+    const trees = new Set<string>();
+    for (const id of ids) {
+      const tree = await store.openSnapshot(id, commit);
+      expect(tree).not.toBeNull();
+      // Inside the store's snapshot folder, three plain names deep, and its own.
+      const rel = path.relative(root, fs.realpathSync(tree!));
+      expect(rel.split(path.sep)).toHaveLength(4);
+      expect(rel.startsWith('..') || path.isAbsolute(rel)).toBe(false);
+      expect(JSON.parse(fs.readFileSync(path.join(tree!, 'id.json'), 'utf8'))).toBe(id);
+      trees.add(tree!);
+    }
+    expect(trees.size).toBe(ids.length);
+    expect(JSON.parse(fs.readFileSync(path.join((await store.openSnapshot('acme/tools_', 'tree-' + '4'.repeat(32)))!, 'id.json'), 'utf8'))).toBe('the other commit');
+    // Nothing was written beside the store or above it.
+    expect(fs.existsSync(path.join(path.dirname(dataDir), escape))).toBe(false);
+    expect(fs.existsSync(path.join(dataDir, escape))).toBe(false);
+    expect(fs.existsSync(path.join('/tmp', escape))).toBe(false);
+    // A GitHub repository keeps its readable place.
+    expect(await store.openSnapshot('snap/tools', commit)).toBe(path.join(root, 'snap', 'tools', commit, 'tree'));
+
+    const src = tmp('repost-snap-commit-');
+    fs.writeFileSync(path.join(src, 'a.py'), 'x = 1\n');
+    for (const bad of ['../x', 'a/b', '.', '..', '', 'x'.repeat(129), 'a\nb', '-rf', `tree-1/../../${escape}`, 'abc.def', ' abc', '/etc']) {
+      await expect(store.saveSnapshot('acme/tools', bad, src)).rejects.toThrow(/not a commit id/);
+      await expect(store.openSnapshot('acme/tools', bad)).rejects.toThrow(/not a commit id/);
+    }
+  });
+
   it('indexes LLM exchanges per function and per run, and caches answers', async () => {
     await store.appendExchange(exchange('fa', 'run-x', 1));
     await store.appendExchange(exchange('fb', 'run-x', 2));

@@ -211,6 +211,9 @@ describe('the preset in the configuration', () => {
       evalWindow: { from: '2024-09-01', to: '2024-12-31' },
       includeArchived: true,
       minStars: 3,
+      // The download's limits are not search filters: the preset leaves their defaults.
+      maxTarballMb: 100,
+      downloadTimeoutSec: 600,
     });
     // A value the user gives wins over the preset's.
     const mine = loadConfig({ env: { REPOST_ANALYSIS_PRESET: 'repost', REPOST_CRAWL_GITHUB_MAX_REPO_SIZE_KB: '2048' } });

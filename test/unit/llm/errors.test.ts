@@ -1,6 +1,7 @@
 /** LLM failures as the activities hand them to Temporal: retryable with the server's delay, or not retryable; and Retry-After read. */
 import { ApplicationFailure } from '@temporalio/common';
-import { LlmPermanentError, LlmTransientError, parseRetryAfter } from '../../../activities/llm';
+import { APIConnectionError, APIConnectionTimeoutError, APIError } from 'openai';
+import { classifyLlmError, LlmPermanentError, LlmTransientError, parseRetryAfter } from '../../../activities/llm';
 import { toActivityFailure } from '../../../activities/llm/failures';
 
 describe('toActivityFailure', () => {
@@ -42,5 +43,21 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter('Wed, 31 Dec 2025 00:00:00 GMT', now)).toBe(0);
     expect(parseRetryAfter('soon')).toBeUndefined();
     expect(parseRetryAfter(undefined)).toBeUndefined();
+  });
+});
+
+describe('classifyLlmError messages', () => {
+  const where = { model: 'gpt-4o', baseURL: 'http://127.0.0.1:9/v1' };
+
+  it('name the configuration keys to check by their current names', () => {
+    const notFound = classifyLlmError(APIError.generate(404, { message: 'no such route' }, 'no such route', new Headers()), where);
+    expect(notFound).toBeInstanceOf(LlmPermanentError);
+    expect(notFound.message).toContain('check OPENAI_BASE_URL / llm.baseUrl');
+    expect(notFound.message).not.toContain('baseURL');
+    const timedOut = classifyLlmError(new APIConnectionTimeoutError(), { ...where, timeoutMs: 120_000 });
+    expect(timedOut.message).toBe('LLM request timed out after 120 s (llm.timeoutSec) (model gpt-4o at http://127.0.0.1:9/v1)');
+    // An abort the client does not recognise as its timeout is told apart by the time it took.
+    const aborted = classifyLlmError(new APIConnectionError({ message: 'aborted' }), { ...where, elapsedMs: 5_000, timeoutMs: 5_000 });
+    expect(aborted.message).toBe('LLM request timed out after 5 s (llm.timeoutSec) (model gpt-4o at http://127.0.0.1:9/v1)');
   });
 });

@@ -13,7 +13,7 @@ describe('the HTTP agent of the LLM client', () => {
     expect(ninetyMinutes.bodyTimeout).toBeGreaterThanOrEqual(90 * MINUTE);
     const short = llmHttpTimeouts(5);
     expect(short.headersTimeout).toBeGreaterThanOrEqual(5_000);
-    // The client's own timeout speaks first (a clear "timed out after N ms"), the agent's just after.
+    // The client's own timeout speaks first (a clear "timed out after N s (llm.timeoutSec)"), the agent's just after.
     expect(short.headersTimeout).toBeLessThan(90 * MINUTE);
     // Connecting is quick or it is not happening: bounded, and never longer than the request may take.
     expect(short.connectTimeout).toBeLessThanOrEqual(5_000);

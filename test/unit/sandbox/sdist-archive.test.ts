@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { Header } from 'tar';
 import { SDIST_READ_LIMITS, memberNameProblem, readSdist, type ArchiveLimits } from '../../../activities/sandbox/sdist-archive';
-import { buildRequirements } from '../../../activities/sandbox/source-build';
+import { buildRequirements, redirectTarget } from '../../../activities/sandbox/source-build';
 import { tarBuffer, tarGz, zipBuffer, type TarMember } from '../../support/archives';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-sdist-unit-'));
@@ -103,4 +103,20 @@ test('zip archives are read the same way; bzip2 ones are left to the sandbox', a
   expect(await readSdist(evil, EXPECTED)).toEqual({ ok: false, reason: expect.stringMatching(/outside its top folder/) });
   const bz2 = write('demo_pkg-1.0.tar.bz2', Buffer.from('BZh9'));
   expect(await readSdist(bz2, EXPECTED)).toEqual({ ok: true, format: 'unread', root: null, entries: null, pyproject: null });
+});
+
+describe('where a source archive download may be redirected', () => {
+  it('stays on https once there, and only ever goes to http(s)', () => {
+    expect(redirectTarget('https://pypi.org/simple/six/', '/packages/six-1.0.tar.gz')).toEqual({ ok: true, url: 'https://pypi.org/packages/six-1.0.tar.gz' });
+    expect(redirectTarget('https://pypi.org/simple/six/', 'https://files.example/six-1.0.tar.gz')).toEqual({ ok: true, url: 'https://files.example/six-1.0.tar.gz' });
+    // A local index over plain http may redirect within http (and up to https).
+    expect(redirectTarget('http://127.0.0.1:8080/simple/six/', 'http://127.0.0.1:8080/f/six-1.0.tar.gz')).toMatchObject({ ok: true });
+    expect(redirectTarget('http://127.0.0.1:8080/simple/six/', 'https://files.example/six-1.0.tar.gz')).toMatchObject({ ok: true });
+    expect(redirectTarget('https://pypi.org/simple/six/', 'http://files.example/six-1.0.tar.gz')).toEqual({
+      ok: false,
+      reason: 'GET https://pypi.org/simple/six/: a redirect from https to plain http (http://files.example) is refused',
+    });
+    expect(redirectTarget('http://127.0.0.1:8080/simple/six/', 'file:///etc/passwd')).toEqual({ ok: false, reason: 'GET http://127.0.0.1:8080/simple/six/: a redirect to a file URL is refused' });
+    expect(redirectTarget('https://pypi.org/simple/six/', 'http://[::1')).toMatchObject({ ok: false, reason: expect.stringMatching(/invalid URL is refused$/) });
+  });
 });

@@ -64,4 +64,19 @@ describe('configuration', () => {
     });
     expect(crawlFiltersFromConfig(config, 'eval')).toMatchObject({ createdFrom: '2024-09-01' });
   });
+
+  it('takes a download\'s size cap and deadline from crawl.github, in MiB and seconds', () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { loadConfig, ConfigError } = require('../../../temporal.config') as typeof import('../../../temporal.config');
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { snapshotLimitsFromConfig } = require('../../../activities/sources') as typeof import('../../../activities/sources');
+    const defaults = loadConfig({ env: {} });
+    expect(defaults.crawl.github).toMatchObject({ maxTarballMb: 100, downloadTimeoutSec: 600 });
+    expect(snapshotLimitsFromConfig(defaults)).toEqual({ maxTarballBytes: 100 * 1024 * 1024, maxTreeBytes: 400 * 1024 * 1024 });
+    const set = loadConfig({ env: { REPOST_CRAWL_GITHUB_MAX_TARBALL_MB: '20', REPOST_CRAWL_GITHUB_DOWNLOAD_TIMEOUT_SEC: '90' } });
+    expect(set.crawl.github).toMatchObject({ maxTarballMb: 20, downloadTimeoutSec: 90 });
+    expect(snapshotLimitsFromConfig(set)).toEqual({ maxTarballBytes: 20 * 1024 * 1024, maxTreeBytes: 80 * 1024 * 1024 });
+    expect(() => loadConfig({ env: { REPOST_CRAWL_GITHUB_DOWNLOAD_TIMEOUT_SEC: '0' } })).toThrow(ConfigError);
+    expect(() => loadConfig({ env: { REPOST_CRAWL_GITHUB_MAX_TARBALL_MB: '1.5' } })).toThrow(/crawl\.github\.maxTarballMb/);
+  });
 });
