@@ -234,7 +234,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
 
     // Solvability (evaluation records): can a model implement the function from what its prompt
     // shows? Assertions on behaviour the prompt does not determine are removed, or reject it.
-    if (settings.solvability?.enabled[fn.split]) {
+    // The stage asks for a function from its prompt; a class target is evaluated as a whole class (eval.ts --classes).
+    if (settings.solvability?.enabled[fn.split] && fn.kind !== 'class') {
       stage = 'solvability';
       progress(stage, 'implementations from the prompt alone');
       const solvable = await solvabilityStage({
