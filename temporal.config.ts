@@ -29,7 +29,14 @@ const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date as YYYY
 const PER_PROCESS = { perProcess: true } as const;
 
 /** Price of a model per million tokens, used for cost estimates. */
-const PriceSchema = z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() });
+const PriceSchema = z.object({
+  inputPerMTok: z.number().nonnegative(),
+  outputPerMTok: z.number().nonnegative(),
+  /** Prices of a call answered in a batch (batch mode); default: half the live prices, as the Batch API charges. */
+  batchInputPerMTok: z.number().nonnegative().optional(),
+  batchOutputPerMTok: z.number().nonnegative().optional(),
+});
+const LlmMode = z.enum(['live', 'batch']);
 
 export const ConfigSchema = z.object({
   /** Where runs, artifacts, caches and the embedded Temporal database live. */
@@ -113,6 +120,37 @@ export const ConfigSchema = z.object({
           check: z.string().min(1).optional(),
           docstring: z.string().min(1).optional(),
           solve: z.string().min(1).optional(),
+        })
+        .prefault({}),
+      /**
+       * How calls are made: `live` (one HTTP call each) or `batch` (collected into Batch API
+       * batches, answered within `batch.windowSec`); per step in `modes` (e.g. generation batched,
+       * checks live).
+       */
+      mode: LlmMode.default('live'),
+      modes: z
+        .object({
+          sandbox: LlmMode.optional(),
+          tests: LlmMode.optional(),
+          debug: LlmMode.optional(),
+          coverage: LlmMode.optional(),
+          check: LlmMode.optional(),
+        })
+        .prefault({}),
+      batch: z
+        .object({
+          /** `openai`: the Batch API at `baseUrl`; `files`: requests.jsonl written under <dataDir>/llm-batches/<id>/, results.jsonl awaited beside it. */
+          backend: z.enum(['openai', 'files']).default('openai').meta(PER_PROCESS),
+          /** A batch is sent when it holds this many requests, ... */
+          maxRequests: z.number().int().min(1).max(50_000).default(50_000).meta(PER_PROCESS),
+          /** ... when the next request would take its request file past this many bytes, ... */
+          maxBytes: z.number().int().min(1).max(200 * 1024 * 1024).default(200 * 1024 * 1024).meta(PER_PROCESS),
+          /** ... or when its oldest request has waited this long. */
+          maxWaitSec: z.number().positive().default(600).meta(PER_PROCESS),
+          /** How often waiting batches are looked at. */
+          pollSec: z.number().positive().default(30).meta(PER_PROCESS),
+          /** The longest a batch may take to answer (the Batch API's window is 24 h): a batched call's activity may wait this plus maxWaitSec. */
+          windowSec: positiveInt.default(24 * 3600),
         })
         .prefault({}),
       temperature: z.number().min(0).max(2).default(0),

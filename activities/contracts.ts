@@ -57,7 +57,14 @@ export interface PipelineSettings {
     functionWorkflowMs?: number;
     /** A live benchmark firing's crawl, when the configuration sets it (else derived from its repositories: `crawlWorkflowBudgetMs`). */
     crawlWorkflowMs?: number;
+    /** What a step in batch mode may wait for its batch (present when one is: `llmBatchActivities`). */
+    llmBatchMs?: number;
   };
+  /**
+   * The LLM activities whose step is in batch mode (`llm.mode`, `llm.modes`): they wait for a
+   * batch's answer, so they get `timeouts.llmBatchMs` and no heartbeat timeout (absent: all live).
+   */
+  llmBatchActivities?: string[];
 }
 
 /** What the workflows need of `loops.solvability`. */

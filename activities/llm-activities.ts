@@ -4,6 +4,8 @@
  * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
  * counts and regenerates; transport faults become retryable or non-retryable activity failures.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { CompleteAsyncError, Context } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { FunctionRef, LlmStepResult, PreparedFunction, PreviousAnswer, RunRef, VerdictResult } from './contracts';
 import { classDefinitionSource, definitionSource } from './dataset/script-parts';
@@ -18,7 +20,10 @@ import {
   type PromptVars,
   type VerdictAnswer,
 } from './llm';
+import { BatchCollector, type PendingRequest } from './llm/batch/collector';
+import { LlmPermanentError } from './llm/errors';
 import { toActivityFailure } from './llm/failures';
+import { modeForStep, type BatchCall, type DeliveredBatchAnswer } from './llm/gateway';
 import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
 import { reviewCode, reviewVerdict, type CodeReview, type ReviewedAnswer, type VerdictReview } from './llm/review';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
@@ -40,10 +45,55 @@ export interface LlmDependencies {
   config: Config;
   store: Store;
   gateway: LlmGateway;
+  /** Batch mode's hand-over to the process's collector (activities/llm/batch/collector.ts); without it a step in batch mode fails. */
+  handOver?: BatchCollector['enqueue'];
 }
 
-export function createLlmActivities({ config, store, gateway }: LlmDependencies): LlmActivities {
+/** The activity being run and its input (what a batch answer is delivered to, by running it again). */
+const currentCall = new AsyncLocalStorage<{ input: unknown }>();
+/** A batch answer being delivered: the activity runs again with it in hand. */
+const delivery = new AsyncLocalStorage<DeliveredBatchAnswer>();
+
+/**
+ * Delivers a batch's answer to the request that asked it: runs the request's activity again, in
+ * this process, with the answer in hand, so it is parsed, checked, recorded, cached and priced as
+ * a live answer is; the activity's result (or failure) is what completes the waiting attempt.
+ */
+export function deliverBatchAnswer(activities: LlmActivities, pending: PendingRequest, answer: DeliveredBatchAnswer): Promise<unknown> {
+  const name = pending.activityType;
+  if (!Object.prototype.hasOwnProperty.call(activities, name)) return Promise.reject(new Error(`a batch answer for ${name}, which is no LLM activity of this worker`));
+  const activity = (activities as unknown as Record<string, (input: unknown) => Promise<unknown>>)[name]!;
+  return delivery.run(answer, () => activity(pending.input));
+}
+
+export function createLlmActivities({ config, store, gateway, handOver }: LlmDependencies): LlmActivities {
   const runs = new RunConfigs(config, store);
+
+  /** How a step in batch mode asks: with the answer being delivered, or by handing its request over and waiting. */
+  function batchCall(): BatchCall {
+    const delivered = delivery.getStore();
+    return {
+      ...(delivered ? { delivered } : {}),
+      async handOver(request) {
+        if (!handOver) throw new LlmPermanentError('this step is in batch mode (llm.mode), but this process has no batch collector', undefined);
+        const info = Context.current().info;
+        const call = currentCall.getStore();
+        if (!call) throw new Error(`${info.activityType}: batch mode needs the activity's input`);
+        await handOver({
+          taskToken: Buffer.from(info.taskToken).toString('base64'),
+          activityType: info.activityType,
+          input: call.input,
+          cacheKey: request.cacheKey,
+          step: request.step,
+          functionId: request.functionId,
+          ...(request.runId !== undefined ? { runId: request.runId } : {}),
+          line: BatchCollector.lineOf(request.call),
+        });
+        // The attempt now waits on the Temporal server; the collector completes it by its token.
+        throw new CompleteAsyncError();
+      },
+    };
+  }
 
   /** The run's answer to the previous attempt, when that one could not be used. */
   async function previousText(previous: PreviousAnswer | undefined): Promise<string | null> {
@@ -71,6 +121,7 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     const before = await previousText(ctx.previous);
     const messages = before !== null && ctx.previous ? followUpMessages(prompt, before, ctx.previous.failure, ctx.previous.detail) : prompt.messages;
     const version = `${prompt.promptId}@${prompt.promptVersion}${before !== null ? `+follow-up@${FOLLOW_UP_VERSION}` : ''}`;
+    const batch = modeForStep(runConfig.llm, kind as LlmStep) === 'batch' ? batchCall() : undefined;
     try {
       // The call may wait long on the model: the activity heartbeats meanwhile.
       const answer = await whileHeartbeating(() =>
@@ -85,7 +136,7 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
             promptVersion: prompt.promptVersion,
             attempt: ctx.attempt ?? 0,
           },
-          { signal: activityHooks().signal, llm: runConfig.llm, review: reviewOnce },
+          { signal: activityHooks().signal, llm: runConfig.llm, review: reviewOnce, ...(batch ? { batch } : {}) },
         ),
       );
       return { answer, promptVersion: version, review: reviewed ?? review(answer, runConfig) };
@@ -128,7 +179,7 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
       ? checkClassTestScript({ ...classInput(fn, prepared, original), script, sandboxScript })
       : checkTestScript({ functionName: fn.qualname, originalFunction: original, script, sandboxScript, testCalls: c.loops.sanity.testCalls });
 
-  return {
+  const activities: LlmActivities = {
     async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
       const original = await store.get(prepared.sourceKey);
@@ -205,4 +256,9 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
       return verdictStep(answer, promptVersion, review);
     },
   };
+  // Each activity runs with its input at hand, for a hand-over in batch mode.
+  const withInput = Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [name, (input: unknown) => currentCall.run({ input }, () => (fn as (i: unknown) => Promise<unknown>)(input))]),
+  );
+  return withInput as unknown as LlmActivities;
 }

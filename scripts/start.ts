@@ -166,7 +166,7 @@ async function main(values: unknown): Promise<number> {
     console.log(`watch it in the Temporal UI: ${uiRuns}`);
     // While it runs: repositories, functions by stage, accepted and rejected, LLM use, time left.
     const every = flags['progress-every'];
-    const live = startLiveView(new ProgressTracker(stack.store, runId, stack.client), every ? { everyMs: every * 1000 } : {});
+    const live = startLiveView(new ProgressTracker(stack.store, runId, stack.client, Date.now, config.dataDir), every ? { everyMs: every * 1000 } : {});
     let summary: Awaited<ReturnType<typeof started.result>>;
     try {
       summary = await started.result();

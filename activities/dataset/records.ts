@@ -252,16 +252,20 @@ export class UsageCounter {
   private total: Usage = emptyUsage();
   private readonly byRepo = new Map<string, Usage>();
   private readonly byStep = new Map<string, Usage>();
+  /** Live calls and batch answers apart: they are priced differently (llm.prices' batch prices). */
+  private readonly byMode = { live: emptyUsage(), batch: emptyUsage() };
 
   add(e: UsageEntry): void {
     const call = callUsage(e);
     this.total = addUsage(this.total, call);
+    const mode = e.mode === 'batch' ? 'batch' : 'live';
+    this.byMode[mode] = addUsage(this.byMode[mode], call);
     this.byRepo.set(e.repoId ?? '', addUsage(this.byRepo.get(e.repoId ?? ''), call));
     this.byStep.set(e.step ?? '', addUsage(this.byStep.get(e.step ?? ''), call));
   }
 
   result() {
     const table = (m: Map<string, Usage>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
-    return { total: this.total, byRepo: table(this.byRepo), byStep: table(this.byStep) };
+    return { total: this.total, byMode: { ...this.byMode }, byRepo: table(this.byRepo), byStep: table(this.byStep) };
   }
 }

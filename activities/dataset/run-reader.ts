@@ -42,6 +42,8 @@ export const RunSummaryFileSchema = z.looseObject({
   llm: z
     .object({
       total: UsageSchema,
+      /** Live calls and batch answers apart (absent in summaries written before batch mode). */
+      byMode: z.object({ live: UsageSchema, batch: UsageSchema }).optional(),
       byRepo: z.record(z.string(), UsageSchema).default({}),
       byStep: z.record(z.string(), UsageSchema).default({}),
     })

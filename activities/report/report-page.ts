@@ -11,6 +11,7 @@ import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { PALETTE, barChart, escapeXml as esc, formatNumber, formatPercent, fractionBins, groupedBarChart, histogram, integerBins, rangeBins } from './charts';
 import { renderClassSection } from './class-section';
 import type { RunReportData } from './report-data';
+import type { Usage } from '../store/usage';
 
 /** Where the page links a function's files, relative to the page. */
 export interface ReportLinks {
@@ -216,6 +217,11 @@ function costSection(data: RunReportData): string {
     tile('estimated cost', usd(usage.costUsd), noPrice ? 'the model has no price in llm.prices' : ''),
     tile('per accepted example', per ? usd(per.costUsd) : '–', per ? `${formatNumber(per.tokens)} tokens, ${formatNumber(per.calls)} calls` : 'no accepted record'),
   ];
+  const modes = data.summary.llm?.byMode;
+  if (modes && modes.batch.calls > 0) {
+    const part = (u: Usage) => `${formatNumber(u.promptTokens + u.completionTokens)} tokens, ${usd(u.costUsd)}`;
+    tiles.splice(2, 0, tile('live calls', formatNumber(modes.live.calls), part(modes.live)), tile('batch answers', formatNumber(modes.batch.calls), `${part(modes.batch)} (batch prices)`));
+  }
   const tokensChart = barChart({ title: 'Tokens by step', bars: byStep.map(([step, u], i) => ({ label: step, value: u.promptTokens + u.completionTokens, color: PALETTE[i % PALETTE.length], note: `${u.calls} calls` })) });
   const costChart = barChart({ title: 'Estimated cost by step', bars: byStep.filter(([, u]) => u.costUsd > 0).map(([step, u]) => ({ label: step, value: u.costUsd })), format: usd });
   return (
