@@ -29,7 +29,14 @@ const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date as YYYY
 const PER_PROCESS = { perProcess: true } as const;
 
 /** Price of a model per million tokens, used for cost estimates. */
-const PriceSchema = z.object({ inputPerMTok: z.number().nonnegative(), outputPerMTok: z.number().nonnegative() });
+const PriceSchema = z.object({
+  inputPerMTok: z.number().nonnegative(),
+  outputPerMTok: z.number().nonnegative(),
+  /** Prices of a call answered in a batch (batch mode); default: half the live prices, as the Batch API charges. */
+  batchInputPerMTok: z.number().nonnegative().optional(),
+  batchOutputPerMTok: z.number().nonnegative().optional(),
+});
+const LlmMode = z.enum(['live', 'batch']);
 
 export const ConfigSchema = z.object({
   /** Where runs, artifacts, caches and the embedded Temporal database live. */
@@ -113,6 +120,37 @@ export const ConfigSchema = z.object({
           check: z.string().min(1).optional(),
           docstring: z.string().min(1).optional(),
           solve: z.string().min(1).optional(),
+        })
+        .prefault({}),
+      /**
+       * How calls are made: `live` (one HTTP call each) or `batch` (collected into Batch API
+       * batches, answered within `batch.windowSec`); per step in `modes` (e.g. generation batched,
+       * checks live).
+       */
+      mode: LlmMode.default('live'),
+      modes: z
+        .object({
+          sandbox: LlmMode.optional(),
+          tests: LlmMode.optional(),
+          debug: LlmMode.optional(),
+          coverage: LlmMode.optional(),
+          check: LlmMode.optional(),
+        })
+        .prefault({}),
+      batch: z
+        .object({
+          /** `openai`: the Batch API at `baseUrl`; `files`: requests.jsonl written under <dataDir>/llm-batches/<id>/, results.jsonl awaited beside it. */
+          backend: z.enum(['openai', 'files']).default('openai').meta(PER_PROCESS),
+          /** A batch is sent when it holds this many requests, ... */
+          maxRequests: z.number().int().min(1).max(50_000).default(50_000).meta(PER_PROCESS),
+          /** ... when the next request would take its request file past this many bytes, ... */
+          maxBytes: z.number().int().min(1).max(200 * 1024 * 1024).default(200 * 1024 * 1024).meta(PER_PROCESS),
+          /** ... or when its oldest request has waited this long. */
+          maxWaitSec: z.number().positive().default(600).meta(PER_PROCESS),
+          /** How often waiting batches are looked at. */
+          pollSec: z.number().positive().default(30).meta(PER_PROCESS),
+          /** The longest a batch may take to answer (the Batch API's window is 24 h): a batched call's activity may wait this plus maxWaitSec. */
+          windowSec: positiveInt.default(24 * 3600),
         })
         .prefault({}),
       temperature: z.number().min(0).max(2).default(0),
@@ -204,6 +242,30 @@ export const ConfigSchema = z.object({
       evalRequiresAstMatch: z.boolean().default(true),
       /** Regenerations after an output that failed to parse or a failed sanity check. */
       regenerateAttempts: nonNegativeInt.default(2),
+      /**
+       * The solvability stage, after the final checks: can a model implement the function from
+       * what its prompt shows? `k` implementations from the evaluation's `solve` prompt; when none
+       * passes, each failing assertion is judged (the `check_assertion` prompt, the `check` model),
+       * and one on behaviour the prompt does not determine is removed (or the record rejected).
+       */
+      solvability: z
+        .object({
+          /** Per split: evaluation records are checked, training records are not. */
+          enabled: z.object({ train: z.boolean().default(false), eval: z.boolean().default(true) }).prefault({}),
+          /** Independent implementations asked from the prompt alone. */
+          k: positiveInt.max(20).default(3),
+          /** The model that writes them; unset = the `solve` step's model (`llm.models.solve`, else `llm.model`). */
+          model: z.string().min(1).optional(),
+          /** Their sampling temperature: above 0, so the k answers are independent tries. */
+          temperature: z.number().min(0).max(2).default(0.8),
+          /** A function without a docstring gets one written from the ground truth (the `docstring` prompt); false: its record is left out of the split. */
+          generateDocstrings: z.boolean().default(true),
+          /** An assertion on behaviour the prompt does not determine is removed (the script is run again); false: it rejects the record. */
+          removeUndetermined: z.boolean().default(true),
+          /** Rounds of judging failing assertions while no implementation passes. */
+          rounds: positiveInt.max(5).default(2),
+        })
+        .prefault({}),
       /** How the sanity checks read an answer. */
       sanity: z
         .object({
@@ -218,10 +280,27 @@ export const ConfigSchema = z.object({
     })
     .prefault({}),
   /** Candidate filters (each rule can be switched off) and context limits of the static analysis. */
-  analysis: AnalysisOptionsSchema.pick({ preset: true, rules: true, minLines: true, maxLines: true, extraKeywords: true, contextTokenBudget: true, maxFileBytes: true }).prefault({}),
+  analysis: AnalysisOptionsSchema.pick({
+    preset: true,
+    rules: true,
+    minLines: true,
+    maxLines: true,
+    classRules: true,
+    minClassMethods: true,
+    maxClassMethods: true,
+    minClassLines: true,
+    maxClassLines: true,
+    extraKeywords: true,
+    contextTokenBudget: true,
+    maxFileBytes: true,
+  }).prefault({}),
   crawl: z
     .object({
       maxFunctionsPerRepo: positiveInt.default(30),
+      /** What a crawl makes environments of: functions (RepoST), `both` functions and classes, or `classes` only (start.ts --classes, --classes-only). */
+      targets: z.enum(['functions', 'both', 'classes']).default('functions'),
+      /** Class environments sampled per repository (seeded, like the functions) when classes are made. */
+      maxClassesPerRepo: positiveInt.default(10),
       seed: z.number().int().default(0),
       /** Children running at once per repository workflow (sliding window). */
       functionWindow: positiveInt.default(8),

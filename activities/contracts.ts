@@ -37,10 +37,16 @@ export interface PipelineSettings {
   evalRequiresAstMatch: boolean;
   regenerateAttempts: number;
   maxFunctionsPerRepo: number;
+  /** What the crawl makes environments of (absent in runs frozen before classes: functions). */
+  targets?: CrawlTargets;
+  /** Classes sampled per repository when classes are made (absent: none). */
+  maxClassesPerRepo?: number;
   seed: number;
   functionWindow: number;
   repoWindow: number;
   continueAsNewAfter: number;
+  /** The solvability stage (absent in runs frozen before it existed: then it is off). */
+  solvability?: SolvabilitySettings;
   /**
    * Activity budgets derived from the configuration (ms), and the execution timeouts of child
    * workflows (absent in runs frozen before they existed: then none applies).
@@ -54,7 +60,28 @@ export interface PipelineSettings {
     functionWorkflowMs?: number;
     /** A live benchmark firing's crawl, when the configuration sets it (else derived from its repositories: `crawlWorkflowBudgetMs`). */
     crawlWorkflowMs?: number;
+    /** What a step in batch mode may wait for its batch (present when one is: `llmBatchActivities`). */
+    llmBatchMs?: number;
   };
+  /**
+   * The LLM activities whose step is in batch mode (`llm.mode`, `llm.modes`): they wait for a
+   * batch's answer, so they get `timeouts.llmBatchMs` and no heartbeat timeout (absent: all live).
+   */
+  llmBatchActivities?: string[];
+}
+
+/** What the workflows need of `loops.solvability`. */
+export interface SolvabilitySettings {
+  /** Per split: whether its records go through the stage. */
+  enabled: Record<Split, boolean>;
+  /** Implementations asked from the prompt alone. */
+  k: number;
+  /** A function without a docstring gets a generated one, or its record is left out of the split. */
+  missingDocstring: 'generate' | 'exclude';
+  /** An assertion on behaviour the prompt does not determine is removed, or rejects the record. */
+  undetermined: 'remove' | 'reject';
+  /** Rounds of judging and removing while no implementation passes. */
+  rounds: number;
 }
 
 /** A run as activities see it: its id, its frozen settings (artifact key) and the store it lives in. */
@@ -82,6 +109,14 @@ export interface SkippedRepo {
   reason: string;
 }
 
+/** What a pipeline workflow tests: a function (functionWorkflow) or a whole class (classWorkflow). */
+export type TargetKind = 'function' | 'class';
+
+/**
+ * A function to turn into an environment, or (with `kind: 'class'`) a top-level class: then
+ * `functionId` is the class's id, `qualname` and `name` its name, and every step of the pipeline
+ * works on the whole class.
+ */
 export interface FunctionRef {
   functionId: string;
   repoId: string;
@@ -96,9 +131,14 @@ export interface FunctionRef {
   license: string | null;
   /** The commit's date (the snapshot's), which the sandbox resolves the function's packages as of; absent or null: newest. */
   commitDate?: string | null;
+  /** Absent for a function. */
+  kind?: TargetKind;
   /** Where the license came from (see RepoSnapshot). */
   licenseSource?: string;
 }
+
+/** A class environment's target. */
+export type ClassRef = FunctionRef & { kind: 'class' };
 
 /** A repository's candidates, stored as pages of FunctionRefs so no payload grows with the repository. */
 export interface CandidateList {
@@ -121,7 +161,35 @@ export interface PreparedFunction {
   dependencyCount: number;
   /** Top-level module names of the repository: never installed as packages when a script misses them. */
   localModules: string[];
+  /** A class target: its methods (those of nested classes as `Inner.method`). */
+  methods?: string[];
+  /** A class target: artifact key of its facts for the record (`ClassFacts`: skeleton, documentation level, metrics). */
+  classFactsKey?: string;
 }
+
+/** What a class's record carries beyond the pipeline's results, as the class corpus computes it. */
+export interface ClassFacts {
+  skeleton: string;
+  documentation: 'full' | 'partial' | 'none';
+  metrics: Record<string, number | null>;
+  methodMetrics: { name: string; line: number; cyclomatic: number; essential: number; max_nesting: number }[];
+}
+
+/** A repository's class candidates (class environments), in pages like the functions. */
+export interface ClassCandidateList {
+  pageKeys: string[];
+  /** Classes sampled (at most the per-repository cap). */
+  candidates: number;
+  /** Classes found, test classes included. */
+  found: number;
+  /** Classes the filters kept, before the cap. */
+  kept: number;
+  /** Classes dropped per class filter (each a named rule). */
+  droppedBy: Record<string, number>;
+}
+
+/** Which targets a crawl makes environments of: functions (RepoST), functions and classes (`both`), or classes only. */
+export type CrawlTargets = 'functions' | 'both' | 'classes';
 
 /** An unusable earlier answer (no code, cut off, a failed sanity check): the next attempt is told what was wrong. */
 export interface PreviousAnswer {
@@ -169,6 +237,8 @@ export type FunctionStage =
   | 'ast_check'
   | 'functionality_check'
   | 'test_check'
+  /** Evaluation records: whether a model can implement the function from what its prompt shows. */
+  | 'solvability'
   /** The function's workflow itself failed (a bug, a duplicate id, an exhausted activity): recorded, the crawl goes on. */
   | 'internal'
   | 'accepted';
@@ -197,6 +267,32 @@ export interface RecordThresholds {
   astCheckRequired: boolean;
 }
 
+/**
+ * What the solvability stage found for a record: how many implementations written from the
+ * prompt alone passed, where the prompt's description came from, and the assertions removed as
+ * checking behaviour the prompt does not determine.
+ */
+export interface SolvabilityResult {
+  /** The model that wrote the implementations. */
+  model: string;
+  /** Implementations scored: those asked for, less those the harness failed or whose step failed for good. */
+  samples: number;
+  /** Of those, the ones that pass the record's tests as they end up. */
+  passed: number;
+  /** The ones that passed the tests as they were before any assertion was removed. */
+  passedInitially: number;
+  /** Where the prompt's description came from: the function's docstring, or one generated from the ground truth. */
+  docstring: 'original' | 'generated';
+  /** Artifact key of the generated docstring (null: the original was shown). */
+  docstringKey: string | null;
+  /** The setting that applied to a function without a docstring. */
+  missingDocstring: 'generate' | 'exclude';
+  /** Failing assertions put to the judge. */
+  judged: number;
+  /** Assertions removed as checking behaviour the prompt does not determine (line and text in the script as it was). */
+  removed: { line: number; text: string }[];
+}
+
 /** Everything the record writer needs; texts are artifact keys. */
 export interface RecordInput {
   run: RunRef;
@@ -210,6 +306,8 @@ export interface RecordInput {
   functionality: string | null;
   testCorrectness: string | null;
   promptVersions: Record<string, string>;
+  /** The solvability stage's findings (absent or null: the record's split does not go through it). */
+  solvability?: SolvabilityResult | null;
 }
 
 export interface RepoOutcome {

@@ -11,12 +11,15 @@
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
-import type { RunRef } from './contracts';
+import type { FunctionRef, PreparedFunction, RunRef } from './contracts';
 import { augmentedScript, deterministicCases, parseInputCases, scriptWithoutTests } from './eval/augmentation';
 import { extractCandidate, type Candidate } from './eval/candidate';
-import { candidateScript } from './eval/candidate-script';
+import { failingAssertion, removeAssertions, testSourceOf, type ScriptAssertion } from './eval/assertions';
+import { candidateScript, scriptBindings } from './eval/candidate-script';
 import { mergeCandidateTests, splitCandidateTests } from './eval/candidate-tests';
 import type {
+  AssertionRemoval,
+  AssertionVerdict,
   AugmentationResult,
   CandidateRef,
   CandidateRun,
@@ -27,21 +30,26 @@ import type {
   FunctionEvalSummary,
   PreparedPrompt,
   RankingSummary,
+  SolvabilityTask,
   TrainingTargets,
+  FailingAssertion,
 } from './eval/contracts';
-import type { StoredEvalRecord } from './eval/dataset';
+import type { EvalRecord, StoredEvalRecord } from './eval/dataset';
+import { harnessCause, placementBroke, placementFailure, recordNames, type RecordNames } from './eval/harness';
+import { parsePython } from './eval/function-source';
 import { finalizeEvalRun, writeFunctionResult, type StoredCandidate } from './eval/finalize';
-import { outcomeOf } from './eval/outcome';
+import { harnessOutcome, outcomeOf, type SampleOutcome } from './eval/outcome';
 import { hasDocstring, promptContext } from './eval/prompt-context';
 import { rankingSummary } from './eval/ranking-summary';
-import { EVAL_LIMITS, effectiveKs, frozenEvalSettings, type EvalSettings } from './eval/settings';
+import { EVAL_LIMITS, effectiveKs, evalSettingsOfRun, type EvalSettings } from './eval/settings';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
 import { matrixRow, runnerRequest, snippetResults, type SnippetResult } from './eval/test-runner';
-import { parseDocstringAnswer, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
+import { modelForStep, parseDocstringAnswer, parseVerdict, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { dedentLike } from './sandbox/new-implementation';
 import { errorMessageOf, runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { definitionSource } from './dataset/script-parts';
 import type { Store } from './store/types';
 import { addUsage, callUsage, emptyUsage, type Usage } from './store/usage';
 
@@ -62,6 +70,8 @@ export interface EvalLlmActivities {
   }): Promise<CandidateRef>;
   generateCandidateTests(input: { run: RunRef; item: EvalItem; contextKey: string; attempt: number }): Promise<{ testsKey: string; count: number; usage: Usage }>;
   proposeTestInputs(input: { run: RunRef; item: EvalItem; attempt: number }): Promise<{ casesKey: string; count: number; usage: Usage }>;
+  /** Whether the prompt (`contextKey`: what the solve prompt showed) determines what a failing assertion checks. */
+  judgeAssertion(input: { run: RunRef; item: EvalItem; contextKey: string; assertion: FailingAssertion }): Promise<AssertionVerdict>;
 }
 
 export interface EvalSandboxActivities {
@@ -86,6 +96,12 @@ export interface EvalIoActivities {
   writeEvalFunction(input: { run: RunRef; item: EvalItem; result: FunctionEvalResult }): Promise<FunctionEvalSummary>;
   /** The run's summary from the stored results, kept in the run's manifest. */
   finalizeEval(input: { run: RunRef; itemsKey: string }): Promise<EvalRunSummary>;
+  /** A function the crawl is checking as an evaluation task: its record as `dataset.jsonl` would hold it, as an item. */
+  solvabilityTask(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; packages: { name: string; version: string }[] }): Promise<SolvabilityTask>;
+  /** The record's assertions at which failing runs of candidates stopped, and how many failing runs stopped at none. */
+  failingAssertions(input: { run: RunRef; item: EvalItem; runs: { candidateKey: string; resultKey: string; summary: string }[] }): Promise<{ assertions: FailingAssertion[]; unattributed: number }>;
+  /** The item with some of its script's assertions removed (the new script stored), or why that would leave no valid test. */
+  removeAssertions(input: { run: RunRef; item: EvalItem; assertions: ScriptAssertion[] }): Promise<AssertionRemoval>;
 }
 
 const recordOf = async (store: Store, item: EvalItem) => (await store.getJson<StoredEvalRecord>(item.recordKey)).record;
@@ -105,7 +121,8 @@ export class EvalRunConfigs extends RunConfigs {
     const stored = (await this.storedSettings(run)) as object;
     let settings = this.parsed.get(stored);
     if (!settings) {
-      settings = frozenEvalSettings(stored, run.runId);
+      // A crawl's evaluation settings are its solvability stage's.
+      settings = evalSettingsOfRun(stored, run.runId, config);
       this.parsed.set(stored, settings);
     }
     return { config, settings };
@@ -161,9 +178,18 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
       const { settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const hasOriginal = hasDocstring(record.origFunc);
+      // Without a docstring of its own, a target shows the description its record carries, or
+      // (`missingDocstring: generate`) one written now, as the `generated` mode writes them.
+      let mode = settings.docstring;
       let generated: string | undefined;
+      if (mode === 'original' && !hasOriginal) {
+        if (record.generatedDocstring) {
+          mode = 'generated';
+          generated = record.generatedDocstring;
+        } else if (settings.missingDocstring === 'generate') mode = 'generated';
+      }
       let usage = spent ?? emptyUsage();
-      if (settings.docstring === 'generated') {
+      if (mode === 'generated' && generated === undefined) {
         // Docstrings are written once per function: at temperature 0 the cache answers re-runs.
         const answer = await ask(renderPrompt('docstring', { functionName: record.qualname, code: record.origFunc }), { run, item, attempt, model: settings.docstringModel, temperature: 0 });
         usage = addUsage(usage, callUsage(answer));
@@ -173,7 +199,7 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
       }
       let context: string;
       try {
-        context = promptContext(record, { mode: settings.docstring, generated });
+        context = promptContext(record, { mode, generated });
       } catch (err) {
         // The record itself is the problem: asking again cannot help.
         throw ApplicationFailure.nonRetryable(`cannot build the prompt from the record: ${(err as Error).message}`, 'EvalPromptUnbuildable');
@@ -185,8 +211,10 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
         prompt: {
           promptKey: await store.putJson(rendered),
           contextKey: await store.put(context),
-          docstring: settings.docstring === 'original' && !hasOriginal ? 'missing' : settings.docstring,
+          docstring: mode === 'original' && !hasOriginal ? 'missing' : mode,
           hasOriginalDocstring: hasOriginal,
+          docstringKey: mode === 'generated' && generated !== undefined ? await store.put(generated) : null,
+          promptVersion: rendered.promptVersion,
           usage,
         },
       };
@@ -233,7 +261,59 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
       const cases = parseInputCases(answer.text);
       return { casesKey: await store.putJson(cases), count: cases.length, usage: callUsage(answer) };
     },
+
+    async judgeAssertion({ run, item, contextKey, assertion }) {
+      const record = await recordOf(store, item);
+      const prompt = renderPrompt('check_assertion', {
+        functionName: record.qualname,
+        context: await store.get(contextKey),
+        testSource: testSourceOf(record.evalScript, assertion.line),
+        assertion: assertion.text,
+        failures: assertion.failures.map((f) => `- ${f}`).join('\n') || '- (no message)',
+      });
+      // One verdict per assertion and failures, at temperature 0 with the step's (the `check`) model: a re-run is answered from the cache.
+      const answer = await ask(prompt, { run, item, attempt: 0, temperature: 0 });
+      const usage = callUsage(answer);
+      const v = parseVerdict(answer.text, ['yes', 'no'], answer.finishReason);
+      if (!v.ok) return { ok: false, reason: `judge ${v.failure}: ${v.detail}`, usage };
+      return { ok: true, determined: v.answer === 'yes', reasoning: v.reasoning.slice(0, 1000), promptVersion: `${prompt.promptId}@${prompt.promptVersion}`, usage };
+    },
   };
+}
+
+type Placed =
+  | { ok: true; script: string; names: RecordNames; dropped: string[]; unresolved: string[]; scriptNames: ReadonlySet<string> }
+  | { ok: false; outcome: SampleOutcome };
+
+/**
+ * The record's script with a candidate in it (or, with `candidateKey: null`, the ground truth),
+ * what the harness left out of the candidate's preamble, and what it knows of the repository; or,
+ * when it cannot be placed, whose failure that is: the model's (its code does not parse) or the
+ * harness's.
+ */
+async function placeCandidate(store: Store, record: EvalRecord, candidateKey: string | null): Promise<Placed> {
+  const names = recordNames(record);
+  const scriptNames = new Set(scriptBindings(parsePython(record.evalScript).rootNode).keys());
+  if (candidateKey === null) {
+    try {
+      return { ok: true, script: withNewImplementation(record.evalScript, record.origFunc, record.qualname), names, dropped: [], unresolved: [], scriptNames };
+    } catch (err) {
+      return { ok: false, outcome: harnessOutcome(`the harness could not place the ground truth in the script: ${(err as Error).message}`) };
+    }
+  }
+  const c = await store.getJson<StoredCandidate>(candidateKey);
+  try {
+    const placed = candidateScript(record.evalScript, { ok: true, ...c }, record.qualname, names);
+    if (placementBroke(placed.script, c.code, c.preamble, record.evalScript)) {
+      return { ok: false, outcome: harnessOutcome('the harness broke the script when it placed the candidate (the placed script does not parse; the script and the candidate do)') };
+    }
+    return { ok: true, script: placed.script, names, dropped: placed.dropped, unresolved: placed.unresolved, scriptNames };
+  } catch (err) {
+    const reason = (err as Error).message;
+    const harness = placementFailure(c.code, c.preamble, record.evalScript, reason);
+    // Without a function that parses, tree-sitter found nothing to rename: Python would not either.
+    return { ok: false, outcome: harness ? harnessOutcome(harness) : { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${reason}`.slice(0, 300) } };
+  }
 }
 
 /** Not the script's fault: Temporal retries the activity. */
@@ -246,37 +326,28 @@ function throwIfInfrastructure(result: SandboxResult): void {
 export function createEvalSandboxActivities({ config, store, executor }: EvalDependencies & { executor: SandboxExecutor }): EvalSandboxActivities {
   const runs = new EvalRunConfigs(config, store);
 
-  /** The script with the candidate in it, or why it cannot be placed there. */
-  async function scriptWith(item: EvalItem, candidateKey: string | null): Promise<{ ok: true; script: string } | { ok: false; reason: string }> {
-    const record = await recordOf(store, item);
-    try {
-      if (candidateKey === null) return { ok: true, script: withNewImplementation(record.evalScript, record.origFunc, record.qualname) };
-      const c = await store.getJson<StoredCandidate>(candidateKey);
-      return { ok: true, script: candidateScript(record.evalScript, { ok: true, ...c }, record.qualname) };
-    } catch (err) {
-      return { ok: false, reason: (err as Error).message };
-    }
-  }
-
   return {
     async runCandidate({ run, item, candidateKey }) {
       const { config: runConfig, settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
-      const placed = await scriptWith(item, candidateKey);
-      if (!placed.ok) {
-        // tree-sitter found no function to rename in what the model wrote: Python would not either.
-        return { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${placed.reason}`.slice(0, 300), resultKey: null, durationMs: 0 };
-      }
-      const result = await executor.run({ script: placed.script, install: true, requirements: record.requirements, timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
+      const placed = await placeCandidate(store, record, candidateKey);
+      if (!placed.ok) return { ...placed.outcome, resultKey: null, durationMs: 0 };
+      const result = await executor.run(
+        { script: placed.script, install: true, requirements: record.requirements, localModules: [...placed.names.ownModules], timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) },
+        activityHooks(),
+      );
       throwIfInfrastructure(result);
-      return { ...outcomeOf(result), resultKey: await store.putJson(result), durationMs: result.durationMs };
+      // A failure the harness caused (a repository module the script replaces, a name the prompt promised) is not the model's.
+      const cause = harnessCause(result, placed.names, placed);
+      const outcome = cause ? harnessOutcome(cause, result.exception?.type ?? null) : outcomeOf(result);
+      return { ...outcome, resultKey: await store.putJson(result), durationMs: result.durationMs, ...(placed.dropped.length ? { dropped: placed.dropped } : {}) };
     },
 
     async runTestMatrix({ run, item, candidateKey, testsKey }) {
       const { config: runConfig, settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const tests = await store.getJson<string[]>(testsKey);
-      const placed = await scriptWith(item, candidateKey);
+      const placed = await placeCandidate(store, record, candidateKey);
       if (!placed.ok || tests.length === 0) return { row: '0'.repeat(tests.length) };
       const request = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
       const result = await executor.run({ ...request, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
@@ -359,6 +430,73 @@ export function createEvalIoActivities({ config, store }: EvalDependencies): Eva
     async finalizeEval({ run, itemsKey }) {
       const { settings } = await runs.forEvalRun(run);
       return finalizeEvalRun(store, { runId: run.runId, settings, itemsKey, tick: activityHooks().heartbeat });
+    },
+
+    async solvabilityTask({ run, fn, prepared, scriptKey, packages }) {
+      const { config: runConfig, settings } = await runs.forEvalRun(run);
+      const [origFunc, context, evalScript] = await Promise.all([store.get(prepared.sourceKey), store.get(prepared.contextKey), store.get(scriptKey)]);
+      const record: EvalRecord = {
+        functionId: fn.functionId,
+        idx: fn.functionId,
+        qualname: fn.qualname,
+        name: fn.name,
+        repo: fn.repoId,
+        path: fn.path,
+        commit: fn.commit,
+        origFunc,
+        context,
+        evalScript,
+        requirements: packages.map((p) => `${p.name}==${p.version}`),
+        format: 'ours',
+        split: fn.split,
+        generatedDocstring: null,
+        localModules: prepared.localModules,
+      };
+      const stored: StoredEvalRecord = { record, raw: {} };
+      return {
+        item: { functionId: fn.functionId, recordKey: await store.putJson(stored), repo: fn.repoId, qualname: fn.qualname },
+        hasDocstring: hasDocstring(origFunc),
+        model: settings.model ?? modelForStep(runConfig, 'solve'),
+      };
+    },
+
+    async failingAssertions({ run, item, runs: failed }) {
+      await runs.forEvalRun(run);
+      const record = await recordOf(store, item);
+      const names = recordNames(record);
+      const found = new Map<string, FailingAssertion>();
+      let unattributed = 0;
+      for (const f of failed) {
+        const candidate = await store.getJson<StoredCandidate>(f.candidateKey);
+        const result = await store.getJson<SandboxResult>(f.resultKey);
+        let at: ScriptAssertion | null = null;
+        try {
+          const placed = candidateScript(record.evalScript, { ok: true, ...candidate }, record.qualname, names);
+          at = failingAssertion(placed.script, record.evalScript, result.exception?.traceback ?? '');
+        } catch {
+          at = null;
+        }
+        if (!at) {
+          unattributed += 1;
+          continue;
+        }
+        const key = `${at.line}\u0000${at.text}`;
+        const entry = found.get(key) ?? { ...at, runs: 0, failures: [] };
+        entry.runs += 1;
+        const summary = f.summary.slice(0, 300);
+        if (entry.failures.length < 5 && !entry.failures.includes(summary)) entry.failures.push(summary);
+        found.set(key, entry);
+      }
+      return { assertions: [...found.values()].sort((a, b) => a.line - b.line), unattributed };
+    },
+
+    async removeAssertions({ run, item, assertions }) {
+      await runs.forEvalRun(run);
+      const stored = await store.getJson<StoredEvalRecord>(item.recordKey);
+      const removal = removeAssertions(stored.record.evalScript, assertions);
+      if (!removal.ok) return removal;
+      const next: StoredEvalRecord = { ...stored, record: { ...stored.record, evalScript: removal.script } };
+      return { ok: true, item: { ...item, recordKey: await store.putJson(next) }, scriptKey: await store.put(removal.script), removed: removal.removed };
     },
   };
 }

@@ -9,8 +9,11 @@ import { dataPaths } from '../temporal.config';
 import { createBenchmarkActivities } from './benchmark-activities';
 import { createEvalIoActivities, createEvalLlmActivities, createEvalSandboxActivities } from './eval-activities';
 import { createIoActivities } from './io-activities';
-import { createLlmActivities } from './llm-activities';
+import OpenAI from 'openai';
+import { createLlmActivities, deliverBatchAnswer } from './llm-activities';
 import { LlmGateway } from './llm';
+import { BatchCollector, type AsyncCompletion } from './llm/batch/collector';
+import { BatchFolders, FileExchangeBackend, OpenAiBatchBackend, type BatchBackend } from './llm/batch';
 import { SandboxExecutor } from './sandbox';
 import { createSandboxActivities } from './sandbox-activities';
 import type { Store } from './store/types';
@@ -38,6 +41,36 @@ export function ioQueueActivities(config: Config, store: Store) {
 /** Task queue `llm`: every LLM call. One gateway per process, so the pipeline's and the evaluation's calls share its rate limits. */
 export function llmQueueActivities(config: Config, store: Store, gateway = new LlmGateway(config, store)) {
   return oneQueue('llm', createLlmActivities({ config, store, gateway }), createEvalLlmActivities({ config, store, gateway }));
+}
+
+/** The backend batch mode hands its batches to (`llm.batch.backend`). */
+export function batchBackendOf(config: Config): BatchBackend {
+  const folders = new BatchFolders(config.dataDir);
+  if (config.llm.batch.backend === 'files') return new FileExchangeBackend(folders);
+  // Retrying is the collector's: a failed hand-over or poll is tried again at the next poll.
+  const client = new OpenAI({ baseURL: config.llm.baseUrl, apiKey: config.llm.apiKey, timeout: config.llm.timeoutSec * 1000, maxRetries: 0 });
+  return new OpenAiBatchBackend({ client, folders });
+}
+
+/**
+ * Task queue `llm` with batch mode's collector: a step in batch mode hands its request to the
+ * collector, which completes the waiting attempt through `completion` when the batch answers.
+ * Start the collector with the worker (it picks up what a previous process left) and stop it after.
+ */
+export function llmQueueWithCollector(config: Config, store: Store, completion: AsyncCompletion, log?: (line: string) => void, gateway = new LlmGateway(config, store)) {
+  let collector: BatchCollector | undefined;
+  const pipeline = createLlmActivities({ config, store, gateway, handOver: (request) => collector!.enqueue(request) });
+  const b = config.llm.batch;
+  collector = new BatchCollector({
+    dataDir: config.dataDir,
+    backend: batchBackendOf(config),
+    policy: { maxRequests: b.maxRequests, maxBytes: b.maxBytes, maxWaitSec: b.maxWaitSec },
+    pollMs: b.pollSec * 1000,
+    completion,
+    deliver: (pending, answer) => deliverBatchAnswer(pipeline, pending, answer),
+    ...(log ? { log } : {}),
+  });
+  return { activities: oneQueue('llm', pipeline, createEvalLlmActivities({ config, store, gateway })), collector };
 }
 
 /** Task queue `sandbox`: every container run. */

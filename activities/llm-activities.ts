@@ -1,11 +1,14 @@
 /**
- * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked.
+ * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked. A class
+ * target (`fn.kind === 'class'`) takes the class variant of each step's prompt and sanity check.
  * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
  * counts and regenerates; transport faults become retryable or non-retryable activity failures.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { CompleteAsyncError, Context } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { FunctionRef, LlmStepResult, PreparedFunction, PreviousAnswer, RunRef, VerdictResult } from './contracts';
-import { definitionSource } from './dataset/script-parts';
+import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import {
   DEFAULT_SANDBOX_CACHE_DIR,
   type ExchangeRecord,
@@ -17,12 +20,16 @@ import {
   type PromptVars,
   type VerdictAnswer,
 } from './llm';
+import { BatchCollector, type PendingRequest } from './llm/batch/collector';
+import { LlmPermanentError } from './llm/errors';
 import { toActivityFailure } from './llm/failures';
+import { modeForStep, type BatchCall, type DeliveredBatchAnswer } from './llm/gateway';
 import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
 import { reviewCode, reviewVerdict, type CodeReview, type ReviewedAnswer, type VerdictReview } from './llm/review';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
-import { checkSandboxScript, checkTestScript } from './llm/sanity';
+import { checkClassSandboxScript, checkClassTestScript, checkSandboxScript, checkTestScript } from './llm/sanity';
+import type { CoverageReport } from './sandbox/schema';
 import { parseInstallCommands } from './sandbox/install-commands';
 import { errorMessageOf } from './sandbox/result-text';
 import type { SandboxResult } from './sandbox/schema';
@@ -38,10 +45,55 @@ export interface LlmDependencies {
   config: Config;
   store: Store;
   gateway: LlmGateway;
+  /** Batch mode's hand-over to the process's collector (activities/llm/batch/collector.ts); without it a step in batch mode fails. */
+  handOver?: BatchCollector['enqueue'];
 }
 
-export function createLlmActivities({ config, store, gateway }: LlmDependencies): LlmActivities {
+/** The activity being run and its input (what a batch answer is delivered to, by running it again). */
+const currentCall = new AsyncLocalStorage<{ input: unknown }>();
+/** A batch answer being delivered: the activity runs again with it in hand. */
+const delivery = new AsyncLocalStorage<DeliveredBatchAnswer>();
+
+/**
+ * Delivers a batch's answer to the request that asked it: runs the request's activity again, in
+ * this process, with the answer in hand, so it is parsed, checked, recorded, cached and priced as
+ * a live answer is; the activity's result (or failure) is what completes the waiting attempt.
+ */
+export function deliverBatchAnswer(activities: LlmActivities, pending: PendingRequest, answer: DeliveredBatchAnswer): Promise<unknown> {
+  const name = pending.activityType;
+  if (!Object.prototype.hasOwnProperty.call(activities, name)) return Promise.reject(new Error(`a batch answer for ${name}, which is no LLM activity of this worker`));
+  const activity = (activities as unknown as Record<string, (input: unknown) => Promise<unknown>>)[name]!;
+  return delivery.run(answer, () => activity(pending.input));
+}
+
+export function createLlmActivities({ config, store, gateway, handOver }: LlmDependencies): LlmActivities {
   const runs = new RunConfigs(config, store);
+
+  /** How a step in batch mode asks: with the answer being delivered, or by handing its request over and waiting. */
+  function batchCall(): BatchCall {
+    const delivered = delivery.getStore();
+    return {
+      ...(delivered ? { delivered } : {}),
+      async handOver(request) {
+        if (!handOver) throw new LlmPermanentError('this step is in batch mode (llm.mode), but this process has no batch collector', undefined);
+        const info = Context.current().info;
+        const call = currentCall.getStore();
+        if (!call) throw new Error(`${info.activityType}: batch mode needs the activity's input`);
+        await handOver({
+          taskToken: Buffer.from(info.taskToken).toString('base64'),
+          activityType: info.activityType,
+          input: call.input,
+          cacheKey: request.cacheKey,
+          step: request.step,
+          functionId: request.functionId,
+          ...(request.runId !== undefined ? { runId: request.runId } : {}),
+          line: BatchCollector.lineOf(request.call),
+        });
+        // The attempt now waits on the Temporal server; the collector completes it by its token.
+        throw new CompleteAsyncError();
+      },
+    };
+  }
 
   /** The run's answer to the previous attempt, when that one could not be used. */
   async function previousText(previous: PreviousAnswer | undefined): Promise<string | null> {
@@ -69,6 +121,7 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     const before = await previousText(ctx.previous);
     const messages = before !== null && ctx.previous ? followUpMessages(prompt, before, ctx.previous.failure, ctx.previous.detail) : prompt.messages;
     const version = `${prompt.promptId}@${prompt.promptVersion}${before !== null ? `+follow-up@${FOLLOW_UP_VERSION}` : ''}`;
+    const batch = modeForStep(runConfig.llm, kind as LlmStep) === 'batch' ? batchCall() : undefined;
     try {
       // The call may wait long on the model: the activity heartbeats meanwhile.
       const answer = await whileHeartbeating(() =>
@@ -83,7 +136,7 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
             promptVersion: prompt.promptVersion,
             attempt: ctx.attempt ?? 0,
           },
-          { signal: activityHooks().signal, llm: runConfig.llm, review: reviewOnce },
+          { signal: activityHooks().signal, llm: runConfig.llm, review: reviewOnce, ...(batch ? { batch } : {}) },
         ),
       );
       return { answer, promptVersion: version, review: reviewed ?? review(answer, runConfig) };
@@ -110,24 +163,44 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
 
   const verdictReview = (allowed: readonly VerdictAnswer[]) => (a: ReviewedAnswer) => reviewVerdict(a, allowed);
 
-  const original = (p: PreparedFunction) => store.get(p.sourceKey);
+  /** A class target's checks: the class kept whole (a token allowance per method). */
+  const classInput = (fn: FunctionRef, prepared: PreparedFunction, originalClass: string) => ({ className: fn.qualname, originalClass, methods: prepared.methods?.length ?? 1 });
 
-  return {
+  /** A class's coverage per method, one line each, for its coverage round. */
+  const methodLines = (cov: CoverageReport | null) =>
+    cov?.methods?.length ? cov.methods.map((m) => `- ${m.name}: ${Math.round(m.rate * 1000) / 10}% (${m.hasBranches ? `${m.branches.taken}/${m.branches.total} branch arcs` : `${m.lines.covered}/${m.lines.total} lines`})`).join('\n') : '(no method reached)';
+
+  /**
+   * The sanity check of a script with tests: a class target's (both classes built, the class kept
+   * whole) or a function's.
+   */
+  const testScriptCheck = (fn: FunctionRef, prepared: PreparedFunction, original: string, sandboxScript: string, c: Config) => (script: string) =>
+    fn.kind === 'class'
+      ? checkClassTestScript({ ...classInput(fn, prepared, original), script, sandboxScript })
+      : checkTestScript({ functionName: fn.qualname, originalFunction: original, script, sandboxScript, testCalls: c.loops.sanity.testCalls });
+
+  const activities: LlmActivities = {
     async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
-      const kind = prepared.crossFile ? 'aggregate' : 'sandbox';
-      const originalFunction = await original(prepared);
-      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a) =>
-        reviewCode(a, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction, script, context })),
+      const original = await store.get(prepared.sourceKey);
+      const vars = { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR };
+      const kind = fn.kind === 'class' ? 'class_sandbox' : prepared.crossFile ? 'aggregate' : 'sandbox';
+      const { answer, promptVersion, review } = await ask(kind, vars, { run, fn, attempt, previous }, (a) =>
+        reviewCode(a, (script) =>
+          fn.kind === 'class'
+            ? checkClassSandboxScript({ ...classInput(fn, prepared, original), script, context })
+            : checkSandboxScript({ functionName: fn.qualname, originalFunction: original, script, context }),
+        ),
       );
       return codeStep(answer, promptVersion, review);
     },
 
     async generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }) {
       const sandboxScript = await store.get(sandboxScriptKey);
-      const originalFunction = await original(prepared);
-      const { answer, promptVersion, review } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a, c) =>
-        reviewCode(a, (script) => checkTestScript({ functionName: fn.qualname, originalFunction, script, sandboxScript, testCalls: c.loops.sanity.testCalls })),
+      const original = await store.get(prepared.sourceKey);
+      const kind = fn.kind === 'class' ? 'class_tests' : 'tests';
+      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a, c) =>
+        reviewCode(a, testScriptCheck(fn, prepared, original, sandboxScript, c)),
       );
       return codeStep(answer, promptVersion, review);
     },
@@ -135,12 +208,13 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     async debugScript({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
-      const originalFunction = await original(prepared);
+      const original = await store.get(prepared.sourceKey);
+      const kind = fn.kind === 'class' ? 'class_debug' : 'debug';
       const { answer, promptVersion, review } = await ask(
-        'debug',
+        kind,
         { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
         { run, fn, attempt: round, previous },
-        (a, c) => reviewCode(a, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: '', testCalls: c.loops.sanity.testCalls })),
+        (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, '', c)),
       );
       return codeStep(answer, promptVersion, review);
     },
@@ -148,40 +222,43 @@ export function createLlmActivities({ config, store, gateway }: LlmDependencies)
     async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
+      const original = await store.get(prepared.sourceKey);
       const cov = result.coverage;
-      const originalFunction = await original(prepared);
-      const { answer, promptVersion, review } = await ask(
-        'coverage',
-        {
-          functionName: fn.qualname,
-          script,
-          missingLines: cov?.missingLines.join(', ') || '(none)',
-          missingBranches: cov?.missingBranches.map((b) => b.text).join(', ') || '(none)',
-          coverage: cov?.rate ?? 0,
-          cacheDir: SANDBOX_CACHE_DIR,
-        },
-        { run, fn, attempt: round, previous },
-        (a, c) => reviewCode(a, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script, testCalls: c.loops.sanity.testCalls })),
-      );
-      return codeStep(answer, promptVersion, review);
+      const vars = {
+        functionName: fn.qualname,
+        script,
+        missingLines: cov?.missingLines.join(', ') || '(none)',
+        missingBranches: cov?.missingBranches.map((b) => b.text).join(', ') || '(none)',
+        coverage: cov?.rate ?? 0,
+        cacheDir: SANDBOX_CACHE_DIR,
+      };
+      const ctx = { run, fn, attempt: round, previous };
+      const review = (a: ReviewedAnswer, c: Config) => reviewCode(a, testScriptCheck(fn, prepared, original, script, c));
+      const asked = fn.kind === 'class' ? await ask('class_coverage', { ...vars, methodCoverage: methodLines(cov) }, ctx, review) : await ask('coverage', vars, ctx, review);
+      return codeStep(asked.answer, asked.promptVersion, asked.review);
     },
 
     async checkFunctionality({ run, fn, prepared, scriptKey }) {
       const script = await store.get(scriptKey);
-      const sandboxedFunction = definitionSource(script, fn.qualname) ?? script;
-      const { answer, promptVersion, review } = await ask(
-        'check_functionality',
-        { originalFunction: await original(prepared), sandboxedFunction, functionName: fn.name },
-        { run, fn },
-        verdictReview(['same', 'yes', 'no']),
-      );
-      return verdictStep(answer, promptVersion, review);
+      const original = await store.get(prepared.sourceKey);
+      const review = verdictReview(['same', 'yes', 'no']);
+      const asked =
+        fn.kind === 'class'
+          ? await ask('class_check_functionality', { functionName: fn.qualname, originalFunction: original, sandboxedFunction: classDefinitionSource(script, fn.qualname) ?? script }, { run, fn }, review)
+          : await ask('check_functionality', { originalFunction: original, sandboxedFunction: definitionSource(script, fn.qualname) ?? script, functionName: fn.name }, { run, fn }, review);
+      return verdictStep(asked.answer, asked.promptVersion, asked.review);
     },
 
     async checkTests({ run, fn, scriptKey }) {
       const script = await store.get(scriptKey);
-      const { answer, promptVersion, review } = await ask('check_tests', { functionName: fn.qualname, script }, { run, fn }, verdictReview(['yes', 'no']));
+      const kind = fn.kind === 'class' ? 'class_check_tests' : 'check_tests';
+      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script }, { run, fn }, verdictReview(['yes', 'no']));
       return verdictStep(answer, promptVersion, review);
     },
   };
+  // Each activity runs with its input at hand, for a hand-over in batch mode.
+  const withInput = Object.fromEntries(
+    Object.entries(activities).map(([name, fn]) => [name, (input: unknown) => currentCall.run({ input }, () => (fn as (i: unknown) => Promise<unknown>)(input))]),
+  );
+  return withInput as unknown as LlmActivities;
 }

@@ -13,8 +13,10 @@
  */
 import { z } from 'zod';
 import { ConfigSchema, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
-import type { PipelineSettings, TaskQueues } from './contracts';
+import type { PipelineSettings, SolvabilitySettings, TaskQueues } from './contracts';
+import { modeForStep } from './llm/gateway';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
+import type { LlmStep } from './llm/types';
 import { sandboxActivityBudgetMs } from './sandbox/budget';
 import type { Artifacts } from './store/artifacts';
 import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from './workflow-budgets';
@@ -98,15 +100,41 @@ export function overrideRunSettings(settings: RunSettings, overrides: Record<str
   return { ...settings, config };
 }
 
+/** The crawl's LLM activities and the step each asks (`aggregate` shares the sandbox step's mode, `check_tests` the check's). */
+export const LLM_ACTIVITY_STEPS = {
+  generateSandboxScript: 'sandbox',
+  generateTests: 'tests',
+  debugScript: 'debug',
+  improveCoverage: 'coverage',
+  checkFunctionality: 'check_functionality',
+  checkTests: 'check_tests',
+} as const satisfies Record<string, LlmStep>;
+
+/**
+ * The longest an LLM activity in batch mode may wait: the open batch's wait for more requests
+ * (`llm.batch.maxWaitSec`), the batch's window (`llm.batch.windowSec`), two polls, and a live
+ * call's budget for the delivery.
+ */
+export function llmBatchBudgetMs(config: Config): number {
+  const b = config.llm.batch;
+  return Math.ceil((b.maxWaitSec + b.windowSec + 2 * b.pollSec + config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000);
+}
+
 /** What the workflows need of the configuration, fixed at the run's start. */
 export function pipelineSettingsFrom(config: Config): PipelineSettings {
+  const batched = Object.entries(LLM_ACTIVITY_STEPS)
+    .filter(([, step]) => modeForStep(config.llm, step) === 'batch')
+    .map(([name]) => name);
   const timeouts = {
     // The HTTP call's own timeout, plus the wait for a rate-limit slot; heartbeats catch a lost worker sooner.
     llmMs: (config.llm.timeoutSec + config.llm.rateLimitWaitSec) * 1000,
     sandboxMs: sandboxActivityBudgetMs(config.sandbox),
     ioMs: config.temporal.ioTimeoutSec * 1000,
     heartbeatMs: config.temporal.heartbeatTimeoutSec * 1000,
+    ...(batched.length > 0 ? { llmBatchMs: llmBatchBudgetMs(config) } : {}),
   };
+  // A child's budget counts each LLM step at the longest it may take.
+  const budgets = { ...timeouts, llmMs: Math.max(timeouts.llmMs, timeouts.llmBatchMs ?? 0) };
   const loops = config.loops;
   const child = config.temporal.childTimeoutSec;
   return {
@@ -117,17 +145,27 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
     regenerateAttempts: config.loops.regenerateAttempts,
     maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
+    targets: config.crawl.targets,
+    maxClassesPerRepo: config.crawl.maxClassesPerRepo,
     seed: config.crawl.seed,
     functionWindow: config.crawl.functionWindow,
     repoWindow: config.crawl.repoWindow,
     continueAsNewAfter: config.crawl.continueAsNewAfter,
+    solvability: solvabilitySettingsFrom(config),
     timeouts: {
       ...timeouts,
-      repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(timeouts, loops, config.crawl),
-      functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(timeouts, loops),
+      repoWorkflowMs: child.repo !== undefined ? child.repo * 1000 : repoWorkflowBudgetMs(budgets, loops, config.crawl),
+      functionWorkflowMs: child.function !== undefined ? child.function * 1000 : functionWorkflowBudgetMs(budgets, loops),
       ...(child.crawl !== undefined ? { crawlWorkflowMs: child.crawl * 1000 } : {}),
     },
+    ...(batched.length > 0 ? { llmBatchActivities: batched } : {}),
   };
+}
+
+/** The solvability stage's part of the workflows' settings. */
+export function solvabilitySettingsFrom(config: Config): SolvabilitySettings {
+  const s = config.loops.solvability;
+  return { enabled: { ...s.enabled }, k: s.k, missingDocstring: s.generateDocstrings ? 'generate' : 'exclude', undetermined: s.removeUndetermined ? 'remove' : 'reject', rounds: s.rounds };
 }
 
 /** The task queues a run's workflows and activities go to. */

@@ -1,14 +1,15 @@
 /**
  * Container activities (task queue `sandbox`): run an evaluation script with the ground truth
  * copied in as `<name>_new_implementation`, and compare the sandboxed function's AST with the
- * original's. They heartbeat while the container runs and honour cancellation.
+ * original's; for a class target, the whole class is copied in and compared. They heartbeat
+ * while the container runs and honour cancellation.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { ExecutionSummary } from './contracts';
-import { definitionSource } from './dataset/script-parts';
+import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import { activityHooks, RunConfigs } from './run-context';
-import { newImplementationName, runLimitsOf, summaryLine, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { newImplementationName, runLimitsOf, summaryLine, withNewClassImplementation, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
 import type { SandboxActivities } from './types';
 
@@ -28,7 +29,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       let withTruth: string | null = null;
       let insertError = '';
       try {
-        withTruth = withNewImplementation(script, original, fn.qualname);
+        withTruth = fn.kind === 'class' ? withNewClassImplementation(script, original, fn.qualname) : withNewImplementation(script, original, fn.qualname);
       } catch (err) {
         insertError = (err as Error).message;
       }
@@ -81,8 +82,8 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
     async astCheck({ run, fn, prepared, scriptKey }) {
       await runs.forRun(run);
       const script = await store.get(scriptKey);
-      const sandboxed = definitionSource(script, fn.qualname);
-      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.qualname}` };
+      const sandboxed = fn.kind === 'class' ? classDefinitionSource(script, fn.qualname) : definitionSource(script, fn.qualname);
+      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.kind === 'class' ? 'top-level class ' : ''}${fn.qualname}` };
       const cmp = await executor.astEquivalent(await store.get(prepared.sourceKey), sandboxed);
       return { equivalent: cmp.equivalent, difference: cmp.difference };
     },

@@ -10,10 +10,13 @@
  * time never comes near it: steps rarely take their whole budget, let alone all of them. (An
  * evaluation's function has its own steps: `evalFunctionBudgetMs` in eval/settings.ts.)
  */
-import type { PipelineSettings } from './contracts';
+import type { PipelineSettings, SolvabilitySettings } from './contracts';
 
 export type Budgets = PipelineSettings['timeouts'];
-type Loops = Pick<PipelineSettings, 'regenerateAttempts' | 'debugRounds' | 'coverageRounds'>;
+type Loops = Pick<PipelineSettings, 'regenerateAttempts' | 'debugRounds' | 'coverageRounds'> & { solvability?: Pick<SolvabilitySettings, 'enabled' | 'k' | 'rounds'> };
+
+/** Answers for a generated docstring before it counts as unusable (the solvability stage and an evaluation's prompt). */
+export const DOCSTRING_ATTEMPTS = 3;
 
 /** Backoff between retries of one step (the transient-fault retry policy waits about 4.5 minutes in all). */
 const RETRY_MARGIN_MS = 5 * 60_000;
@@ -26,14 +29,18 @@ export function stepsBudgetMs(budgets: Budgets, steps: { io: number; llm: number
 /**
  * One function of a crawl: prepare and the record (io); the sandbox and test answers with their
  * regenerations, the debug and coverage rounds and the two LLM checks; the first run, a run per
- * round and the AST check.
+ * round and the AST check; and when a split has the solvability stage, its steps: the task, a
+ * docstring, k answers and runs, and per round the failing assertions (io), a judge per answer,
+ * the removal (io), the ground truth's run and the k runs again.
  */
 export function functionWorkflowBudgetMs(budgets: Budgets, loops: Loops): number {
   const attempts = loops.regenerateAttempts + 1;
+  const s = loops.solvability;
+  const solvable = s && (s.enabled.train || s.enabled.eval) ? s : null;
   return stepsBudgetMs(budgets, {
-    io: 2,
-    llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + 2,
-    sandbox: 1 + loops.debugRounds + loops.coverageRounds + 1,
+    io: 2 + (solvable ? 1 + 2 * solvable.rounds : 0),
+    llm: 2 * attempts + loops.debugRounds + loops.coverageRounds + 2 + (solvable ? DOCSTRING_ATTEMPTS + solvable.k * (1 + solvable.rounds) : 0),
+    sandbox: 1 + loops.debugRounds + loops.coverageRounds + 1 + (solvable ? solvable.k + solvable.rounds * (1 + solvable.k) : 0),
   });
 }
 

@@ -38,11 +38,11 @@ async function main(values: { json?: boolean; watch?: boolean; every?: string },
     } catch (err) {
       temporalError = `${address}: ${(err as Error).message}`;
     }
-    const status = await runStatus(store, runId, { client });
+    const status = await runStatus(store, runId, { client, dataDir: config.dataDir });
     if (temporalError) status.temporal = { error: temporalError };
     console.log(values.json ? JSON.stringify(status, null, 2) : formatRunStatus(status));
     if (values.watch && status.status !== 'finished') {
-      const tracker = new ProgressTracker(store, runId, client);
+      const tracker = new ProgressTracker(store, runId, client, Date.now, config.dataDir);
       for (;;) {
         await new Promise((r) => setTimeout(r, every * 1000));
         const sample = await tracker.sample();

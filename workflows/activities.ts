@@ -40,13 +40,17 @@ function queueOptions(queues: TaskQueues, settings: PipelineSettings) {
     // as the failure's next retry delay. Bad requests and auth failures are non-retryable.
     retry: { initialInterval: '2s', backoffCoefficient: 2, maximumInterval: '2 minutes', maximumAttempts: 8 },
   };
+  // A step in batch mode waits for its batch (hours): start-to-close covers the flush wait and the
+  // batch's window, and there is no heartbeat timeout (the waiting attempt is held by the Temporal
+  // server and completed by the collector, which keeps the request durably).
+  const llmBatch: ActivityOptions = { ...llm, startToCloseTimeout: timeouts.llmBatchMs ?? timeouts.llmMs, heartbeatTimeout: undefined };
   const sandbox: ActivityOptions = {
     taskQueue: queues.sandbox,
     startToCloseTimeout: timeouts.sandboxMs,
     heartbeatTimeout,
     retry: TRANSIENT_RETRY,
   };
-  return { io, llm, sandbox };
+  return { io, llm, llmBatch, sandbox };
 }
 
 /** Proxies of one activity interface per priority, made once each. */
@@ -62,10 +66,22 @@ function byPriority<A extends object>(options: ActivityOptions): (priority: Prio
   };
 }
 
+/** The LLM proxies: an activity whose step is in batch mode (settings.llmBatchActivities) gets the batch options, the others the live ones. */
+function llmByMode(options: { llm: ActivityOptions; llmBatch: ActivityOptions }, settings: PipelineSettings): (priority: Priority) => LlmActivities {
+  const live = byPriority<LlmActivities>(options.llm);
+  const batched = new Set(settings.llmBatchActivities ?? []);
+  if (batched.size === 0) return live;
+  const batch = byPriority<LlmActivities>(options.llmBatch);
+  return (priority: Priority): LlmActivities =>
+    new Proxy({} as LlmActivities, {
+      get: (_, name) => (typeof name === 'string' && batched.has(name) ? batch(priority) : live(priority))[name as keyof LlmActivities],
+    });
+}
+
 export function activityProxies(queues: TaskQueues, settings: PipelineSettings) {
   const options = queueOptions(queues, settings);
   const io = proxyActivities<IoActivities>(options.io);
-  const llm = byPriority<LlmActivities>(options.llm);
+  const llm = llmByMode(options, settings);
   const sandbox = byPriority<SandboxActivities>(options.sandbox);
   // A firing's GitHub search and a run's report are I/O too, on the same queue and terms.
   const bench = proxyActivities<BenchmarkActivities>({ ...options.io, heartbeatTimeout: '1 minute' });

@@ -2,23 +2,19 @@
  * One function of an evaluation or training-data run:
  *   prompt (docstring mode; a generated docstring is asked again after an unusable answer)
  *   -> n samples, each: answer (LLM) -> run against the hidden tests (sandbox)
- *        -> up to r self-repair rounds while it fails: repair (LLM) -> run again
+ *        -> up to r self-repair rounds while it fails (not when the harness failed it): repair (LLM) -> run again
  *      (a sample whose step fails for good keeps the rounds it has; the other samples go on)
  *   -> eval with --select genx|codet|random: candidate tests (LLM) -> one matrix run per sample and
  *      one for the ground truth (sandbox) -> GenX, CodeT and random rankings, n@k and Pr@k
  *   -> rft: passing candidates and the ground truth, deduplicated -> SFT examples
  *   -> the function's result, into the store.
  */
-import type { CandidateRef, CandidateRun, FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
-import type { Usage } from '../activities/store/usage';
+import type { FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
 import { evalActivityProxies } from './activities';
-import { emptyEvalResult, tagEvalFunction, type EvalFunctionInput } from './eval-steps';
+import { emptyEvalResult, evalPrompt, runHidden, tagEvalFunction, type EvalFunctionInput } from './eval-steps';
 import { activityFailureReason } from './failures';
 import { EVAL_PRIORITY as PRIORITY } from './priorities';
 import { slidingWindow } from './window';
-
-/** Answers for a generated docstring before the function is recorded as failed. */
-const DOCSTRING_ATTEMPTS = 3;
 
 export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<FunctionEvalSummary> {
   const { run, item, settings } = input;
@@ -29,16 +25,11 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
   // The prompt: the dependency-only context with the target's body taken out.
   let prompt: PreparedPrompt | null = null;
   try {
-    let spent: Usage | null = null;
-    let reason = '';
-    for (let attempt = 0; attempt < DOCSTRING_ATTEMPTS && !prompt; attempt++) {
-      const prepared: Awaited<ReturnType<ReturnType<typeof llm>['prepareEvalPrompt']>> = await llm(PRIORITY.prompt).prepareEvalPrompt({ run, item, attempt, spent });
-      if (prepared.ok) prompt = prepared.prompt;
-      else ({ reason, usage: spent } = prepared);
-    }
-    if (!prompt) {
-      result.error = `no usable docstring after ${DOCSTRING_ATTEMPTS} answer(s): ${reason}`;
-      result.unusedDocstringUsage = spent;
+    const made = await evalPrompt(llm, PRIORITY.prompt, run, item);
+    if (made.ok) prompt = made.prompt;
+    else {
+      result.error = made.reason;
+      result.unusedDocstringUsage = made.spent;
     }
   } catch (err) {
     result.error = activityFailureReason(err);
@@ -49,18 +40,15 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
     const { promptKey, contextKey } = prompt;
 
     // Samples, each with its self-repair rounds; a sample's failure ends that sample only.
-    const hidden = (ref: CandidateRef, priority: typeof PRIORITY.sample | typeof PRIORITY.repair): Promise<CandidateRun> =>
-      ref.candidateKey
-        ? sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey })
-        : Promise.resolve({ passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0 });
     const runSample = async (sample: number): Promise<SampleTrace> => {
       const rounds: SampleRound[] = [];
       try {
         let ref = await llm(PRIORITY.sample).sampleCandidate({ run, item, promptKey, sample });
         for (let round = 0; ; round++) {
-          const outcome = await hidden(ref, round === 0 ? PRIORITY.sample : PRIORITY.repair);
+          const outcome = await runHidden(sandbox, round === 0 ? PRIORITY.sample : PRIORITY.repair, run, item, ref);
           rounds.push({ round, candidateKey: ref.candidateKey, run: outcome, usage: ref.usage });
-          if (outcome.passed || round >= settings.repairRounds) break;
+          // A failure the harness caused is not the model's to repair: the sample stops there.
+          if (outcome.passed || outcome.kind === 'harness' || round >= settings.repairRounds) break;
           ref = await llm(PRIORITY.repair).repairCandidate({ run, item, contextKey, candidateKey: ref.candidateKey, resultKey: outcome.resultKey, failure: outcome.summary, round: round + 1, sample });
         }
         return { sample, rounds, error: null };
@@ -73,8 +61,14 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
       settings.sampleWindow,
       runSample,
     );
-    const scored = result.samples.filter((s) => s.rounds.length > 0);
-    if (scored.length === 0) result.error = `no sample could be evaluated: ${result.samples[0]?.error ?? 'none was asked for'}`;
+    // The samples that say something of the model: not those whose first run the harness failed.
+    const scored = result.samples.filter((s) => s.rounds.length > 0 && s.rounds[0]!.run.kind !== 'harness');
+    const harnessFailed = result.samples.find((s) => s.rounds[0]?.run.kind === 'harness');
+    if (scored.length === 0) {
+      result.error = harnessFailed
+        ? `the harness failed every sample that ran: ${harnessFailed.rounds[0]!.run.summary}`
+        : `no sample could be evaluated: ${result.samples[0]?.error ?? 'none was asked for'}`;
+    }
 
     // Dual ranking of the first answers, without the ground truth (which only judges it after).
     if (scored.length > 0 && settings.task === 'eval' && settings.select !== 'none') {

@@ -1,13 +1,17 @@
 /**
  * What the evaluation's function workflows share (workflows/eval-function.ts,
- * workflows/augment-function.ts): their input, a function's tags in the Temporal UI, and its
- * result before any step has run.
+ * workflows/augment-function.ts, and a crawl's solvability stage, workflows/solvability.ts): their
+ * input, a function's tags in the Temporal UI, its result before any step has run, and the steps
+ * a task's prompt and a candidate's run are made of.
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { PipelineSettings, RunRef, TaskQueues } from '../activities/contracts';
-import type { EvalItem, FunctionEvalResult } from '../activities/eval/contracts';
+import type { CandidateRef, CandidateRun, EvalItem, FunctionEvalResult, PreparedPrompt } from '../activities/eval/contracts';
 import type { EvalSettings } from '../activities/eval/settings';
+import type { Usage } from '../activities/store/usage';
+import type { evalActivityProxies } from './activities';
 import { boundedKeyword } from './ids';
+import type { Priority } from './priorities';
 import { FunctionKey, RepoKey, RunIdKey } from './search-attributes';
 
 export interface EvalFunctionInput {
@@ -30,4 +34,36 @@ export function tagEvalFunction(run: RunRef, item: EvalItem): void {
 /** A function's result before any step: filled in as the steps end, written to the store at the end. */
 export function emptyEvalResult(functionId: string): FunctionEvalResult {
   return { functionId, error: null, stepErrors: [], prompt: null, unusedDocstringUsage: null, samples: [], ranking: null, rankingUsage: null, training: null, augmentation: null };
+}
+
+type EvalProxies = ReturnType<typeof evalActivityProxies>;
+
+/** Answers for a generated docstring before the task counts as having no usable prompt (the budgets count as many: activities/workflow-budgets.ts). */
+export const DOCSTRING_ATTEMPTS = 3;
+
+/**
+ * A task's prompt: the dependency-only context with the target's body taken out, under the run's
+ * docstring mode; a generated docstring is asked again after an unusable answer.
+ */
+export async function evalPrompt(
+  llm: EvalProxies['llm'],
+  priority: Priority,
+  run: RunRef,
+  item: EvalItem,
+): Promise<{ ok: true; prompt: PreparedPrompt } | { ok: false; reason: string; spent: Usage | null }> {
+  let spent: Usage | null = null;
+  let reason = '';
+  for (let attempt = 0; attempt < DOCSTRING_ATTEMPTS; attempt++) {
+    const answer = await llm(priority).prepareEvalPrompt({ run, item, attempt, spent });
+    if (answer.ok) return { ok: true, prompt: answer.prompt };
+    ({ reason, usage: spent } = answer);
+  }
+  return { ok: false, reason: `no usable docstring after ${DOCSTRING_ATTEMPTS} answer(s): ${reason}`, spent };
+}
+
+/** A candidate's run against the task's hidden tests; an answer without code fails as `no_code`, unrun. */
+export function runHidden(sandbox: EvalProxies['sandbox'], priority: Priority, run: RunRef, item: EvalItem, ref: CandidateRef): Promise<CandidateRun> {
+  return ref.candidateKey
+    ? sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey })
+    : Promise.resolve({ passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0 });
 }

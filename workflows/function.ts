@@ -3,7 +3,9 @@
  * visible in the history:
  *   prepare -> sandbox (LLM) -> tests (LLM) -> execute with the ground truth as the new implementation
  *   -> up to k debug rounds -> coverage rounds until the threshold -> AST equivalence, LLM
- *   functionality check, LLM test check -> record (accepted, or rejected with stage and reason).
+ *   functionality check, LLM test check -> for an evaluation record, solvability: can a model
+ *   implement it from its prompt (workflows/solvability.ts) -> record (accepted, or rejected with
+ *   stage and reason).
  * An evaluation-split function needs the evaluation thresholds (full coverage, equal ASTs).
  */
 import { ActivityFailure, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
@@ -18,6 +20,7 @@ import type {
   PreviousAnswer,
   RecordThresholds,
   RunRef,
+  SolvabilityResult,
   TaskQueues,
 } from '../activities/contracts';
 import { activityProxies } from './activities';
@@ -25,6 +28,7 @@ import { activityFailureReason } from './failures';
 import { boundedDetails, boundedKeyword } from './ids';
 import { PIPELINE_PRIORITY } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
+import { solvabilityStage } from './solvability';
 
 export interface FunctionWorkflowInput {
   run: RunRef;
@@ -76,6 +80,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     astEquivalent: null as boolean | null,
     functionality: null as string | null,
     testCorrectness: null as string | null,
+    solvability: null as SolvabilityResult | null,
     promptVersions: {} as Record<string, string>,
   };
 
@@ -106,8 +111,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       branchCoverage: state.exec?.coverage?.branchCoverage ?? null,
       tokens: state.tokens,
     };
-    const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, promptVersions } = state;
-    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, promptVersions });
+    const { prepared, scriptKey, exec, astEquivalent, functionality, testCorrectness, solvability, promptVersions } = state;
+    await io.writeRecord({ run, fn, thresholds, prepared, outcome, scriptKey, execution: exec, astEquivalent, functionality, testCorrectness, solvability, promptVersions });
     upsertSearchAttributes([{ key: OutcomeKey, value: accepted ? 'accepted' : 'rejected' }]);
     progress(stage, accepted ? `accepted: ${reason}` : `rejected: ${reason.slice(0, 300)}`);
     return outcome;
@@ -227,7 +232,26 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     state.testCorrectness = testVerdict.answer;
     if (testVerdict.answer !== 'yes') return await finish('test_check', `tests judged incorrect: ${testVerdict.reasoning}`);
 
-    return await finish('accepted', `coverage ${reached.toFixed(3)}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)`);
+    // Solvability (evaluation records): can a model implement the function from what its prompt
+    // shows? Assertions on behaviour the prompt does not determine are removed, or reject it.
+    // The stage asks for a function from its prompt; a class target is evaluated as a whole class (eval.ts --classes).
+    if (settings.solvability?.enabled[fn.split] && fn.kind !== 'class') {
+      stage = 'solvability';
+      progress(stage, 'implementations from the prompt alone');
+      const solvable = await solvabilityStage({
+        run, fn, prepared, scriptKey, exec, settings: settings.solvability, coverageThreshold, coverageOf,
+        pipeline: settings, queues: input.queues, progress: (detail) => progress('solvability', detail),
+      });
+      state.tokens += solvable.tokens;
+      Object.assign(state.promptVersions, solvable.promptVersions);
+      if (!solvable.ok) return await finish('solvability', solvable.reason);
+      scriptKey = state.scriptKey = solvable.scriptKey;
+      exec = state.exec = solvable.exec;
+      state.solvability = solvable.result;
+    }
+
+    const solved = state.solvability ? `, solved by ${state.solvability.passed} of ${state.solvability.samples}` : '';
+    return await finish('accepted', `coverage ${coverageOf(exec).toFixed(3)}, ${state.debugRounds} debug and ${state.coverageRounds} coverage round(s)${solved}`);
   } catch (err) {
     // A record that could not be written is not a stage's outcome: let the parent record the failure.
     if (err instanceof ActivityFailure && err.activityType === 'writeRecord') throw err;

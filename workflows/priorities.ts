@@ -9,6 +9,8 @@ export type Priority = 1 | 2 | 3 | 4 | 5;
 
 /** The pipeline's steps (workflows/function.ts). */
 export const PIPELINE_PRIORITY = {
+  /** The solvability stage of an evaluation record: after the final checks, the function's last. */
+  solvability: 1,
   /** Final checks and the record: the function is nearly done. */
   checks: 1,
   coverage: 2,

@@ -12,8 +12,9 @@ import * as path from 'node:path';
 import { once } from 'node:events';
 import type { Artifacts } from '../store/artifacts';
 import { writeFileAtomic } from '../store/artifacts';
-import type { FunctionStage, RecordInput } from '../contracts';
-import { DatasetRecordSchema, type DatasetRecord, type StoredRecord } from '../store/records';
+import type { ClassFacts, FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
+import { testFunctionNames } from '../llm/sanity';
+import { ClassDatasetRecordSchema, DatasetRecordSchema, type ClassDatasetRecord, type DatasetRecord, type StoredRecord } from '../store/records';
 import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
 import { dedentDefinition } from './dedent-definition';
 
@@ -28,6 +29,7 @@ export const STAGE_ORDER: readonly FunctionStage[] = [
   'ast_check',
   'functionality_check',
   'test_check',
+  'solvability',
   'accepted',
 ];
 
@@ -41,6 +43,9 @@ export function runPaths(outDir: string) {
     rejections: path.join(outDir, 'rejections.jsonl'),
     summary: path.join(outDir, 'summary.json'),
     run: path.join(outDir, 'run.json'),
+    /** Written when the run made class environments. */
+    classes: path.join(outDir, 'classes-dataset.jsonl'),
+    classRejections: path.join(outDir, 'classes-rejections.jsonl'),
   };
 }
 
@@ -53,9 +58,19 @@ export interface Thresholds {
   astCheckRequired: boolean;
 }
 
-/** Builds the stored form of a function's end; texts are read from the artifacts. */
+/** What the record builders read of a run's result artifact: the coverage report (and a class's per method). */
+interface StoredCoverage {
+  coverage?: {
+    summary?: string;
+    rate?: number;
+    methods?: { name: string; rate: number; hasBranches: boolean; lines: { rate: number }; branches: { rate: number | null } }[];
+  } | null;
+}
+
+/** Builds the stored form of a function's (or a class's) end; texts are read from the artifacts. */
 export async function buildStoredRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord> {
   const { run, fn, outcome, execution } = input;
+  if (fn.kind === 'class') return buildClassRecord(store, input, thresholds, settingsKey);
   if (outcome.accepted) {
     const result = execution ? await store.getJson<{ coverage?: { summary?: string; rate?: number } | null }>(execution.resultKey) : null;
     const record: DatasetRecord = {
@@ -88,25 +103,91 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       debug_rounds: outcome.debugRounds,
       coverage_rounds: outcome.coverageRounds,
       llm_tokens: outcome.tokens,
+      ...(await solvabilityFields(store, input.solvability ?? null)),
     };
     return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
   }
+  return { accepted: false, fn, rejection: rejectionOf(input), ...(settingsKey ? { settingsKey } : {}) };
+}
+
+function rejectionOf(input: RecordInput) {
+  const { fn, outcome } = input;
   return {
-    accepted: false,
-    fn,
-    rejection: {
-      function_id: fn.functionId,
-      repo_name: fn.repoId,
-      func_path: fn.path,
-      qualname: fn.qualname,
-      split: fn.split,
-      stage: outcome.stage,
-      reason: outcome.reason.slice(0, 2000),
-      debug_rounds: outcome.debugRounds,
-      coverage_rounds: outcome.coverageRounds,
-      llm_tokens: outcome.tokens,
+    function_id: fn.functionId,
+    repo_name: fn.repoId,
+    func_path: fn.path,
+    qualname: fn.qualname,
+    split: fn.split,
+    stage: outcome.stage,
+    reason: outcome.reason.slice(0, 2000),
+    debug_rounds: outcome.debugRounds,
+    coverage_rounds: outcome.coverageRounds,
+    llm_tokens: outcome.tokens,
+  };
+}
+
+/** A class environment's end: its `classes-dataset.jsonl` line when accepted, else its rejection. */
+async function buildClassRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord> {
+  const { run, fn, outcome, execution, prepared } = input;
+  const keyed = settingsKey ? { settingsKey } : {};
+  if (!outcome.accepted) return { kind: 'class', accepted: false, fn, rejection: rejectionOf(input), ...keyed };
+  const result = execution ? await store.getJson<StoredCoverage>(execution.resultKey) : null;
+  const facts = prepared?.classFactsKey ? await store.getJson<ClassFacts>(prepared.classFactsKey) : null;
+  const evalScript = await textOf(store, input.scriptKey);
+  const record: ClassDatasetRecord = {
+    class_name: fn.qualname,
+    idx: fn.functionId,
+    repo_name: fn.repoId,
+    class_path: fn.path,
+    orig_class: await textOf(store, prepared?.sourceKey),
+    orig_context: await textOf(store, prepared?.contextKey),
+    eval_script: evalScript,
+    test_functions: testFunctionNames(evalScript),
+    coverage_rate: result?.coverage?.rate ?? null,
+    coverage_report: result?.coverage?.summary ?? '',
+    method_coverage: (result?.coverage?.methods ?? []).map((m) => ({ method: m.name, rate: m.rate, line_rate: m.lines.rate, branch_rate: m.branches.rate, has_branches: m.hasBranches })),
+    sandbox_ast_check: input.astEquivalent,
+    sandbox_functionality_check: input.functionality,
+    test_correctness_check: input.testCorrectness,
+    commit_id: fn.commit,
+    qualname: fn.qualname,
+    class_id: fn.functionId,
+    run_id: run.runId,
+    split: fn.split,
+    coverage_threshold: thresholds.coverage,
+    ast_check_required: thresholds.astCheckRequired,
+    license: fn.license,
+    standalone: prepared?.standalone ?? null,
+    packages: execution?.packages ?? [],
+    prompt_versions: input.promptVersions,
+    debug_rounds: outcome.debugRounds,
+    coverage_rounds: outcome.coverageRounds,
+    llm_tokens: outcome.tokens,
+    methods: prepared?.methods ?? [],
+    class_skeleton: facts?.skeleton ?? '',
+    documentation_level: facts?.documentation ?? 'none',
+    metrics: facts?.metrics ?? {},
+    method_metrics: facts?.methodMetrics ?? [],
+  };
+  return { kind: 'class', accepted: true, fn, record: ClassDatasetRecordSchema.parse(record), ...keyed };
+}
+
+/** The record's solvability fields (null when its split does not go through the stage). */
+async function solvabilityFields(store: Artifacts, s: SolvabilityResult | null): Promise<Pick<DatasetRecord, 'solve_rate' | 'solvability' | 'generated_docstring'>> {
+  if (!s) return { solve_rate: null, solvability: null, generated_docstring: null };
+  return {
+    solve_rate: s.samples > 0 ? s.passed / s.samples : null,
+    solvability: {
+      model: s.model,
+      samples: s.samples,
+      passed: s.passed,
+      passed_initially: s.passedInitially,
+      docstring: s.docstring,
+      missing_docstring: s.missingDocstring,
+      judged: s.judged,
+      removed_assertions: s.removed,
     },
-    ...(settingsKey ? { settingsKey } : {}),
+    generated_docstring: s.docstringKey ? await store.get(s.docstringKey) : null,
   };
 }
 
@@ -172,16 +253,20 @@ export class UsageCounter {
   private total: Usage = emptyUsage();
   private readonly byRepo = new Map<string, Usage>();
   private readonly byStep = new Map<string, Usage>();
+  /** Live calls and batch answers apart: they are priced differently (llm.prices' batch prices). */
+  private readonly byMode = { live: emptyUsage(), batch: emptyUsage() };
 
   add(e: UsageEntry): void {
     const call = callUsage(e);
     this.total = addUsage(this.total, call);
+    const mode = e.mode === 'batch' ? 'batch' : 'live';
+    this.byMode[mode] = addUsage(this.byMode[mode], call);
     this.byRepo.set(e.repoId ?? '', addUsage(this.byRepo.get(e.repoId ?? ''), call));
     this.byStep.set(e.step ?? '', addUsage(this.byStep.get(e.step ?? ''), call));
   }
 
   result() {
     const table = (m: Map<string, Usage>) => Object.fromEntries([...m].sort(([a], [b]) => a.localeCompare(b)));
-    return { total: this.total, byRepo: table(this.byRepo), byStep: table(this.byStep) };
+    return { total: this.total, byMode: { ...this.byMode }, byRepo: table(this.byRepo), byStep: table(this.byStep) };
   }
 }

@@ -4,6 +4,7 @@
  * answers, candidates, scripts and run outputs are artifacts.
  */
 import type { Usage } from '../store/usage';
+import type { ScriptAssertion } from './assertions';
 import type { DatasetMeta } from './dataset';
 import type { SampleOutcome } from './outcome';
 import type { DocstringMode } from './settings';
@@ -33,6 +34,10 @@ export interface PreparedPrompt {
   /** The description the prompt carries: `missing` when the original had none to keep or rewrite. */
   docstring: DocstringMode | 'missing';
   hasOriginalDocstring: boolean;
+  /** Artifact key of the generated description the prompt shows (null: none was generated). */
+  docstringKey: string | null;
+  /** The `solve` template's version the prompt was rendered with. */
+  promptVersion: string;
   usage: Usage;
 }
 
@@ -49,7 +54,32 @@ export interface CandidateRun extends SampleOutcome {
   /** Artifact key of the full sandbox result (output, traceback), or null when nothing ran. */
   resultKey: string | null;
   durationMs: number;
+  /** Preamble imports the harness left out (the script defines their names, or they are the repository's own). */
+  dropped?: string[];
 }
+
+/** An evaluation task built from a function the crawl is checking (the solvability stage). */
+export interface SolvabilityTask {
+  item: EvalItem;
+  /** Whether the function has a docstring of its own. */
+  hasDocstring: boolean;
+  /** The model that writes the implementations. */
+  model: string;
+}
+
+/** An assertion of a record's script at which implementations failed, with what they ran into. */
+export interface FailingAssertion extends ScriptAssertion {
+  /** Failing runs that stopped at it. */
+  runs: number;
+  /** Their one-line summaries (distinct, a few). */
+  failures: string[];
+}
+
+export type AssertionVerdict =
+  | { ok: true; determined: boolean; reasoning: string; promptVersion: string; usage: Usage }
+  | { ok: false; reason: string; usage: Usage };
+
+export type AssertionRemoval = { ok: true; item: EvalItem; scriptKey: string; removed: ScriptAssertion[] } | { ok: false; reason: string };
 
 export interface SampleRound {
   round: number;

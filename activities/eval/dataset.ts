@@ -24,6 +24,8 @@ export const EvalDatasetLineSchema = z
     /** The split the crawl recorded (`train` or `eval`); RepoST's files carry none. */
     split: z.enum(['train', 'eval']).optional(),
     packages: z.array(z.object({ name: z.string().min(1), version: z.string().min(1) })).optional(),
+    /** The description written for a function without a docstring, which its prompt shows (solvability stage). */
+    generated_docstring: z.string().min(1).nullable().optional(),
   })
   .passthrough();
 
@@ -47,6 +49,10 @@ export interface EvalRecord {
   format: DatasetFormat;
   /** The split the record declares, or null (RepoST's format declares none). */
   split: 'train' | 'eval' | null;
+  /** A description written for a target without a docstring, shown in its prompt in place of one (null: none). */
+  generatedDocstring: string | null;
+  /** The repository's top-level module names, when known exactly (a record built by the crawl itself). */
+  localModules?: string[];
 }
 
 /** What an item's record artifact holds: the normalised record and the dataset line as read. */
@@ -92,6 +98,7 @@ export function toEvalRecord(line: z.infer<typeof EvalDatasetLineSchema>): EvalR
     requirements: (line.packages ?? []).map((p) => `${p.name}==${p.version}`),
     format: ours ? 'ours' : 'repost',
     split: line.split ?? null,
+    generatedDocstring: line.generated_docstring ?? null,
   };
 }
 

@@ -1,11 +1,15 @@
 /**
  * What one sample came to: passed, or failed with a kind. The kinds follow what a reader of
  * RepoST's results asks: was there code at all, did it parse, did it give wrong answers (an
- * assertion of the equivalence tests failed), did it crash (with which exception), or hang.
+ * assertion of the equivalence tests failed), did it crash (with which exception), or hang; and
+ * one that is not the model's: the harness failed it (`harness.ts`), which is reported apart and
+ * never counted against the model.
  */
 import type { SandboxResult } from '../sandbox/schema';
 
-export const FAILURE_KINDS = ['no_code', 'syntax_error', 'assertion', 'exception', 'timeout'] as const;
+export const FAILURE_KINDS = ['no_code', 'syntax_error', 'assertion', 'exception', 'timeout', 'harness'] as const;
+/** The kinds that are the model's: every one but `harness`. */
+export const MODEL_FAILURE_KINDS = FAILURE_KINDS.filter((k) => k !== 'harness');
 export type FailureKind = (typeof FAILURE_KINDS)[number];
 
 export interface SampleOutcome {
@@ -22,6 +26,11 @@ const SYNTAX_ERRORS = new Set(['SyntaxError', 'IndentationError', 'TabError']);
 
 export function noCodeOutcome(detail: string): SampleOutcome {
   return { passed: false, kind: 'no_code', exceptionType: null, summary: detail.slice(0, 300) };
+}
+
+/** A failure the harness caused (`harness.ts` says why): the sample is not counted against the model. */
+export function harnessOutcome(cause: string, exceptionType: string | null = null): SampleOutcome {
+  return { passed: false, kind: 'harness', exceptionType, summary: cause.slice(0, 300) };
 }
 
 /** Classifies a finished run; `infrastructure` is not an outcome (the run is retried instead). */

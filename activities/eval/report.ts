@@ -6,7 +6,7 @@
  * (model, repository and file names, errors, numbers) is escaped where it enters the page.
  */
 import { escapeXml as escapeHtml, formatPercent as percent, groupedBarChart as barChart } from '../report/charts';
-import { FAILURE_KINDS } from './outcome';
+import { MODEL_FAILURE_KINDS } from './outcome';
 import { RANKING_METHODS } from './ranking';
 import type { EvalSummary } from './summary';
 
@@ -29,6 +29,10 @@ function runNotes(s: EvalSummary, label: string): string {
   if (s.errorCount) notes.push(`${s.errorCount} of ${s.functions} function(s) could not be evaluated (first: ${s.errors[0]?.error ?? '?'})`);
   if (s.stepErrorCount) notes.push(`${s.stepErrorCount} step(s) failed for good while the rest was kept`);
   if (s.missing) notes.push(`${s.missing} function(s) have no result`);
+  const harness = s.harness;
+  if (harness.samples || harness.repairRounds) {
+    notes.push(`the harness failed ${harness.samples} sample(s) (left out of Pass@k) and ${harness.repairRounds} repair round(s) in ${harness.functions} function(s), none counted against the model (first: ${harness.examples[0]?.summary ?? '?'})`);
+  }
   if (s.task === 'eval' && s.dataset.splits.train) notes.push(`${s.dataset.splits.train} record(s) of the train split were evaluated`);
   return notes.length ? `<p class="notes">${h(label)}: ${notes.map(h).join('; ')}.</p>` : '';
 }
@@ -69,20 +73,21 @@ export function renderEvalReport(summaries: readonly EvalSummary[], options: { t
     );
   }
 
-  // Failure kinds, as shares of the samples.
+  // Failure kinds, as shares of the samples (the model's; the harness's are counted apart).
   sections.push(
     `<section><h2>Failure kinds</h2>${barChart({
       id: 'failure-kinds',
       title: 'Failing first answers by kind (share of samples)',
       series: labels,
-      groups: FAILURE_KINDS.map((k) => ({ label: k, values: summaries.map((s) => (s.samples ? s.failureKinds.initial[k] / s.samples : null)) })),
+      groups: MODEL_FAILURE_KINDS.map((k) => ({ label: k, values: summaries.map((s) => (s.samples ? s.failureKinds.initial[k] / s.samples : null)) })),
       max: 1,
       format: percent,
     })}${table(
-      ['model', ...FAILURE_KINDS, 'top exception types'],
+      ['model', ...MODEL_FAILURE_KINDS, 'harness (not counted)', 'top exception types'],
       summaries.map((s, i) => [
         labels[i]!,
-        ...FAILURE_KINDS.map((k) => s.failureKinds.initial[k]),
+        ...MODEL_FAILURE_KINDS.map((k) => s.failureKinds.initial[k]),
+        s.failureKinds.initial.harness,
         Object.entries(s.exceptionTypes.initial)
           .sort((a, b) => b[1] - a[1])
           .slice(0, 5)
@@ -91,6 +96,16 @@ export function renderEvalReport(summaries: readonly EvalSummary[], options: { t
       ]),
     )}</section>`,
   );
+
+  // The harness's own failures: what it could not do for a candidate, never the model's.
+  if (summaries.some((s) => s.harness.samples + s.harness.repairRounds + s.harness.samplesWithDroppedImports > 0)) {
+    sections.push(
+      `<section><h2>Harness</h2><p>Failures the harness caused (a repository module the script replaces, a name the prompt shows that the script lacks, a candidate it could not place) are left out of Pass@k; imports of the repository's own modules, and of names the script defines, are left out of candidates' preambles.</p>${table(
+        ['model', 'first runs failed by the harness', 'repair rounds failed by the harness', 'functions', 'samples with imports left out', 'first example'],
+        summaries.map((s, i) => [labels[i]!, s.harness.samples, s.harness.repairRounds, s.harness.functions, s.harness.samplesWithDroppedImports, s.harness.examples[0] ? `${s.harness.examples[0].functionId}: ${s.harness.examples[0].summary}` : '–']),
+      )}</section>`,
+    );
+  }
 
   // Ranking methods, one chart pair per run that ranked.
   summaries.forEach((s, i) => {

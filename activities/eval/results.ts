@@ -22,6 +22,8 @@ const RoundSchema = z.object({
   bare: z.boolean(),
   duration_ms: z.number(),
   usage: UsageSchema,
+  /** Preamble imports the harness left out (the script defines their names, or they are the repository's own). */
+  dropped_imports: z.array(z.string()).default([]),
 });
 
 const MethodRankingSchema = z.object({
@@ -45,8 +47,13 @@ export const EvalLineSchema = z.object({
   error: z.string().nullable(),
   /** Steps that failed for good while the rest was kept (a sample's call, the ranking, the training targets). */
   step_errors: z.array(z.string()),
-  /** Samples with an outcome (a sample whose first answer or run failed for good is left out). */
+  /**
+   * Samples with an outcome: a sample whose first answer or run failed for good is left out, and
+   * so is one whose first run the harness failed (`harness_failures`).
+   */
   n: z.number().int(),
+  /** Samples whose first run the harness failed: not the model's failures, left out of `n`. */
+  harness_failures: z.number().int().default(0),
   /** Samples that had passed by the end of round 0, 1, ... (self-repair rounds). */
   passed_per_round: z.array(z.number().int()),
   pass_at_k: z.record(z.string(), z.number()),
@@ -67,6 +74,15 @@ export const EvalLineSchema = z.object({
   augmentation: z.object({ proposed: z.number().int(), kept: z.number().int(), note: z.string(), scriptKey: z.string().nullable() }).nullable(),
 });
 export type EvalLine = z.infer<typeof EvalLineSchema>;
+
+/**
+ * The samples that count for Pass@k: those with an outcome of the model's. A sample whose first
+ * run the harness failed says nothing about the model and is left out, like one whose first step
+ * failed for good; one whose repair round the harness failed keeps its earlier rounds.
+ */
+export function scoredSamples(samples: readonly SampleTrace[]): SampleTrace[] {
+  return samples.filter((s) => s.rounds.length > 0 && s.rounds[0]!.run.kind !== 'harness');
+}
 
 /** Samples that had passed by the end of each round, for `rounds` rounds (0 = first answers). */
 export function passedPerRound(samples: readonly SampleTrace[], rounds: number): number[] {
@@ -89,8 +105,8 @@ export interface LineContext {
 export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLine {
   const { record, settings } = ctx;
   const ks = effectiveKs(settings);
-  // Only samples with an outcome count; one whose first answer or run failed for good has none.
-  const scored = result.samples.filter((s) => s.rounds.length > 0);
+  // Only samples with an outcome of the model's count (see `scoredSamples`).
+  const scored = scoredSamples(result.samples);
   const n = scored.length;
   const perRound = passedPerRound(scored, settings.repairRounds);
   const stepErrors = [...result.samples.filter((s) => s.error).map((s) => `sample ${s.sample}: ${s.error}`), ...result.stepErrors];
@@ -117,6 +133,7 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
     error: result.error,
     step_errors: stepErrors,
     n,
+    harness_failures: result.samples.filter((s) => s.rounds[0]?.run.kind === 'harness').length,
     passed_per_round: n > 0 ? perRound : [],
     pass_at_k: n > 0 ? passAtKRecord(n, perRound[0]!, ks) : {},
     pass_at_k_per_round: n > 0 ? perRound.map((c) => passAtKRecord(n, c, ks)) : [],
@@ -134,6 +151,7 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
           bare: cand?.bare ?? false,
           duration_ms: r.run.durationMs,
           usage: r.usage,
+          dropped_imports: r.run.dropped ?? [],
         };
       }),
       error: s.error,
@@ -150,7 +168,7 @@ export function evalLineOf(result: FunctionEvalResult, ctx: LineContext): EvalLi
 export function functionEvalSummary(result: FunctionEvalResult): FunctionEvalSummary {
   return {
     functionId: result.functionId,
-    samples: result.samples.filter((s) => s.rounds.length > 0).length,
+    samples: scoredSamples(result.samples).length,
     passedInitially: result.samples.filter((s) => s.rounds[0]?.run.passed).length,
     passedFinally: result.samples.filter((s) => s.rounds.some((r) => r.run.passed)).length,
     error: result.error,

@@ -8,7 +8,7 @@ import type { Config } from '../../temporal.config';
 import type { PipelineSettings } from '../contracts';
 import { pipelineSettingsFrom } from '../run-settings';
 import { sandboxActivityBudgetMs } from '../sandbox/budget';
-import { stepsBudgetMs, type Budgets } from '../workflow-budgets';
+import { DOCSTRING_ATTEMPTS, stepsBudgetMs, type Budgets } from '../workflow-budgets';
 
 /** Where the prompt's description of the target comes from (RepoST's Table 8 settings). */
 export const DOCSTRING_MODES = ['original', 'none', 'generated'] as const;
@@ -38,6 +38,11 @@ export const EvalSettingsSchema = z
     /** Self-repair rounds after a failing sample (RepoST's Table 7); in RFT, repaired samples that pass are kept too. */
     repairRounds: z.number().int().min(0).max(EVAL_LIMITS.maxRepairRounds).default(0),
     docstring: z.enum(DOCSTRING_MODES).default('original'),
+    /**
+     * With `original`, a target without a docstring: `keep` it without one, or `generate` one as
+     * `generated` would (a description the record carries is shown either way).
+     */
+    missingDocstring: z.enum(['keep', 'generate']).default('keep'),
     /** The model that writes docstrings in `generated` mode; unset = the `docstring` step's model. */
     docstringModel: z.string().min(1).optional(),
     select: z.enum(SELECT_METHODS).default('none'),
@@ -93,6 +98,30 @@ export function frozenEvalSettings(frozen: unknown, runId: string): EvalSettings
 }
 
 /**
+ * The evaluation settings of a crawl run: those of its solvability stage (`loops.solvability`),
+ * under which the evaluation's activities write and run a record's implementations from its
+ * prompt, the original docstring or, for a function without one, a generated one.
+ */
+export function solvabilityEvalSettings(config: Config): EvalSettings {
+  const s = config.loops.solvability;
+  return parseEvalSettings({
+    task: 'eval',
+    ...(s.model ? { model: s.model } : {}),
+    n: s.k,
+    temperature: s.temperature,
+    ks: [1],
+    docstring: 'original',
+    missingDocstring: s.generateDocstrings ? 'generate' : 'keep',
+    timeoutSec: config.sandbox.timeoutSec,
+  });
+}
+
+/** A run's evaluation settings: frozen with an evaluation run, or a crawl's solvability stage's. */
+export function evalSettingsOfRun(frozen: unknown, runId: string, config: Config): EvalSettings {
+  return FrozenEvalSettingsSchema.safeParse(frozen).success ? frozenEvalSettings(frozen, runId) : solvabilityEvalSettings(config);
+}
+
+/**
  * The workflows' settings of an evaluation run: the pipeline's, with a sandbox budget that also
  * covers the run's own limits (a candidate's run, a matrix run of the most tests a function may have).
  */
@@ -104,9 +133,6 @@ export function evalPipelineSettings(config: Config, settings: EvalSettings): Pi
   // The run's function workflows are evaluation functions: their own limit, from their own steps.
   return { ...base, timeouts: { ...timeouts, functionWorkflowMs: child !== undefined ? child * 1000 : evalFunctionBudgetMs(timeouts, settings) } };
 }
-
-/** Answers for a generated docstring (the evaluation workflow asks up to three times). */
-const DOCSTRING_ATTEMPTS = 3;
 
 /**
  * One function of an evaluation run: the prompt (a docstring asked up to three times), the samples

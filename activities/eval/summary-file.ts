@@ -15,7 +15,11 @@ const count = z.number().int().nonnegative();
 const share = z.number().finite();
 /** `pass@1` -> a share, or null where no function had k samples. */
 const byK = z.record(z.string().max(32), share.nullable());
-const kinds = z.object(Object.fromEntries(FAILURE_KINDS.map((k) => [k, count])) as Record<(typeof FAILURE_KINDS)[number], typeof count>);
+// A summary written before the harness kind existed has none: zero.
+const kinds = z.object({
+  ...(Object.fromEntries(FAILURE_KINDS.map((k) => [k, count])) as Record<(typeof FAILURE_KINDS)[number], typeof count>),
+  harness: count.default(0),
+});
 const listed = z.array(z.object({ functionId: z.string(), error: z.string() }));
 const RankingTotalsSchema = z.object({ functions: count, hitAtK: z.record(z.string().max(32), share), precisionAtK: byK });
 
@@ -43,6 +47,9 @@ export const EvalSummarySchema: z.ZodType<EvalSummary> = z.object({
   byRepository: z.record(z.string(), z.object({ functions: count, passAtK: byK, finalPassAt1: share.nullable() })),
   withDocstring: z.object({ functions: count, passAtK: byK }),
   failureKinds: z.object({ initial: kinds, final: kinds }),
+  harness: z
+    .object({ samples: count, repairRounds: count, functions: count, examples: z.array(z.object({ functionId: z.string(), summary: z.string() })), samplesWithDroppedImports: count })
+    .default({ samples: 0, repairRounds: 0, functions: 0, examples: [], samplesWithDroppedImports: 0 }),
   exceptionTypes: z.object({ initial: z.record(z.string(), count), final: z.record(z.string(), count) }),
   ranking: z
     .object({

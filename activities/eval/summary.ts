@@ -3,7 +3,8 @@
  * (the lines are streamed from the store, so a run of any size is summarised in bounded memory).
  * Pass@k is the mean over evaluated functions (those without an error); per self-repair round,
  * per repository, on the subset with an original docstring (RepoST's Table 8), failure kinds of
- * first answers and of final ones, the ranking methods' n@k and Pr@k, tokens and cost per step.
+ * first answers and of final ones, the harness's own failures apart, the ranking methods' n@k and
+ * Pr@k, tokens and cost per step.
  */
 import { addUsage, emptyUsage, type Usage } from '../store/usage';
 import type { DatasetMeta } from './dataset';
@@ -41,7 +42,15 @@ export interface EvalSummary {
   passAtKByRound: Record<string, number | null>[];
   byRepository: Record<string, { functions: number; passAtK: Record<string, number | null>; finalPassAt1: number | null }>;
   withDocstring: { functions: number; passAtK: Record<string, number | null> };
+  /** Failing samples by kind, of first answers and of final ones; `harness` counts the harness's failures, which are not in `samples`. */
   failureKinds: { initial: Record<FailureKind, number>; final: Record<FailureKind, number> };
+  /**
+   * Failures the harness caused, counted apart and never against the model: samples whose first
+   * run it failed (left out of `samples` and Pass@k), repair rounds it failed (their samples keep
+   * their earlier rounds), the functions with any, the first few, and the preamble imports it
+   * left out (samples whose preamble lost an import of the repository or a name the script defines).
+   */
+  harness: { samples: number; repairRounds: number; functions: number; examples: { functionId: string; summary: string }[]; samplesWithDroppedImports: number };
   exceptionTypes: { initial: Record<string, number>; final: Record<string, number> };
   /** The methods scored: all three on the candidate-test matrix, or random alone (no tests written). */
   ranking: { selected: EvalSettings['select']; methods: Partial<Record<RankingMethod, RankingTotals>> } | null;
@@ -120,6 +129,7 @@ export class EvalSummaryBuilder {
   private readonly withDoc: { functions: number; pass: PassTable };
   private readonly failureKinds = { initial: zeroKinds(), final: zeroKinds() };
   private readonly exceptionTypes = { initial: {} as Record<string, number>, final: {} as Record<string, number> };
+  private readonly harness: EvalSummary['harness'] = { samples: 0, repairRounds: 0, functions: 0, examples: [], samplesWithDroppedImports: 0 };
   private rankedFunctions = 0;
   private readonly ranking = new Map<RankingMethod, { hit: Means; precision: Means }>();
   private readonly training = { initial: 0, afterRepair: 0, examples: 0, groundTruthExamples: 0, duplicates: 0, unparsable: 0 };
@@ -147,6 +157,7 @@ export class EvalSummaryBuilder {
     }
     // Augmentation samples nothing: its lines count only for what they augmented.
     const sampled = l.task !== 'augment';
+    this.countHarness(l);
     if (l.error !== null || (sampled && l.n === 0)) {
       this.errorCount += 1;
       if (this.errors.length < MAX_LISTED) this.errors.push({ functionId: l.function_id, error: l.error ?? 'no sample could be evaluated' });
@@ -207,6 +218,22 @@ export class EvalSummaryBuilder {
     }
   }
 
+  /** The harness's failures of a line, whether or not its function could be evaluated. */
+  private countHarness(l: EvalLine): void {
+    let any = false;
+    for (const s of l.samples) {
+      if (s.rounds.some((r) => r.dropped_imports.length > 0)) this.harness.samplesWithDroppedImports += 1;
+      s.rounds.forEach((r) => {
+        if (r.kind !== 'harness') return;
+        any = true;
+        if (r.round === 0) this.harness.samples += 1;
+        else this.harness.repairRounds += 1;
+        if (this.harness.examples.length < MAX_LISTED) this.harness.examples.push({ functionId: l.function_id, summary: r.summary });
+      });
+    }
+    if (any) this.harness.functions += 1;
+  }
+
   result(): EvalSummary {
     const { settings } = this.meta;
     const methods = settings.select === 'random' ? (['random'] as const) : RANKING_METHODS;
@@ -244,6 +271,7 @@ export class EvalSummaryBuilder {
       ),
       withDocstring: { functions: this.withDoc.functions, passAtK: this.withDoc.pass.result() },
       failureKinds: this.failureKinds,
+      harness: this.harness,
       exceptionTypes: this.exceptionTypes,
       ranking,
       training: settings.task === 'rft' ? { functionsWithPassing: { initial: t.initial, afterRepair: t.afterRepair }, examples: t.examples, groundTruthExamples: t.groundTruthExamples, duplicates: t.duplicates, unparsable: t.unparsable } : null,

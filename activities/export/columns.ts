@@ -7,15 +7,17 @@
 import type { ProductRecord } from '../dataset/product-record';
 import { licenseOf } from '../dataset/product-record';
 
-type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
+export type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
 
-export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[] };
+/** A struct list's fields are strings unless `types` says otherwise. */
+export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[]; types?: Readonly<Record<string, Scalar>> };
 
-export interface ExportColumn {
+/** One column of an exported table of records `R` (the dataset's records unless said otherwise). */
+export interface ExportColumn<R = ProductRecord> {
   name: string;
   type: ColumnType;
   description: string;
-  value(record: ProductRecord): unknown;
+  value(record: R): unknown;
 }
 
 const str = (nullable = false): ColumnType => ({ kind: 'scalar', scalar: 'string', nullable });
@@ -61,10 +63,23 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'debug_rounds', type: scalar('int32', false), description: 'debug rounds the script needed', value: (r) => r.debug_rounds },
   { name: 'coverage_rounds', type: scalar('int32', false), description: 'coverage rounds the script needed', value: (r) => r.coverage_rounds },
   { name: 'llm_tokens', type: scalar('int64', false), description: "LLM tokens spent on the function's steps", value: (r) => r.llm_tokens },
+  {
+    name: 'solve_rate',
+    type: scalar('float64', true),
+    description: 'share of the implementations a model wrote from the prompt alone that pass the tests (the solvability stage of evaluation records; null when not checked)',
+    value: (r) => r.solve_rate ?? null,
+  },
+  { name: 'generated_docstring', type: str(true), description: 'for a function without a docstring, the description written from the ground truth that its prompt shows', value: (r) => r.generated_docstring ?? null },
+  {
+    name: 'removed_assertions',
+    type: { kind: 'struct-list', fields: ['line', 'text'] },
+    description: 'assertions removed from the tests as checking behaviour the prompt does not determine (line in the script as it was, and text)',
+    value: (r) => (r.solvability?.removed_assertions ?? []).map((a) => ({ line: String(a.line), text: a.text })),
+  },
 ];
 
 /** Parquet schema elements (the flat, depth-first form Parquet uses) of the columns. */
-export function parquetSchema(columns: readonly ExportColumn[] = EXPORT_COLUMNS): Record<string, unknown>[] {
+export function parquetSchema(columns: readonly ExportColumn<never>[] = EXPORT_COLUMNS): Record<string, unknown>[] {
   const physical: Record<Scalar, Record<string, unknown>> = {
     string: { type: 'BYTE_ARRAY', converted_type: 'UTF8' },
     float64: { type: 'DOUBLE' },
@@ -81,14 +96,14 @@ export function parquetSchema(columns: readonly ExportColumn[] = EXPORT_COLUMNS)
       out.push({ name: c.name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 });
       out.push({ name: 'list', repetition_type: 'REPEATED', num_children: 1 });
       out.push({ name: 'element', repetition_type: 'REQUIRED', num_children: c.type.fields.length });
-      for (const f of c.type.fields) out.push({ name: f, ...physical.string, repetition_type: 'REQUIRED' });
+      for (const f of c.type.fields) out.push({ name: f, ...physical[c.type.types?.[f] ?? 'string'], repetition_type: 'REQUIRED' });
     }
   }
   return out;
 }
 
 /** Column-major data of some records, typed as Parquet wants it (64-bit integers as bigint). */
-export function columnData(records: readonly ProductRecord[], columns: readonly ExportColumn[] = EXPORT_COLUMNS): { name: string; data: unknown[] }[] {
+export function columnData<R = ProductRecord>(records: readonly R[], columns: readonly ExportColumn<R>[] = EXPORT_COLUMNS as unknown as readonly ExportColumn<R>[]): { name: string; data: unknown[] }[] {
   return columns.map((c) => {
     const convert = c.type.kind === 'scalar' && c.type.scalar === 'int64' ? (v: unknown) => BigInt(Math.round(v as number)) : (v: unknown) => v;
     return { name: c.name, data: records.map((r) => convert(c.value(r))) };
@@ -96,10 +111,10 @@ export function columnData(records: readonly ProductRecord[], columns: readonly 
 }
 
 /** The columns as `datasets` spells features in a dataset card's YAML. */
-export function huggingFaceFeatures(columns: readonly ExportColumn[] = EXPORT_COLUMNS): Record<string, unknown>[] {
+export function huggingFaceFeatures(columns: readonly ExportColumn<never>[] = EXPORT_COLUMNS): Record<string, unknown>[] {
   return columns.map((c) =>
     c.type.kind === 'scalar'
       ? { name: c.name, dtype: c.type.scalar }
-      : { name: c.name, list: c.type.fields.map((f) => ({ name: f, dtype: 'string' })) },
+      : { name: c.name, list: c.type.fields.map((f) => ({ name: f, dtype: (c.type.kind === 'struct-list' && c.type.types?.[f]) || 'string' })) },
   );
 }

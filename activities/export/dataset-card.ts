@@ -7,9 +7,11 @@
  */
 import type { DatasetSplit } from '../dataset/product-record';
 import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
+import { solveRateBars, type SolvabilityFigures } from '../dataset/solvability-figures';
 import type { DatasetStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
-import { EXPORT_COLUMNS, huggingFaceFeatures } from './columns';
+import { CLASS_ENVIRONMENT_COLUMNS } from './class-columns';
+import { EXPORT_COLUMNS, huggingFaceFeatures, type ExportColumn } from './columns';
 import { toYaml, type YamlValue } from './yaml';
 
 /**
@@ -50,7 +52,11 @@ export interface DatasetCardInput {
   repositories: { repo: string; license: string; licenseSource?: string; records: number }[];
   /** `template@version` per step, with the number of records that used it. */
   promptVersions: { step: string; version: string; records: number }[];
+  /** The solvability stage's figures over the exported records. */
+  solvability?: SolvabilityFigures;
   exportedAt: string;
+  /** The class environments' splits (the `classes` configuration), when the run made any. */
+  classSplits?: CardSplit[];
 }
 
 function sizeCategory(n: number): string {
@@ -62,6 +68,7 @@ function sizeCategory(n: number): string {
 }
 
 function frontMatter(input: DatasetCardInput): string {
+  const classSplits = input.classSplits ?? [];
   const licenses = [...new Set(input.repositories.map((r) => hubLicenseId(r.license)))].sort();
   const total = input.splits.reduce((sum, s) => sum + s.rows, 0);
   const yaml: { [key: string]: YamlValue } = {
@@ -71,10 +78,18 @@ function frontMatter(input: DatasetCardInput): string {
     task_categories: ['text-generation'],
     tags: ['code', 'python', 'repost', 'execution-feedback', 'repository-level'],
     size_categories: [sizeCategory(total)],
-    configs: [{ config_name: 'default', data_files: input.splits.map((s) => ({ split: s.name, path: s.path })) }],
+    configs: [
+      { config_name: 'default', data_files: input.splits.map((s) => ({ split: s.name, path: s.path })) },
+      ...(classSplits.length ? [{ config_name: 'classes', data_files: classSplits.map((s) => ({ split: s.name, path: s.path })) }] : []),
+    ],
     // Split sizes are left to the library and the Hub: they want num_bytes as Arrow in memory,
     // which only they can measure; the card's own table gives the row counts.
-    dataset_info: { features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
+    dataset_info: classSplits.length
+      ? [
+          { config_name: 'default', features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
+          { config_name: 'classes', features: huggingFaceFeatures(CLASS_ENVIRONMENT_COLUMNS as readonly ExportColumn<never>[]) as YamlValue },
+        ]
+      : { features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
   };
   return `---\n${toYaml(yaml)}---\n`;
 }
@@ -92,6 +107,40 @@ function statisticsTable(input: DatasetCardInput): string {
     ['figure', ...splits],
     TABLE_4_ROWS.map((row) => [row.label, ...columns.map((c) => formatFigure(c[row.key], row.kind))]),
   );
+}
+
+const percent = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+
+/** How solvable the evaluation records are from their prompts, when the solvability stage ran. */
+function solvabilitySection(input: DatasetCardInput): string {
+  const f = input.solvability;
+  if (!f || (f.checked === 0 && f.rejected === 0)) return '';
+  const distribution = solveRateBars(f).map(({ rate, records }) => `${percent(rate)}: ${records}`).join(', ') || '–';
+  return [
+    '## Solvability',
+    '',
+    'Each evaluation record was checked after the final checks: a model wrote implementations of the function',
+    "from the record's prompt alone (the context with the body left out and the docstring, or, for a function",
+    'without one, a docstring written from the ground truth, given in `generated_docstring`). When none passed,',
+    'each failing assertion was put to a judge; assertions on behaviour the prompt does not determine were removed',
+    "and the script run again with the ground truth at the split's coverage (listed in `removed_assertions`), or the",
+    'record rejected. `solve_rate` is the share of the implementations that pass the tests as they are.',
+    '',
+    table(
+      ['figure', 'value'],
+      [
+        ['records checked', String(f.checked)],
+        ['mean solve rate', percent(f.meanSolveRate)],
+        ['records per solve rate', distribution],
+        ['solved by no implementation (before any removal)', `${f.unsolved} (${f.unsolvedInitially})`],
+        ['assertions judged', String(f.judged)],
+        ['assertions removed as unspecified', `${f.removedAssertions} (in ${f.recordsWithRemovals} record(s))`],
+        ['docstrings written from the ground truth', String(f.generatedDocstrings)],
+        ['functions rejected at this stage', String(f.rejected)],
+      ],
+    ),
+    '',
+  ].join('\n');
 }
 
 function buildSection(input: DatasetCardInput): string {
@@ -129,6 +178,25 @@ function buildSection(input: DatasetCardInput): string {
   return lines.join('\n');
 }
 
+/** The `classes` configuration: class environments, each a whole class with its test functions. */
+function classSection(input: DatasetCardInput): string {
+  const splits = input.classSplits ?? [];
+  if (!splits.length) return '';
+  return `## Class environments (configuration \`classes\`)
+
+Whole classes made into environments the same way: the class and what its methods use in one
+script, test functions that build \`<Class>\` and \`<Class>_new_implementation\` from the same
+arguments, call the same methods in the same order and compare results, state and exception
+types; coverage is measured over all the class's methods. Each row also carries the class's
+skeleton, documentation level and metrics. \`load_dataset("path/to/this/folder", "classes")\`.
+
+${table(['split', 'classes', 'file', 'coverage threshold', 'equal ASTs required'], splits.map((s) => [s.name, String(s.rows), `\`${s.path}\``, s.coverageThresholds.join(', ') || 'not recorded', s.astCheckRequired.map((b) => (b ? 'yes' : 'no')).join(', ') || 'not recorded']))}
+
+${table(['field', 'type', 'meaning'], CLASS_ENVIRONMENT_COLUMNS.map((c) => [`\`${c.name}\``, c.type.kind === 'scalar' ? `${c.type.scalar}${c.type.nullable ? ' (nullable)' : ''}` : `list of {${c.type.fields.join(', ')}}`, c.description]))}
+
+`;
+}
+
 export function renderDatasetCard(input: DatasetCardInput): string {
   const splitRows = input.splits.map((s) => [s.name, String(s.rows), String(input.statistics.splits[s.name]?.repositories ?? 0), `\`${s.path}\``]);
   const licenseRows = input.repositories.map((r) => [r.repo, r.license, r.licenseSource ?? 'not recorded', String(r.records)]);
@@ -160,6 +228,7 @@ Tokens are counted with \`${input.statistics.tokenizer}\` (GPT-4o's BPE); lines 
 are the \`assert\` statements of the script's test functions. External libraries are the distinct
 non-standard-library distributions the scripts import.
 
+${solvabilitySection(input)}
 ## How it was built
 
 ${buildSection(input)}
@@ -182,7 +251,7 @@ with Python: the tests pass if and only if the candidate behaves like the origin
 distributions listed in \`packages\` first. Run the scripts in a sandbox: they execute code from
 the source repositories.
 
-## Source repositories and licenses
+${classSection(input)}## Source repositories and licenses
 
 The examples contain code from these repositories, under their licenses. Where each license was
 read: \`github-api\` (GitHub's answer), \`file:<name>\` (the repository's license file, matched

@@ -59,6 +59,21 @@ const PERMANENT_HINTS: Record<number, string> = {
   422: 'the endpoint could not process the request parameters',
 };
 
+/**
+ * The one rule for an HTTP status the endpoint answered instead of a completion, live or in a
+ * batch's output: 429, 408 and 5xx are transient (after `retryAfterMs` when the server said),
+ * any other status is permanent. `where` names the model and endpoint (or batch).
+ */
+export function classifyHttpStatus(status: number, detail: string, where: string, options: { retryAfterMs?: number; cause?: unknown } = {}): LlmError {
+  const cause = options.cause !== undefined ? { cause: options.cause } : undefined;
+  if (status === 429 || status === 408 || status >= 500) {
+    const what = status === 429 ? 'rate limited' : status === 408 ? 'request timeout' : `server error ${status}`;
+    return new LlmTransientError(`LLM ${what} (${where}): ${detail}`, options.retryAfterMs, status, cause);
+  }
+  const hint = PERMANENT_HINTS[status] ?? `HTTP ${status}`;
+  return new LlmPermanentError(`LLM request failed, ${hint} (${where}): ${detail}`, status, cause);
+}
+
 /** Maps anything the openai client (or our own response validation) throws to a typed LLM error. */
 export function classifyLlmError(err: unknown, context: { model: string; baseURL: string; elapsedMs?: number; timeoutMs?: number }): LlmError {
   if (err instanceof LlmTransientError || err instanceof LlmPermanentError) return err;
@@ -82,18 +97,8 @@ export function classifyLlmError(err: unknown, context: { model: string; baseURL
     const detail = cause instanceof Error ? `: ${cause.message}` : '';
     return new LlmTransientError(`cannot reach the LLM endpoint (${where})${detail}`, undefined, undefined, { cause: err });
   }
-  if (err instanceof APIError) {
-    const status = err.status;
-    const body = err.message;
-    if (status === 429 || status === 408 || (status !== undefined && status >= 500)) {
-      const retryAfterMs = retryAfterOf(err.headers);
-      const what = status === 429 ? 'rate limited' : status === 408 ? 'request timeout' : `server error ${status}`;
-      return new LlmTransientError(`LLM ${what} (${where}): ${body}`, retryAfterMs, status, { cause: err });
-    }
-    if (status !== undefined) {
-      const hint = PERMANENT_HINTS[status] ?? `HTTP ${status}`;
-      return new LlmPermanentError(`LLM request failed, ${hint} (${where}): ${body}`, status, { cause: err });
-    }
+  if (err instanceof APIError && err.status !== undefined) {
+    return classifyHttpStatus(err.status, err.message, where, { retryAfterMs: retryAfterOf(err.headers), cause: err });
   }
   if (err instanceof SyntaxError) {
     // A half-written or garbled body: usually a proxy or server hiccup, so worth another try.

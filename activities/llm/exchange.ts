@@ -27,6 +27,10 @@ export interface ExchangeRecord {
   /** Milliseconds spent waiting for the rate limiter before the call went out. */
   queuedMs: number;
   cached: boolean;
+  /** `batch` for an answer that came in a batch (batch mode; priced at the batch price); absent for a live call. */
+  mode?: 'batch';
+  /** For a batch answer: the batch and the request's `custom_id` in it. */
+  batch?: { batchId: string; customId: string };
   cacheKey: string;
   /** For a cache hit: the exchange whose answer was reused. */
   sourceExchangeKey?: string;

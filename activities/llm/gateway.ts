@@ -14,9 +14,11 @@ import { z } from 'zod';
 import type { Config } from '../../temporal.config';
 import type { Store } from '../store/types';
 import { cacheKeyOf } from './cache';
+import { chatCompletionBody, readCompletion } from './completion';
 import { estimateCostUsd } from './cost';
 import { LlmPermanentError, LlmTransientError, classifyLlmError } from './errors';
 import { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';
+import type { BatchRequestOutcome } from './batch/outcome';
 import { createOpenAiClient } from './http-agent';
 import { RateLimiter } from './rate-limiter';
 import { estimateMessagesTokens, estimateTokens } from './tokens';
@@ -40,24 +42,39 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
     candidate_tests: m.solve,
     // Extra equivalence inputs are part of building the dataset, like its tests.
     test_inputs: m.tests,
+    // A class's steps use the models of the function's steps they stand for.
+    class_sandbox: m.sandbox,
+    class_tests: m.tests,
+    class_debug: m.debug,
+    class_coverage: m.coverage,
+    class_check_functionality: m.check,
+    class_check_tests: m.check,
+    class_solve: m.solve,
+    // Whether a prompt determines what an assertion checks: a check, like the test check.
+    check_assertion: m.check,
   };
   return byStep[step] ?? config.llm.model;
 }
 
-/** What an OpenAI-compatible chat completion must contain for us to use it. */
-const CompletionSchema = z.object({
-  id: z.string().optional(),
-  model: z.string().optional(),
-  choices: z
-    .array(
-      z.object({
-        message: z.object({ content: z.string().nullable().optional() }).optional(),
-        finish_reason: z.string().nullable().optional(),
-      }),
-    )
-    .min(1),
-  usage: z.object({ prompt_tokens: z.number().nonnegative(), completion_tokens: z.number().nonnegative() }).nullable().optional(),
-});
+export type LlmMode = 'live' | 'batch';
+
+/**
+ * Whether a step's calls go live or into batches (`llm.mode`, per step in `llm.modes`). The
+ * evaluation's steps are always live.
+ */
+export function modeForStep(llm: Pick<Config['llm'], 'mode' | 'modes'>, step: LlmStep): LlmMode {
+  const m = llm.modes;
+  const byStep: Partial<Record<LlmStep, LlmMode | undefined>> = {
+    sandbox: m.sandbox ?? llm.mode,
+    aggregate: m.sandbox ?? llm.mode,
+    tests: m.tests ?? llm.mode,
+    debug: m.debug ?? llm.mode,
+    coverage: m.coverage ?? llm.mode,
+    check_functionality: m.check ?? llm.mode,
+    check_tests: m.check ?? llm.mode,
+  };
+  return byStep[step] ?? 'live';
+}
 
 const ChatRequestSchema = z.object({
   step: z.enum(LLM_STEPS),
@@ -100,6 +117,29 @@ export interface ChatOptions {
    * can tell what refused answers cost. A review that throws leaves the exchange unmarked.
    */
   review?: (answer: { text: string; finishReason: string | null }) => string[];
+  /** Batch mode: the call is not made here (see `BatchCall`). */
+  batch?: BatchCall;
+}
+
+/** A batch answer being delivered to the request that asked it. */
+export interface DeliveredBatchAnswer {
+  outcome: BatchRequestOutcome;
+  batchId: string;
+  /** The cache key of the request that was handed over: the delivery must be for the same request. */
+  cacheKey: string;
+  /** How long the request waited, from its hand-over to its answer. */
+  waitedMs: number;
+}
+
+/**
+ * A call in batch mode. Without `delivered`, a request that the cache cannot answer is handed
+ * over (`handOver` never returns: it stores the request for the collector and ends the attempt
+ * as waiting); with it, the batch's answer is recorded, cached and priced (at the batch price)
+ * and returned, or its error thrown, exactly as a live call's.
+ */
+export interface BatchCall {
+  delivered?: DeliveredBatchAnswer;
+  handOver(request: { cacheKey: string; call: ExchangeRecord['request']; step: LlmStep; functionId: string; runId?: string }): Promise<never>;
 }
 
 
@@ -187,6 +227,12 @@ export class LlmGateway {
     };
 
     const useCache = this.cacheable(temperature, llm);
+    if (options.batch?.delivered) return this.recordBatchAnswer(options.batch.delivered, base, { useCache, llm, review: options.review });
+    if (options.batch) {
+      const hit = useCache ? await this.fromCache(cacheKey, base, options.review) : undefined;
+      if (hit) return hit;
+      return options.batch.handOver({ cacheKey, call: base.request, step: req.step, functionId: req.functionId, ...(req.runId !== undefined ? { runId: req.runId } : {}) });
+    }
     if (useCache) {
       const hit = await this.fromCache(cacheKey, base, options.review);
       if (hit) return hit;
@@ -216,7 +262,7 @@ export class LlmGateway {
     base: ExchangeBase,
     opts: { useCache: boolean; signal?: AbortSignal; llm: LlmSettings; review?: ChatOptions['review'] },
   ): Promise<ChatOutcome> {
-    const { model, temperature, maxTokens } = base.request;
+    const { model } = base.request;
     const { cacheKey } = base;
     const useCache = opts.useCache;
     const estimatedPrompt = estimateMessagesTokens(messages);
@@ -227,7 +273,7 @@ export class LlmGateway {
       let raw: unknown;
       try {
         raw = await this.clientFor(opts.llm.timeoutSec).chat.completions.create(
-          { model, messages, temperature, max_tokens: maxTokens },
+          chatCompletionBody(base.request),
           { headers: { [STEP_HEADER]: base.step, [FUNCTION_HEADER]: base.functionId }, timeout: opts.llm.timeoutSec * 1000, ...(opts.signal ? { signal: opts.signal } : {}) },
         );
       } catch (err) {
@@ -239,21 +285,11 @@ export class LlmGateway {
         });
       }
       const latencyMs = Math.round(performance.now() - started);
-      const parsed = CompletionSchema.safeParse(raw);
-      if (!parsed.success) {
-        throw new LlmTransientError(
-          `LLM endpoint returned a completion without usable choices (model ${model} at ${this.config.llm.baseUrl}): ${parsed.error.issues[0]?.message ?? 'invalid'}`,
-          undefined,
-          undefined,
-        );
-      }
-      const completion = parsed.data;
-      const choice = completion.choices[0]!;
-      const text = choice.message?.content ?? '';
-      const finishReason = choice.finish_reason ?? null;
+      const completion = readCompletion(raw, `model ${model} at ${this.config.llm.baseUrl}`);
+      const { text, finishReason } = completion;
       const estimated = !completion.usage;
-      const promptTokens = completion.usage?.prompt_tokens ?? estimatedPrompt;
-      const completionTokens = completion.usage?.completion_tokens ?? estimateTokens(text);
+      const promptTokens = completion.usage?.promptTokens ?? estimatedPrompt;
+      const completionTokens = completion.usage?.completionTokens ?? estimateTokens(text);
       usedTokens = promptTokens + completionTokens;
       const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens);
       const record: ExchangeRecord = {
@@ -294,6 +330,58 @@ export class LlmGateway {
     }
   }
 
+  /** A batch's answer to a request handed over earlier: recorded, cached and priced as a live answer, at the batch price. */
+  private async recordBatchAnswer(delivered: DeliveredBatchAnswer, base: ExchangeBase, opts: { useCache: boolean; llm: LlmSettings; review?: ChatOptions['review'] }): Promise<ChatOutcome> {
+    const { model } = base.request;
+    if (delivered.cacheKey !== base.cacheKey) {
+      throw new LlmPermanentError(`the answer of batch ${delivered.batchId} is for another request than the one asked again (its prompt or settings changed in between)`, undefined);
+    }
+    const { outcome } = delivered;
+    const batch = { batchId: delivered.batchId, customId: outcome.customId };
+    const latencyMs = Math.round(delivered.waitedMs);
+    if (!outcome.ok) {
+      const failure = outcome.error;
+      await this.persist({
+        ...base,
+        response: null,
+        error: {
+          kind: failure instanceof LlmTransientError ? 'transient' : 'permanent',
+          message: failure.message,
+          ...(failure.status !== undefined ? { status: failure.status } : {}),
+        },
+        usage: { promptTokens: 0, completionTokens: 0, estimated: false },
+        costUsd: 0,
+        latencyMs,
+        queuedMs: 0,
+        cached: false,
+        mode: 'batch',
+        batch,
+        recordedAt: new Date().toISOString(),
+      }).catch(() => undefined);
+      throw failure;
+    }
+    const completion = outcome.completion;
+    const { text, finishReason } = completion;
+    const promptTokens = completion.usage?.promptTokens ?? estimateMessagesTokens(base.request.messages);
+    const completionTokens = completion.usage?.completionTokens ?? estimateTokens(text);
+    const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens, 'batch');
+    const exchangeKey = await this.persist({
+      ...base,
+      response: { text, finishReason, model: completion.model ?? model, ...(completion.id ? { id: completion.id } : {}) },
+      usage: { promptTokens, completionTokens, estimated: !completion.usage },
+      costUsd,
+      latencyMs,
+      queuedMs: 0,
+      cached: false,
+      mode: 'batch',
+      batch,
+      ...reviewed(opts.review, text, finishReason),
+      recordedAt: new Date().toISOString(),
+    });
+    if (opts.useCache && this.record) await this.store.cachePut(base.cacheKey, exchangeKey);
+    return { text, model, promptTokens, completionTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
+  }
+
   private async fromCache(cacheKey: string, base: ExchangeBase, review?: ChatOptions['review']): Promise<ChatOutcome | undefined> {
     const started = performance.now();
     const cachedKey = await this.store.cacheGet(cacheKey);
@@ -325,6 +413,7 @@ export class LlmGateway {
       step: record.step,
       model: record.request.model,
       cached: record.cached,
+      ...(record.mode ? { mode: record.mode } : {}),
       promptTokens: record.usage.promptTokens,
       completionTokens: record.usage.completionTokens,
       costUsd: record.costUsd,

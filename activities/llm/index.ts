@@ -1,7 +1,8 @@
 /** The LLM gateway: the one way the pipeline talks to a language model. */
 export * from './types';
 export { LlmGateway, modelForStep, STEP_HEADER, FUNCTION_HEADER, type LlmGatewayOptions } from './gateway';
-export { LlmTransientError, LlmPermanentError, classifyLlmError, parseRetryAfter, type LlmError } from './errors';
+export { LlmTransientError, LlmPermanentError, classifyLlmError, classifyHttpStatus, parseRetryAfter, type LlmError } from './errors';
+export { chatCompletionBody, readCompletion, CompletionSchema, type ChatCall, type CompletionRead } from './completion';
 export { RateLimiter, TokenBucket, type RateLimits, type RatePermit } from './rate-limiter';
 export { cacheKeyOf } from './cache';
 export { EXCHANGE_SCHEMA, type ExchangeRecord } from './exchange';

@@ -13,7 +13,16 @@ export type LlmStep =
   | 'solve'
   | 'repair'
   | 'candidate_tests'
-  | 'test_inputs';
+  | 'test_inputs'
+  | 'check_assertion'
+  // The same steps for a whole class (a class environment, and class-level evaluation).
+  | 'class_sandbox'
+  | 'class_tests'
+  | 'class_debug'
+  | 'class_coverage'
+  | 'class_check_functionality'
+  | 'class_check_tests'
+  | 'class_solve';
 
 export const LLM_STEPS: readonly LlmStep[] = [
   'sandbox',
@@ -28,6 +37,14 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'repair',
   'candidate_tests',
   'test_inputs',
+  'class_sandbox',
+  'class_tests',
+  'class_debug',
+  'class_coverage',
+  'class_check_functionality',
+  'class_check_tests',
+  'class_solve',
+  'check_assertion',
 ];
 
 export interface ChatMessage {

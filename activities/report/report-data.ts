@@ -11,7 +11,9 @@ import { measureRecord } from '../dataset/record-measures';
 import { REJECTION_STAGES } from '../dataset/records';
 import type { Rejection } from '../store/records';
 import type { RunInfo, RunReader, RunSummaryView } from '../dataset/run-reader';
+import { SolvabilityFiguresBuilder, type SolvabilityFigures } from '../dataset/solvability-figures';
 import { StatisticsBuilder, type DatasetStatistics } from '../dataset/statistics';
+import { collectClassReport, type ClassReportData } from './class-section';
 
 export interface RecordRow {
   functionId: string;
@@ -33,6 +35,9 @@ export interface RecordRow {
   functionality: string | null;
   libraries: string[];
   exchanges: number;
+  /** The solvability stage's solve rate (null: not checked), and the assertions it removed. */
+  solveRate: number | null;
+  removedAssertions: { line: number; text: string }[];
 }
 
 export interface RejectionRow {
@@ -66,8 +71,12 @@ export interface RunReportData {
   reasons: ReasonGroup[];
   /** Installed distributions across accepted records: name -> versions seen and records using it. */
   installed: { name: string; versions: string[]; records: number }[];
+  /** The solvability stage's figures over the accepted records. */
+  solvability: SolvabilityFigures;
   usage: Usage | null;
   generatedAt: string;
+  /** The run's class environments, when it made any. */
+  classes: ClassReportData | null;
 }
 
 /** What the report writes beside itself for each function. */
@@ -103,6 +112,8 @@ function recordRow(r: ProductRecord, m: ReturnType<typeof measureRecord>, exchan
     functionality: r.sandbox_functionality_check,
     libraries: m.externalLibraries,
     exchanges,
+    solveRate: r.solve_rate ?? null,
+    removedAssertions: r.solvability?.removed_assertions ?? [],
   };
 }
 
@@ -124,10 +135,12 @@ function rejectionRow(r: Rejection, exchanges: number): RejectionRow {
 export async function collectRunReport(reader: RunReader, sink: ReportSink, now = new Date()): Promise<RunReportData> {
   const [info, summary] = await Promise.all([reader.info(), reader.summary()]);
   const builder = new StatisticsBuilder();
+  const solvability = new SolvabilityFiguresBuilder();
   const records: RecordRow[] = [];
   const installed = new Map<string, { versions: Set<string>; records: number }>();
   for await (const r of reader.records()) {
     const measures = builder.add(r);
+    solvability.add(r);
     const entries = await reader.exchanges(r.function_id);
     await sink.script(r.function_id, r.eval_script);
     await sink.exchanges(r.function_id, `${r.repo_name} ${r.func_path}::${r.qualname}`, entries);
@@ -162,8 +175,10 @@ export async function collectRunReport(reader: RunReader, sink: ReportSink, now 
     records,
     rejections,
     reasons,
+    solvability: solvability.result(summary.rejectedAt.solvability ?? 0),
     installed: [...installed].map(([name, s]) => ({ name, versions: [...s.versions].sort(), records: s.records })).sort((a, b) => b.records - a.records || a.name.localeCompare(b.name)),
     usage,
     generatedAt: now.toISOString(),
+    classes: await collectClassReport(reader, summary.classes),
   };
 }

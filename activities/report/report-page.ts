@@ -5,10 +5,13 @@
  */
 import { REJECTION_STAGES, STAGE_ORDER } from '../dataset/records';
 import { SPLITS } from '../dataset/product-record';
+import { solveRateBars } from '../dataset/solvability-figures';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { PALETTE, barChart, escapeXml as esc, formatNumber, formatPercent, fractionBins, groupedBarChart, histogram, integerBins, rangeBins } from './charts';
+import { renderClassSection } from './class-section';
 import type { RunReportData } from './report-data';
+import type { Usage } from '../store/usage';
 
 /** Where the page links a function's files, relative to the page. */
 export interface ReportLinks {
@@ -177,6 +180,31 @@ function distributions(data: RunReportData): string {
   );
 }
 
+/** The solvability stage: solve rates of the evaluation records it checked, and what it removed. */
+function solvabilitySection(data: RunReportData): string {
+  const f = data.solvability;
+  if (f.checked === 0 && f.rejected === 0) return '';
+  const tiles = [
+    tile('records checked', formatNumber(f.checked), 'implementations from the prompt alone'),
+    tile('mean solve rate', pct(f.meanSolveRate), `${f.unsolved} solved by none`),
+    tile('assertions removed as unspecified', formatNumber(f.removedAssertions), `in ${f.recordsWithRemovals} record(s), of ${f.judged} judged`),
+    tile('docstrings written', formatNumber(f.generatedDocstrings), 'for functions without one'),
+    tile('rejected at solvability', formatNumber(f.rejected)),
+  ];
+  const chart = barChart({ title: 'Records by solve rate', bars: solveRateBars(f).map(({ rate, records }) => ({ label: pct(rate), value: records, color: PALETTE[2] })) });
+  const removals = data.records
+    .filter((r) => r.removedAssertions.length > 0)
+    .flatMap((r) => r.removedAssertions.map((a) => `<tr><td><code>${esc(r.path)}::${esc(r.qualname)}</code></td><td class="num">${a.line}</td><td class="reason"><code>${esc(a.text)}</code></td></tr>`));
+  return (
+    `<h2 id="solvability">Solvability of evaluation records</h2><div class="tiles">${tiles.join('')}</div>` +
+    `<p class="muted">A record's solve rate is the share of the implementations a model wrote from the record's prompt alone that pass its tests. ` +
+    `When none passed, each failing assertion was put to a judge; those checking behaviour the prompt does not determine were removed (or rejected the record).</p>` +
+    figure('Solve rates', chart) +
+    `<h3>Assertions removed as unspecified</h3><table id="removed-assertions"><thead><tr><th>function</th><th class="num">line</th><th>assertion</th></tr></thead>` +
+    `<tbody>${removals.join('') || '<tr><td colspan="3" class="muted">none</td></tr>'}</tbody></table>`
+  );
+}
+
 function costSection(data: RunReportData): string {
   const usage = data.usage;
   if (!usage) return `<h2 id="cost">LLM cost</h2><p class="muted">The run's summary has no LLM usage.</p>`;
@@ -189,6 +217,11 @@ function costSection(data: RunReportData): string {
     tile('estimated cost', usd(usage.costUsd), noPrice ? 'the model has no price in llm.prices' : ''),
     tile('per accepted example', per ? usd(per.costUsd) : '–', per ? `${formatNumber(per.tokens)} tokens, ${formatNumber(per.calls)} calls` : 'no accepted record'),
   ];
+  const modes = data.summary.llm?.byMode;
+  if (modes && modes.batch.calls > 0) {
+    const part = (u: Usage) => `${formatNumber(u.promptTokens + u.completionTokens)} tokens, ${usd(u.costUsd)}`;
+    tiles.splice(2, 0, tile('live calls', formatNumber(modes.live.calls), part(modes.live)), tile('batch answers', formatNumber(modes.batch.calls), `${part(modes.batch)} (batch prices)`));
+  }
   const tokensChart = barChart({ title: 'Tokens by step', bars: byStep.map(([step, u], i) => ({ label: step, value: u.promptTokens + u.completionTokens, color: PALETTE[i % PALETTE.length], note: `${u.calls} calls` })) });
   const costChart = barChart({ title: 'Estimated cost by step', bars: byStep.filter(([, u]) => u.costUsd > 0).map(([step, u]) => ({ label: step, value: u.costUsd })), format: usd });
   return (
@@ -251,7 +284,7 @@ function recordsTable(data: RunReportData, links: ReportLinks): string {
     return (
       `<tr><td><code>${esc(r.repo)}</code></td><td><code>${esc(r.path)}::${esc(r.qualname)}</code></td><td>${esc(r.split)}</td>` +
       `<td class="num" data-sort="${r.coverage ?? -1}">${pct(r.coverage)}</td><td class="num">${r.tests}</td><td class="num">${r.scriptLines}</td>` +
-      `<td class="num">${r.debugRounds}/${r.coverageRounds}</td><td>${esc(check)}</td><td class="num">${formatNumber(r.llmTokens)}</td>` +
+      `<td class="num">${r.debugRounds}/${r.coverageRounds}</td><td>${esc(check)}</td><td class="num" data-sort="${r.solveRate ?? -1}">${pct(r.solveRate)}</td><td class="num">${formatNumber(r.llmTokens)}</td>` +
       `<td>${esc(r.libraries.join(', '))}</td>` +
       `<td><a href="${esc(links.script(r.functionId))}">script</a> · <a href="${esc(links.exchanges(r.functionId))}">${r.exchanges} exchange${r.exchanges === 1 ? '' : 's'}</a></td></tr>`
     );
@@ -260,7 +293,7 @@ function recordsTable(data: RunReportData, links: ReportLinks): string {
     `<h2 id="records">Accepted records (<span id="records-table-count">${data.records.length}</span>)</h2>` +
     `<input class="filter" data-table="records-table" placeholder="filter records">` +
     `<table id="records-table" class="sortable"><thead><tr><th>repository</th><th>function</th><th>split</th><th class="num">coverage</th><th class="num">tests</th><th class="num">script lines</th>` +
-    `<th class="num">debug/cov. rounds</th><th>equivalence</th><th class="num">LLM tokens</th><th>libraries</th><th>files</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+    `<th class="num">debug/cov. rounds</th><th>equivalence</th><th class="num">solve rate</th><th class="num">LLM tokens</th><th>libraries</th><th>files</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
   );
 }
 
@@ -309,11 +342,13 @@ ${funnelSection(data)}
 ${table4(data)}
 ${targetLengthSection(data)}
 ${distributions(data)}
+${solvabilitySection(data)}
 ${costSection(data)}
 ${regenerationsSection(data)}
 ${packagesSection(data)}
 ${recordsTable(data, links)}
 ${rejectionsTable(data, links)}
+${renderClassSection(data.classes)}
 <script>${SCRIPT}</script>
 </body></html>
 `;

@@ -30,6 +30,23 @@ export const CoverageReportSchema = z.object({
   missingBranches: z.array(MissingBranchSchema),
   /** One paragraph ready to be quoted in a coverage round. */
   summary: z.string(),
+  /**
+   * A class target: the figures above are over all its methods (the class body's own statements
+   * left out), and these are each method's (those of nested classes as `Inner.method`).
+   */
+  methods: z
+    .array(
+      z.object({
+        name: z.string(),
+        startLine: z.number().int(),
+        endLine: z.number().int(),
+        hasBranches: z.boolean(),
+        rate: z.number().min(0).max(1),
+        lines: z.object({ total: z.number().int(), covered: z.number().int(), rate: z.number() }),
+        branches: z.object({ total: z.number().int(), taken: z.number().int(), rate: z.number().nullable() }),
+      }),
+    )
+    .optional(),
 });
 export type CoverageReport = z.infer<typeof CoverageReportSchema>;
 

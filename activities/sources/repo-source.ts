@@ -7,10 +7,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { RepoSource } from '../contracts';
+import type { RepoSource, Split } from '../contracts';
 import { hashTree } from '../store/snapshots';
 import { localCommitDate } from './commit-date';
 import type { Store } from '../store/types';
+import { listSource, RepoLineSchema } from './list';
 import { cleanCheckoutHead } from './git-checkout';
 
 export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
@@ -23,6 +24,30 @@ export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
   }),
   z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional(), split: z.enum(['train', 'eval']).optional() }),
 ]);
+
+/**
+ * One source as a list line or a command-line argument names it: `owner/name[@sha]` on GitHub,
+ * unless a folder of that name exists; anything else is a local folder. `split` (given for local
+ * folders) goes on the source when set.
+ */
+export function sourceOfLine(line: string, split?: Split): RepoSource {
+  const withSplit = split ? { split } : {};
+  if (!fs.existsSync(line) && RepoLineSchema.safeParse(line).success) {
+    const [ref] = listSource(line);
+    return RepoSourceSchema.parse({ kind: 'github', fullName: ref!.id, ...(ref!.commit ? { commit: ref!.commit } : {}), ...withSplit });
+  }
+  return RepoSourceSchema.parse({ kind: 'local', path: line, ...withSplit });
+}
+
+/** The sources of a list file: one a line (see `sourceOfLine`), blank lines and lines starting with `#` skipped. */
+export function readSourceList(file: string, split?: Split): RepoSource[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => sourceOfLine(l, split));
+}
 
 /**
  * The HEAD commit when the folder is a clean git checkout of its own, else a hash of the tree's

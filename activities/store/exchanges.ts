@@ -11,6 +11,8 @@ export const ExchangeIndexEntrySchema = z.object({
   step: z.string(),
   model: z.string(),
   cached: z.boolean(),
+  /** `batch` for an answer that came in a batch; absent for a live call. */
+  mode: z.enum(['live', 'batch']).optional(),
   promptTokens: z.number(),
   completionTokens: z.number(),
   costUsd: z.number(),

@@ -27,6 +27,8 @@ export interface UsageEntry {
   step?: string;
   model?: string;
   cached: boolean;
+  /** `batch` for an answer that came in a batch; absent (live) otherwise. */
+  mode?: 'live' | 'batch';
   promptTokens: number;
   completionTokens: number;
   costUsd: number;

@@ -32,8 +32,10 @@ export function describeSummary(summary: EvalSummary, outDir: string): string[] 
   if (summary.missing) lines.push(`${summary.missing} function(s) have no result`);
   lines.push(`Pass@k: ${Object.entries(summary.passAtK).map(([k, v]) => `${k} ${pct(v)}`).join(', ')}`);
   if (summary.passAtKByRound.length > 1) lines.push(`Pass@1 per self-repair round: ${summary.passAtKByRound.map((r, i) => `${i === 0 ? 'initial' : `round ${i}`} ${pct(r['pass@1'])}`).join(', ')}`);
-  const kinds = Object.entries(summary.failureKinds.initial).filter(([, n]) => n > 0);
+  const kinds = Object.entries(summary.failureKinds.initial).filter(([k, n]) => n > 0 && k !== 'harness');
   if (kinds.length) lines.push(`failing first answers: ${kinds.map(([k, n]) => `${k} ${n}`).join(', ')}`);
+  const harness = summary.harness;
+  if (harness.samples || harness.repairRounds) lines.push(`the harness failed ${harness.samples} sample(s) and ${harness.repairRounds} repair round(s), left out of Pass@k (first: ${harness.examples[0]?.summary ?? '?'})`);
   if (summary.ranking) {
     for (const [m, r] of Object.entries(summary.ranking.methods)) {
       lines.push(`ranking ${m}${m === summary.ranking.selected ? ' (selected)' : ''}: ${[...Object.entries(r.hitAtK).map(([k, v]) => `${k} ${pct(v)}`), ...Object.entries(r.precisionAtK).map(([k, v]) => `${k} ${pct(v)}`)].join(', ')}`);

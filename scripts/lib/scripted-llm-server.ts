@@ -23,6 +23,12 @@
  * Faults can also be injected at random (`injectFaults`: a share of requests, seeded), before a
  * scripted response is used, so the retried request gets the answer the script holds for it.
  *
+ * It also serves the Batch API (`scripted-batch-api.ts`: file upload and download, batch create,
+ * retrieve, list and cancel, on a clock of its own, with chosen lines failing): each request line
+ * is answered from the same script, in the same order per function, as the chat endpoint would
+ * answer it; a fault becomes the line's status (429, 500, 400, ...) or, for 'reset', a
+ * `request_timeout` error; 'slow' answers at once and 'malformed' is a body without choices.
+ *
  * Usage in replies is counted roughly (characters / 4). Run it standalone for the demo:
  *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399] [--latency-ms N]
  */
@@ -30,6 +36,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
+import { createScriptedBatchApi, type BatchLineAnswer, type ScriptedBatchOptions, type ScriptedBatchStats } from './scripted-batch-api';
 import { runCommand, UsageError } from './cli';
 import { seededRandom } from './seeded-random';
 
@@ -98,6 +105,8 @@ export interface RecordedRequest {
   rule: number | null;
   /** What was sent back: 'text', a fault name, or 'unmatched'. */
   reply: string;
+  /** For a line of a batch: the batch and the line's custom_id. */
+  batch?: { batchId: string; customId: string };
   status: number;
   headers: Record<string, string>;
   receivedAt: number;
@@ -107,6 +116,8 @@ export interface ScriptedLlmServer {
   /** Base URL for an OpenAI client; ends with /v1. */
   url: string;
   requests: RecordedRequest[];
+  /** The Batch API's counters: uploads, batches, lines produced per custom_id. */
+  batchStats(): ScriptedBatchStats;
   close(): Promise<void>;
 }
 
@@ -122,6 +133,8 @@ export interface ScriptedServerOptions {
   recordRequests?: boolean;
   /** Random transient faults: this share of requests fails with one of `kinds` (seeded, reproducible). */
   injectFaults?: InjectedFaults;
+  /** The Batch API's clock, delays, line faults and limits. */
+  batches?: ScriptedBatchOptions;
 }
 
 export interface InjectedFaults {
@@ -187,15 +200,88 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     res.end(body);
   };
 
-  const completion = (model: string, promptText: string, text: string, finishReason: 'stop' | 'length') =>
-    JSON.stringify({
-      id: `chatcmpl-scripted-${++completionCounter}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model,
-      choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason, logprobs: null }],
-      usage: { prompt_tokens: roughTokens(promptText), completion_tokens: roughTokens(text), total_tokens: roughTokens(promptText) + roughTokens(text) },
-    });
+  const completionBody = (model: string, promptText: string, text: string, finishReason: 'stop' | 'length') => ({
+    id: `chatcmpl-scripted-${++completionCounter}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason, logprobs: null }],
+    usage: { prompt_tokens: roughTokens(promptText), completion_tokens: roughTokens(text), total_tokens: roughTokens(promptText) + roughTokens(text) },
+  });
+  const completion = (model: string, promptText: string, text: string, finishReason: 'stop' | 'length') => JSON.stringify(completionBody(model, promptText, text, finishReason));
+
+  /** The scripted response for a request (the first matching rule's next one, else the fallback), or null when none. */
+  const pick = (kind: string | null, functionName: string | null, messages: { role: string }[]): { rule: number | null; response: ScriptedResponse | null } => {
+    const ruleIndex = checked.rules.findIndex((r) => (r.kind === undefined || r.kind === kind) && (r.functionName === undefined || r.functionName === functionName));
+    if (ruleIndex < 0) return { rule: null, response: checked.fallback ?? null };
+    const rule = checked.rules[ruleIndex]!;
+    let i: number;
+    if (rule.respondBy === 'turn') i = messages.filter((m) => m.role === 'assistant').length;
+    else {
+      const cursorKey = `${ruleIndex}\u0000${functionName ?? ''}`;
+      i = cursors.get(cursorKey) ?? 0;
+      cursors.set(cursorKey, i + 1);
+    }
+    return { rule: ruleIndex, response: rule.responses[Math.min(i, rule.responses.length - 1)]! };
+  };
+  const unmatchedMessage = (kind: string | null, functionName: string | null) => `scripted LLM server: no rule for kind=${kind ?? '?'} function=${functionName ?? '?'}`;
+  const fillFor = (functionName: string | null) => (s: string) => s.replace(/\{\{functionName\}\}/g, functionName ?? 'f');
+
+  /** A batch's request line, answered as the chat endpoint answers the same request. */
+  const answerLine = (rawBody: unknown, line: { batchId: string; customId: string }): BatchLineAnswer => {
+    const parsed = ChatBodySchema.safeParse(rawBody);
+    if (!parsed.success) return { status: 400, body: JSON.parse(errorBody(`invalid chat request: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, 'invalid_request_error')) };
+    const body = parsed.data;
+    const messages = body.messages.map((m) => ({ role: m.role, content: m.content ?? '' }));
+    const { kind, functionName } = identify(messages, {});
+    const { rule, response } = pick(kind, functionName, messages);
+    const entry: RecordedRequest = {
+      kind,
+      functionName,
+      model: body.model,
+      messages,
+      temperature: body.temperature,
+      maxTokens: body.max_tokens ?? body.max_completion_tokens,
+      rule,
+      reply: 'unmatched',
+      status: 0,
+      headers: {},
+      receivedAt: Date.now(),
+      batch: line,
+    };
+    if (record) requests.push(entry);
+    const promptText = messages.map((m) => m.content).join('\n');
+    const fill = fillFor(functionName);
+    const status = (code: number, what: string, text: string): BatchLineAnswer => {
+      entry.status = code;
+      entry.reply = what;
+      return { status: code, body: JSON.parse(text) };
+    };
+    if (response === null) return status(400, 'unmatched', errorBody(unmatchedMessage(kind, functionName), 'invalid_request_error', 'no_scripted_response'));
+    if (typeof response === 'string') return status(200, 'text', completion(body.model, promptText, fill(response), 'stop'));
+    switch (response.fault) {
+      case '429':
+        return status(429, '429', errorBody('Rate limit reached (scripted).', 'rate_limit_exceeded', 'rate_limit_exceeded'));
+      case '500':
+        return status(500, '500', errorBody('The server had an error while processing your request (scripted).', 'server_error'));
+      case '400':
+        return status(400, '400', errorBody('Invalid request (scripted).', 'invalid_request_error'));
+      case '401':
+        return status(401, '401', errorBody('Incorrect API key provided (scripted).', 'invalid_request_error', 'invalid_api_key'));
+      case '404':
+        return status(404, '404', errorBody(`The model ${body.model} does not exist (scripted).`, 'invalid_request_error', 'model_not_found'));
+      case 'slow':
+        return status(200, 'slow', completion(body.model, promptText, fill(response.text ?? 'slow answer'), 'stop'));
+      case 'malformed':
+        return status(200, 'malformed', JSON.stringify({ id: 'chatcmpl-scripted-broken', object: 'chat.completion', choices: [] }));
+      case 'truncated':
+        return status(200, 'truncated', completion(body.model, promptText, fill(response.text ?? '```python\ndef unfinished():\n    return [1, 2,'), 'length'));
+      case 'reset':
+        entry.reply = 'reset';
+        return { error: { code: 'request_timeout', message: 'The request was dropped (scripted reset).' } };
+    }
+  };
+  const batchApi = createScriptedBatchApi(answerLine, opts.batches);
 
   async function handleChat(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
     let body: z.infer<typeof ChatBodySchema>;
@@ -254,26 +340,11 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     }
 
     const promptText = messages.map((m) => m.content).join('\n');
-    const ruleIndex = checked.rules.findIndex((r) => (r.kind === undefined || r.kind === kind) && (r.functionName === undefined || r.functionName === functionName));
-    let response: ScriptedResponse;
-    if (ruleIndex < 0) {
-      if (checked.fallback === undefined) {
-        return reply(400, 'unmatched', errorBody(`scripted LLM server: no rule for kind=${kind ?? '?'} function=${functionName ?? '?'}`, 'invalid_request_error', 'no_scripted_response'));
-      }
-      response = checked.fallback;
-    } else {
-      entry.rule = ruleIndex;
-      const rule = checked.rules[ruleIndex]!;
-      let i: number;
-      if (rule.respondBy === 'turn') i = messages.filter((m) => m.role === 'assistant').length;
-      else {
-        const cursorKey = `${ruleIndex}\u0000${functionName ?? ''}`;
-        i = cursors.get(cursorKey) ?? 0;
-        cursors.set(cursorKey, i + 1);
-      }
-      response = rule.responses[Math.min(i, rule.responses.length - 1)]!;
-    }
-    const fill = (s: string) => s.replace(/\{\{functionName\}\}/g, functionName ?? 'f');
+    const picked = pick(kind, functionName, messages);
+    entry.rule = picked.rule;
+    if (picked.response === null) return reply(400, 'unmatched', errorBody(unmatchedMessage(kind, functionName), 'invalid_request_error', 'no_scripted_response'));
+    const response = picked.response;
+    const fill = fillFor(functionName);
 
     if (typeof response === 'string') return reply(200, 'text', completion(body.model, promptText, fill(response), 'stop'));
     switch (response.fault) {
@@ -308,6 +379,14 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
 
   const server = http.createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (/^\/v1\/(files|batches)(\/|$)/.test(url.pathname)) {
+      if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+        req.resume();
+        return send(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+      }
+      batchApi.handle(req, res, url);
+      return;
+    }
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -333,6 +412,7 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
   return {
     url: `http://${opts.host ?? '127.0.0.1'}:${port}/v1`,
     requests,
+    batchStats: () => batchApi.stats(),
     close: () =>
       new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);

@@ -16,6 +16,7 @@ import type { RoundsRan } from '../../activities/store/records';
 import { formatRefusals, type RefusalTotals } from '../../activities/store/refusals';
 import type { Usage } from '../../activities/store/usage';
 import type { LlmStep } from '../../activities/llm/types';
+import { readWaitingRequests, summarizeWaiting } from '../../activities/llm/batch/collector';
 import type { RunManifest, Store } from '../../activities/store/types';
 
 /** The pipeline stage an LLM step belongs to. */
@@ -27,12 +28,21 @@ const STAGE_OF_STEP: Record<LlmStep, FunctionStage> = {
   coverage: 'coverage',
   check_functionality: 'functionality_check',
   check_tests: 'test_check',
-  docstring: 'sandbox',
-  solve: 'sandbox',
-  // The evaluation's steps never occur in a crawl; like `solve`, they count as a first step.
+  // In a crawl, a docstring and implementations from the prompt are the solvability stage's, and so is the assertions' judge.
+  docstring: 'solvability',
+  solve: 'solvability',
+  check_assertion: 'solvability',
+  // The evaluation's other steps never occur in a crawl; they count as a first step.
   repair: 'sandbox',
   candidate_tests: 'sandbox',
   test_inputs: 'sandbox',
+  class_sandbox: 'sandbox',
+  class_tests: 'tests',
+  class_debug: 'debug',
+  class_coverage: 'coverage',
+  class_check_functionality: 'functionality_check',
+  class_check_tests: 'test_check',
+  class_solve: 'sandbox',
 };
 
 /** Function ids asked about per `recordedIds` call. */
@@ -73,6 +83,8 @@ export interface RunStatus {
   llm: Usage;
   /** Of those, the answers refused (unparseable, failing a sanity check) and what they cost, by check. */
   refused: RefusalTotals;
+  /** Requests of the run waiting for a batch answer (batch mode), from the data directory's collector files; null when not asked. */
+  batch?: ReturnType<typeof summarizeWaiting> | null;
   /** What Temporal says, when it was asked and answered. */
   temporal: { crawl: string | null; runningFunctions: number } | { error: string } | null;
 }
@@ -84,6 +96,9 @@ export class RunNotFoundError extends Error {
 export interface RunStatusOptions {
   /** A Temporal client to ask about the run's workflows (optional: the store alone answers the rest). */
   client?: Client | null;
+  /** The data directory whose LLM worker collects batch requests (the machine's own): its waiting requests are shown. */
+  dataDir?: string;
+  now?: () => number;
 }
 
 export async function runStatus(store: Store, runId: string, options: RunStatusOptions = {}): Promise<RunStatus> {
@@ -92,6 +107,7 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
   const [repos, counts, llm, refused] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId), store.runRefusals(runId)]);
   const candidates = repos.reduce((n, r) => n + r.outcome.candidates, 0);
   const temporal = options.client ? await temporalStatus(options.client, runId) : null;
+  const batch = options.dataDir !== undefined ? summarizeWaiting(await readWaitingRequests(options.dataDir, runId), (options.now ?? Date.now)()) : null;
   // Running functions by stage: Temporal knows each one's stage (a search attribute it updates as
   // the function moves), for any size of run. Without Temporal, the store's exchanges tell the
   // last LLM step of each unfinished function (a full pass over them: fine for one look).
@@ -123,6 +139,7 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
     },
     llm,
     refused,
+    batch,
     temporal: temporal && 'byStage' in temporal ? { crawl: temporal.crawl, runningFunctions: temporal.runningFunctions } : temporal,
   };
 }
@@ -191,9 +208,14 @@ export function formatRunStatus(s: RunStatus): string {
     `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt + ${s.llm.completionTokens} completion tokens, estimated $${s.llm.costUsd.toFixed(4)}`,
     `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated $${s.refused.costUsd.toFixed(4)}${refusalChecks(s.refused)}`,
   ];
+  if (s.batch && s.batch.waiting > 0) lines.push(`LLM batches: ${formatWaiting(s.batch)}`);
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
   else if (s.temporal) lines.push(`Temporal: crawl workflow ${s.temporal.crawl ?? 'not found'}, ${s.temporal.runningFunctions} function workflow(s) running`);
   return lines.join('\n');
+}
+
+function formatWaiting(b: NonNullable<RunStatus['batch']>): string {
+  return `${b.waiting} request(s) waiting in ${b.batches} batch(es)${b.unsent ? ` (${b.unsent} not sent yet)` : ''}, oldest ${formatDuration(b.oldestAgeMs ?? 0)}`;
 }
 
 /** "debug 3 function(s), 5 round(s); coverage 2 function(s), 2 round(s)". */
@@ -232,10 +254,11 @@ export class ProgressTracker {
     private readonly runId: string,
     private readonly client: Client | null = null,
     private readonly now: () => number = Date.now,
+    private readonly dataDir?: string,
   ) {}
 
   async sample(): Promise<ProgressSample> {
-    return this.add(await runStatus(this.store, this.runId, { client: this.client }));
+    return this.add(await runStatus(this.store, this.runId, { client: this.client, now: this.now, ...(this.dataDir !== undefined ? { dataDir: this.dataDir } : {}) }));
   }
 
   /** Adds a snapshot (taken now) and derives the rate and the estimate. */
@@ -289,6 +312,7 @@ export function formatProgressLine(p: ProgressSample): string {
     `rounds: debug ${s.functions.rounds.debug.rounds} in ${s.functions.rounds.debug.functions} fn, coverage ${s.functions.rounds.coverage.rounds} in ${s.functions.rounds.coverage.functions} fn`,
     `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
     `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, $${s.refused.costUsd.toFixed(2)}`,
+    ...(s.batch && s.batch.waiting > 0 ? [`batch: ${s.batch.waiting} waiting, oldest ${formatDuration(s.batch.oldestAgeMs ?? 0)}`] : []),
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,
   ].join(' | ');
 }

@@ -8,7 +8,7 @@
 import * as os from 'node:os';
 import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, type WorkerOptions } from '@temporalio/worker';
-import { createSandboxExecutor, ioQueueActivities, llmQueueActivities, openStore, sandboxQueueActivities } from '../../activities';
+import { createSandboxExecutor, ioQueueActivities, llmQueueWithCollector, openStore, sandboxQueueActivities } from '../../activities';
 import type { Store } from '../../activities/store/types';
 import type { Config } from '../../temporal.config';
 import { checkRunningCrawls } from './store-check';
@@ -96,11 +96,21 @@ export async function startWorkers(options: RunWorkersOptions): Promise<RunningW
     );
   }
   if (roles.has('llm')) {
+    // Batch mode's answers complete their waiting attempts through the client's asynchronous completion.
+    const asyncClient = new Client({ connection, namespace: config.temporal.namespace });
+    const { activities, collector } = llmQueueWithCollector(
+      config,
+      store!,
+      { complete: (token, result) => asyncClient.activity.complete(token, result), fail: (token, err) => asyncClient.activity.fail(token, err) },
+      options.log,
+    );
+    await collector.start();
+    cleanups.unshift(() => collector.stop());
     workers.push(
       await Worker.create({
         ...base,
         taskQueue: q.llm,
-        activities: llmQueueActivities(config, store!),
+        activities,
         maxConcurrentActivityTaskExecutions: config.workers.llmConcurrency,
         // The whole task queue's LLM rate, enforced by the Temporal server across all workers.
         ...(config.workers.llmActivitiesPerSecond ? { maxTaskQueueActivitiesPerSecond: config.workers.llmActivitiesPerSecond } : {}),

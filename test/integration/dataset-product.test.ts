@@ -79,7 +79,9 @@ describe('statistics, report and export of the demo run', () => {
     // test_merge), word_frequencies (standalone, 12 lines, 30-line script, 5 asserts after its
     // coverage round, two through a helper), slugify (needs collapse_spaces, 8 lines, 37-line
     // script, 3 asserts); every script reaches full branch coverage and imports only `re`. The evaluation copy keeps merge
-    // and slugify only: word_frequencies' sandboxed AST differs, which an evaluation set refuses.
+    // and slugify only: word_frequencies' sandboxed AST differs, which an evaluation set refuses;
+    // its solvability stage removes slugify's assertion on a cut slug's trailing separator, which
+    // the docstring never mentions (a 36-line script with 2 asserts).
     expect(stats.splits.train).toMatchObject({
       repositories: 1,
       functions: 3,
@@ -90,19 +92,23 @@ describe('statistics, report and export of the demo run', () => {
       standaloneShare: 0.333,
       externalLibraries: 0,
     });
-    expect(stats.splits.eval).toMatchObject({ repositories: 1, functions: 2, avgTargetLines: 6.5, avgEvalScriptLines: 36, avgTestsPerScript: 3, avgBranchCoverage: 1, standaloneShare: 0, externalLibraries: 0 });
+    expect(stats.splits.eval).toMatchObject({ repositories: 1, functions: 2, avgTargetLines: 6.5, avgEvalScriptLines: 35.5, avgTestsPerScript: 2.5, avgBranchCoverage: 1, standaloneShare: 0, externalLibraries: 0 });
     const train = stats.splits.train!;
     // BPE counts cannot be done by hand; a script holds its function, so it has more tokens.
     expect(train.avgTargetTokens!).toBeGreaterThan(40);
     expect(train.avgEvalScriptTokens!).toBeGreaterThan(2 * train.avgTargetTokens!);
-    // Cost per accepted example: the whole run's calls and tokens (rejected functions included) over 5;
-    // each copy of word_frequencies has its first tests answer refused once.
-    expect(usage.calls).toBe(30);
-    expect(stats.perAcceptedExample!.calls).toBe(6);
+    // Cost per accepted example: the whole run's calls and tokens (rejected functions included, and the
+    // evaluation copy's seven solvability calls) over 5; each copy of word_frequencies has its first
+    // tests answer refused once.
+    expect(usage.calls).toBe(37);
+    expect(stats.perAcceptedExample!.calls).toBe(7.4);
     expect(stats.perAcceptedExample!.tokens).toBeCloseTo((usage.promptTokens + usage.completionTokens) / 5, 2);
     // The crawl wrote the same figures into the run's summary.json.
-    const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { statistics: typeof stats };
+    const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { statistics: typeof stats; solvability: unknown };
     expect(saved.statistics).toEqual(stats);
+    // The evaluation copy's solvability: merge solved by 2 of 3 implementations; slugify by none
+    // until the assertion on behaviour its docstring leaves open was removed, then by all 3.
+    expect(saved.solvability).toMatchObject({ checked: 2, solveRates: { '0.67': 1, '1': 1 }, unsolved: 0, unsolvedInitially: 1, judged: 1, removedAssertions: 1, recordsWithRemovals: 1, generatedDocstrings: 0, rejected: 0 });
   });
 
   describe('the report in headless Chromium', () => {
@@ -137,16 +143,18 @@ describe('statistics, report and export of the demo run', () => {
         }),
       );
       const byLabel = Object.fromEntries(charts.map((c) => [c.label, c]));
-      // Funnel: 10 stages; rejections: two stages (test_check, and the evaluation copy's AST check);
-      // coverage: one bin (100%); script lengths 26, 35 and 37 lines; tests 3 and 5; rounds 0 and 1
+      // Funnel: 11 stages; rejections: two stages (test_check, and the evaluation copy's AST check);
+      // coverage: one bin (100%); script lengths 26, 35, 36 and 37 lines; tests 2, 3 and 5; rounds 0 and 1
       // for accepted and rejected functions alike.
-      expect(byLabel['Functions reaching each stage']).toMatchObject({ drawn: 10, onTop: true });
+      expect(byLabel['Functions reaching each stage']).toMatchObject({ drawn: 11, onTop: true });
       expect(byLabel['Rejections by stage']).toMatchObject({ drawn: 2, onTop: true });
       expect(byLabel['Branch coverage of accepted records']).toMatchObject({ drawn: 1, onTop: true });
-      expect(byLabel['Eval script length']!.drawn).toBe(3);
-      expect(byLabel['Tests per script']).toMatchObject({ drawn: 2, onTop: true });
+      expect(byLabel['Eval script length']!.drawn).toBe(4);
+      expect(byLabel['Tests per script']).toMatchObject({ drawn: 3, onTop: true });
       expect(byLabel['Debug plus coverage rounds used']).toMatchObject({ drawn: 4, onTop: true });
       expect(byLabel['Tokens by step']!.drawn).toBeGreaterThanOrEqual(6);
+      // Solve rates of the evaluation copy's two records: 67% and 100%.
+      expect(byLabel['Records by solve rate']).toMatchObject({ drawn: 2, onTop: true });
       // Nothing to draw for these in the demo: no price for the scripted model, no third-party import.
       expect(byLabel['Estimated cost by step']).toMatchObject({ drawn: 0, empty: true });
       expect(byLabel['External libraries imported by the eval scripts']).toMatchObject({ drawn: 0, empty: true });
@@ -155,7 +163,7 @@ describe('statistics, report and export of the demo run', () => {
     it('shows the Table 4 figures, the rejection reason and every record, and filters them', async () => {
       const table4 = await page.$eval('#table4', (t) => (t as HTMLElement).innerText);
       // Columns: train, eval, all, then the paper's train and eval.
-      expect(table4).toMatch(/Test cases \(asserts\) per script \(avg\)\s+3\.7\s+3\.0\s+3\.4\s+5\.7\s+8\.2/);
+      expect(table4).toMatch(/Test cases \(asserts\) per script \(avg\)\s+3\.7\s+2\.5\s+3\.2\s+5\.7\s+8\.2/);
       expect(await page.$eval('#reasons', (t) => (t as HTMLElement).innerText)).toMatch(/test_check\s+tests judged incorrect\s+2/);
       expect(await page.$$eval('#records-table tbody tr', (rows) => rows.length)).toBe(5);
       expect(await page.$$eval('#rejections-table tbody tr', (rows) => rows.length)).toBe(3);
@@ -173,9 +181,10 @@ describe('statistics, report and export of the demo run', () => {
       expect(fs.readFileSync(new URL(scriptHref!), 'utf8')).toBe(slugify.eval_script);
       const exchanges = await browser.context.newPage();
       await exchanges.goto(exchangesHref!);
-      // slugify: aggregate, tests, debug (a NameError fixed), check_tests (answered from the cache the second time).
+      // slugify's evaluation copy: aggregate, tests, debug (a NameError fixed), check_tests (answered
+      // from the cache the second time), then its solvability stage: three implementations, one judged assertion.
       const steps = await exchanges.$$eval('section.exchange h2', (hs) => hs.map((h) => h.textContent));
-      expect(steps).toEqual(['1. aggregate', '2. tests', '3. debug', '4. check_tests']);
+      expect(steps).toEqual(['1. aggregate', '2. tests', '3. debug', '4. check_tests', '5. solve', '6. solve', '7. solve', '8. check_assertion']);
       expect(await exchanges.textContent('body')).toContain('collapse_space');
       await exchanges.close();
     });
@@ -243,7 +252,8 @@ print(json.dumps(out))
         expect(Object.fromEntries((row.prompt_versions as { step: string; version: string }[]).map((p) => [p.step, p.version]))).toEqual(r.prompt_versions);
       }
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
-      expect(card).toContain('| Test cases (asserts) per script (avg) | 3.7 | 3.0 |');
+      expect(card).toContain('| Test cases (asserts) per script (avg) | 3.7 | 2.5 |');
+      expect(card).toContain('| assertions removed as unspecified | 1 (in 1 record(s)) |');
       expect(card).toContain('| eval | 1 | yes |');
       expect(card.startsWith('---\nlicense: "mit"\n')).toBe(true);
       expect(card).toContain('| textkit | mit | file:LICENSE | 3 |');

@@ -96,7 +96,7 @@ describe('placing a candidate in the evaluation script', () => {
 
   it('puts a method into its class and the preamble after the future import', () => {
     const c = ok(extractCandidate('```python\nimport math\n\nclass Box:\n    def area(self):\n        return math.prod([self.w, self.h])\n```', { qualname: 'Box.area', origFunc: 'def area(self):\n    return self.w * self.h\n' }));
-    const out = candidateScript(script, c, 'Box.area');
+    const out = candidateScript(script, c, 'Box.area').script;
     expect(out.indexOf('import math')).toBeGreaterThan(out.indexOf('from __future__ import annotations'));
     expect(out.indexOf('import math')).toBeLessThan(out.indexOf('import re'));
     // Inside the class (indented), before the tests.
@@ -105,7 +105,7 @@ describe('placing a candidate in the evaluation script', () => {
   });
 
   it('leaves out helpers the script already defines: the script wins', () => {
-    const out = insertPreamble('def helper():\n    return 1\n\nx = helper()\n', 'def helper():\n    return 2\n\ndef other():\n    return 3');
+    const out = insertPreamble('def helper():\n    return 1\n\nx = helper()\n', 'def helper():\n    return 2\n\ndef other():\n    return 3').script;
     expect(out).toBe('def other():\n    return 3\n\ndef helper():\n    return 1\n\nx = helper()\n');
   });
 

@@ -5,7 +5,7 @@ import { parseEvalDataset } from '../../../activities/eval/dataset';
 import type { SampleOutcome } from '../../../activities/eval/outcome';
 import { rankingSummary } from '../../../activities/eval/ranking-summary';
 import { renderEvalReport } from '../../../activities/eval/report';
-import { evalLineOf, passedPerRound } from '../../../activities/eval/results';
+import { evalLineOf, functionEvalSummary, passedPerRound } from '../../../activities/eval/results';
 import { parseEvalSettings } from '../../../activities/eval/settings';
 import { answerOf, dedupeTargets, sftExamples, trainingMessages, type TrainingTarget } from '../../../activities/eval/sft';
 import { splitCounts, splitNote, trainingRefusal } from '../../../activities/eval/splits';
@@ -26,7 +26,7 @@ function result(functionId = record!.functionId): FunctionEvalResult {
     functionId,
     error: null,
     stepErrors: [],
-    prompt: { promptKey: 'p', contextKey: 'c', docstring: 'original', hasOriginalDocstring: true, usage: { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0 } },
+    prompt: { promptKey: 'p', contextKey: 'c', docstring: 'original', hasOriginalDocstring: true, docstringKey: null, promptVersion: '2', usage: { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0 } },
     unusedDocstringUsage: null,
     samples: [
       { sample: 0, rounds: [round(0, pass)], error: null },
@@ -83,6 +83,38 @@ describe('a function whose steps failed for good', () => {
   });
 });
 
+describe('failures the harness caused', () => {
+  it('leave their samples out of n and Pass@k, are counted apart, and a repair round the harness failed keeps the rounds before it', () => {
+    const r = result();
+    const harness = (summary: string): SampleOutcome => ({ passed: false, kind: 'harness', exceptionType: 'NameError', summary });
+    r.samples.push({ sample: 4, rounds: [round(0, harness("the prompt shows cap as available, and the evaluation script does not define it"))], error: null });
+    r.samples[3] = { ...r.samples[3]!, rounds: [round(0, fail('timeout')), round(1, harness("the repository's module logic is not part of the evaluation script"))] };
+    r.samples[0]!.rounds[0]!.run.dropped = ['from logic.log import LOG: left out LOG (the script defines it)'];
+    const line = evalLineOf(r, { record: record!, settings, model: 'm', candidates });
+    // Five samples asked, one failed by the harness at once: n is 4, as without it.
+    expect(line.n).toBe(4);
+    expect(line.harness_failures).toBe(1);
+    expect(line.pass_at_k).toEqual({ 'pass@1': 0.25, 'pass@2': 0.5 });
+    expect(line.passed_per_round).toEqual([1, 2, 3]);
+    expect(line.samples[0]!.rounds[0]!.dropped_imports).toEqual(['from logic.log import LOG: left out LOG (the script defines it)']);
+    const s = summarize([line], { runId: 'r', model: 'm', settings, dataset: meta('d.jsonl', 1) });
+    expect(s.samples).toBe(4);
+    expect(s.harness).toEqual({
+      samples: 1,
+      repairRounds: 1,
+      functions: 1,
+      examples: [
+        { functionId: record!.functionId, summary: "the repository's module logic is not part of the evaluation script" },
+        { functionId: record!.functionId, summary: 'the prompt shows cap as available, and the evaluation script does not define it' },
+      ],
+      samplesWithDroppedImports: 1,
+    });
+    expect(s.failureKinds.initial.harness).toBe(1);
+    expect(s.failureKinds.final.harness).toBe(2);
+    expect(functionEvalSummary(r).samples).toBe(4);
+  });
+});
+
 describe('the run summary', () => {
   it('adds up functions, rounds, repositories and failure kinds; errors are left out of Pass@k', () => {
     const ok = evalLineOf(result(), { record: record!, settings, model: 'm', candidates });
@@ -101,8 +133,8 @@ describe('the run summary', () => {
     expect(s.byRepository['textkit-demo']!.finalPassAt1).toBeCloseTo(0.75, 12);
     expect(s.withDocstring).toEqual({ functions: 1, passAtK: { 'pass@1': 0.25, 'pass@2': 0.5 } });
     // Both evaluated lines carry the same samples: first answers fail as assertion, no_code, timeout.
-    expect(s.failureKinds.initial).toEqual({ no_code: 2, syntax_error: 0, assertion: 2, exception: 0, timeout: 2 });
-    expect(s.failureKinds.final).toEqual({ no_code: 0, syntax_error: 0, assertion: 0, exception: 2, timeout: 0 });
+    expect(s.failureKinds.initial).toEqual({ no_code: 2, syntax_error: 0, assertion: 2, exception: 0, timeout: 2, harness: 0 });
+    expect(s.failureKinds.final).toEqual({ no_code: 0, syntax_error: 0, assertion: 0, exception: 2, timeout: 0, harness: 0 });
     expect(s.exceptionTypes.final).toEqual({ TypeError: 2 });
     expect(s.ranking).toBeNull();
     expect(s.usage.total.calls).toBe(27);

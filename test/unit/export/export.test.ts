@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { EXPORT_COLUMNS, columnData, huggingFaceFeatures, parquetSchema } from '../../../activities/export/columns';
+import { CLASS_ENVIRONMENT_COLUMNS } from '../../../activities/export/class-columns';
 import { hubLicenseId, renderDatasetCard, type DatasetCardInput } from '../../../activities/export/dataset-card';
 import { EXPORT_MARKER, exportRun } from '../../../activities/export/export-run';
 import { toYaml } from '../../../activities/export/yaml';
@@ -121,6 +122,17 @@ describe('dataset card', () => {
     expect(many).toContain('| o/r | mit | file:LICENSE | 1 |');
     expect(many).toContain('| p/q | apache-2.0 | github-api | 3 |');
     expect(many).toContain('| x/y | unknown | none | 1 |');
+  });
+
+  it('class environments: their own configuration, split files, features and section', () => {
+    const names = CLASS_ENVIRONMENT_COLUMNS.map((c) => c.name);
+    expect(new Set(names).size).toBe(names.length);
+    const card = renderDatasetCard({ ...input([{ repo: 'o/r', license: 'mit', records: 2 }]), classSplits: [{ name: 'train', path: 'data/classes/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }] });
+    expect(card).toContain('  - config_name: "classes"\n    data_files:\n      - split: "train"\n        path: "data/classes/train-00000-of-00001.parquet"\n');
+    expect(card).toContain('dataset_info:\n  - config_name: "default"\n');
+    expect(card).toContain('    - name: "method_coverage"\n');
+    expect(card).toContain('## Class environments (configuration `classes`)');
+    expect(renderDatasetCard(input([{ repo: 'o/r', license: 'mit', records: 1 }]))).not.toContain('config_name: "classes"');
   });
 
   it('body: Table 4 figures, thresholds, settings and prompt versions', () => {

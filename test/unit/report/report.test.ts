@@ -32,6 +32,8 @@ async function storeRun(dataDir: string): Promise<{ store: LocalStore; outDir: s
       packages: [{ name: 'numpy', version: '2.0.0' }],
       coverage_rounds: 1,
       llm_tokens: 10,
+      solve_rate: 0.5,
+      solvability: { model: 'm', samples: 2, passed: 1, passed_initially: 0, docstring: 'original', missing_docstring: 'generate', judged: 1, removed_assertions: [{ line: 4, text: `assert f() == "${HOSTILE}"` }] },
     }),
   };
   const rejected: StoredRecord = {
@@ -107,6 +109,9 @@ describe('run report', () => {
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;');
     // Exactly the page's own script; the record's text never reaches a script element.
     expect(html.match(/<script>/g)).toHaveLength(1);
+    // The solvability section: the record's solve rate, and the removed assertion, escaped.
+    expect(html).toContain('id="solvability"');
+    expect(html).toContain('<td class="num">4</td><td class="reason"><code>assert f() == &quot;&lt;img src=x onerror=alert(1)&gt;&quot;</code></td>');
     expect(fs.readFileSync(path.join(runDir, 'report/scripts/fn1.py'), 'utf8')).toContain('</script><script>alert(2)');
     const rejected = fs.readFileSync(path.join(runDir, 'report/exchanges/fn2.html'), 'utf8');
     expect(rejected).toMatch(/1\. exchange sha256-0+ cannot be read: artifact sha256-0+ is missing/);
