@@ -11,8 +11,11 @@ export type RepoSource =
       path: string;
       name?: string;
       split?: Split;
-      /** Set by the launcher once it stored the folder's snapshot: workers elsewhere cannot read the path. */
-      pinned?: { repoId: string; commit: string };
+      /**
+       * Set by the launcher once it stored the folder's snapshot: workers elsewhere cannot read the
+       * path. `commitDate`: the checkout's commit date (null for a folder pinned by its tree's hash).
+       */
+      pinned?: { repoId: string; commit: string; commitDate?: string | null };
     }
   | { kind: 'github'; fullName: string; commit?: string; split?: Split };
 
@@ -38,6 +41,10 @@ export interface PipelineSettings {
   /** The stability check: runs of the script with the ground truth (0: off). */
   stability?: { runs: number; keepFlaky: boolean };
   maxFunctionsPerRepo: number;
+  /** What the crawl makes environments of (absent in runs frozen before classes: functions). */
+  targets?: CrawlTargets;
+  /** Classes sampled per repository when classes are made (absent: none). */
+  maxClassesPerRepo?: number;
   seed: number;
   functionWindow: number;
   repoWindow: number;
@@ -92,6 +99,8 @@ export interface RepoSnapshot {
   repoId: string;
   /** A commit SHA, or for a local folder without git the hash of its tree. */
   commit: string;
+  /** When that commit was made (ISO 8601), its packages are resolved as of it; null when unknown (a tree's hash). */
+  commitDate: string | null;
   split: Split;
   /** SPDX id of the repository's license when known. */
   license: string | null;
@@ -104,6 +113,14 @@ export interface SkippedRepo {
   reason: string;
 }
 
+/** What a pipeline workflow tests: a function (functionWorkflow) or a whole class (classWorkflow). */
+export type TargetKind = 'function' | 'class';
+
+/**
+ * A function to turn into an environment, or (with `kind: 'class'`) a top-level class: then
+ * `functionId` is the class's id, `qualname` and `name` its name, and every step of the pipeline
+ * works on the whole class.
+ */
 export interface FunctionRef {
   functionId: string;
   repoId: string;
@@ -116,9 +133,16 @@ export interface FunctionRef {
   occurrence?: number;
   split: Split;
   license: string | null;
+  /** The commit's date (the snapshot's), which the sandbox resolves the function's packages as of; absent or null: newest. */
+  commitDate?: string | null;
+  /** Absent for a function. */
+  kind?: TargetKind;
   /** Where the license came from (see RepoSnapshot). */
   licenseSource?: string;
 }
+
+/** A class environment's target. */
+export type ClassRef = FunctionRef & { kind: 'class' };
 
 /** A repository's candidates, stored as pages of FunctionRefs so no payload grows with the repository. */
 export interface CandidateList {
@@ -141,7 +165,35 @@ export interface PreparedFunction {
   dependencyCount: number;
   /** Top-level module names of the repository: never installed as packages when a script misses them. */
   localModules: string[];
+  /** A class target: its methods (those of nested classes as `Inner.method`). */
+  methods?: string[];
+  /** A class target: artifact key of its facts for the record (`ClassFacts`: skeleton, documentation level, metrics). */
+  classFactsKey?: string;
 }
+
+/** What a class's record carries beyond the pipeline's results, as the class corpus computes it. */
+export interface ClassFacts {
+  skeleton: string;
+  documentation: 'full' | 'partial' | 'none';
+  metrics: Record<string, number | null>;
+  methodMetrics: { name: string; line: number; cyclomatic: number; essential: number; max_nesting: number }[];
+}
+
+/** A repository's class candidates (class environments), in pages like the functions. */
+export interface ClassCandidateList {
+  pageKeys: string[];
+  /** Classes sampled (at most the per-repository cap). */
+  candidates: number;
+  /** Classes found, test classes included. */
+  found: number;
+  /** Classes the filters kept, before the cap. */
+  kept: number;
+  /** Classes dropped per class filter (each a named rule). */
+  droppedBy: Record<string, number>;
+}
+
+/** Which targets a crawl makes environments of: functions (RepoST), functions and classes (`both`), or classes only. */
+export type CrawlTargets = 'functions' | 'both' | 'classes';
 
 /** An unusable earlier answer (no code, cut off, a failed sanity check): the next attempt is told what was wrong. */
 export interface PreviousAnswer {
@@ -175,7 +227,8 @@ export interface ExecutionSummary {
   /** One line for histories and rejections. */
   summary: string;
   coverage: CoverageSummary | null;
-  packages: { name: string; version: string }[];
+  /** `asOf`: the cutoff the version was chosen as of (the commit's date plus the grace period); absent: the newest release. */
+  packages: { name: string; version: string; asOf?: string }[];
 }
 
 /** A record's mutation score (sandbox/mutation.ts); the survivors' diffs are an artifact. */

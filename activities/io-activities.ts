@@ -6,8 +6,9 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
-import { chooseCandidates, presetAnalysisOptions, RepositoryAnalyzer } from './analysis';
-import type { CandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
+import { chooseCandidates, classSelectionCounts, presetAnalysisOptions, RepositoryAnalyzer, selectClassCandidates } from './analysis';
+import { metricsRecord } from './classes/metrics';
+import type { CandidateList, ClassCandidateList, ClassFacts, ClassRef, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
 import { buildStoredRecord } from './dataset/records';
 import { summarizeRun } from './dataset/run-files';
 import { writeRunOutputs } from './report/run-outputs';
@@ -53,7 +54,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       return whileHeartbeating(async () => {
         try {
           if (source.kind === 'local') {
-            const { repoId, commit } = await snapshotLocalFolder(store, source);
+            const { repoId, commit, commitDate } = await snapshotLocalFolder(store, source);
             const dir = await store.openSnapshot(repoId, commit);
             if (!dir) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
             // No host to ask: the license is what the folder's license file states.
@@ -62,7 +63,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
             if (runConfig.crawl.checkLocalLicenses && !licenseAllowed(license, allowed)) {
               return { ok: false as const, reason: `license: ${license ?? 'none found in a license file'}, not one of crawl.github.licenses (${allowed.join(', ')})` };
             }
-            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license, licenseSource } };
+            return { ok: true as const, snapshot: { repoId, commit, commitDate, split: source.split ?? 'train', license, licenseSource } };
           }
           // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
           // a transient API failure throws and Temporal retries.
@@ -72,7 +73,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl.github) ?? 'train';
           // GitHub's answer when it names a license; else (none, or "other") the tarball's license file.
           const detected = await repositoryLicense(r.ref.license, r.snapshot.dir);
-          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: detected.license, licenseSource: detected.source };
+          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, commitDate: r.ref.commitDate ?? null, split, license: detected.license, licenseSource: detected.source };
           return { ok: true as const, snapshot };
         } catch (err) {
           if (err instanceof SourceError) return { ok: false as const, reason: err.message };
@@ -97,6 +98,8 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           ...(f.occurrence > 0 ? { occurrence: f.occurrence } : {}),
           split: snapshot.split,
           license: snapshot.license,
+          // The sandbox resolves the function's packages as of its commit's date.
+          ...(snapshot.commitDate ? { commitDate: snapshot.commitDate } : {}),
           ...(snapshot.licenseSource ? { licenseSource: snapshot.licenseSource } : {}),
         }));
         const pageKeys: string[] = [];
@@ -119,6 +122,40 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       });
     },
 
+    async listClassCandidates({ run, snapshot, index, source }) {
+      const runConfig = await runs.forRun(run);
+      return whileHeartbeating(async () => {
+        const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit, snapshot.split);
+        const all = analyzer.classCandidates();
+        const chosen = selectClassCandidates(all, runConfig.crawl.maxClassesPerRepo, runConfig.crawl.seed);
+        const refs: ClassRef[] = chosen.map((c) => ({
+          functionId: c.id,
+          repoId: snapshot.repoId,
+          commit: snapshot.commit,
+          path: c.info.path,
+          qualname: c.info.qualname,
+          name: c.info.name,
+          split: snapshot.split,
+          license: snapshot.license,
+          kind: 'class',
+        }));
+        const pageKeys: string[] = [];
+        for (let i = 0; i < refs.length; i += CANDIDATE_PAGE_SIZE) pageKeys.push(await store.putJson(refs.slice(i, i + CANDIDATE_PAGE_SIZE)));
+        const counts = classSelectionCounts(all);
+        // The repository's progress lists the class pages after its function pages (a crawl of classes only has none).
+        const earlier = (await store.listRepoProgress(run.runId)).find((p) => p.index === index);
+        await store.putRepoProgress(run.runId, {
+          index,
+          outcome: { repoId: snapshot.repoId, source, skipped: null, candidates: (earlier?.outcome.candidates ?? 0) + refs.length, accepted: 0, rejected: 0 },
+          candidatePages: [...(earlier?.candidatePages ?? []), ...pageKeys],
+          classSelection: { ...counts, sampled: refs.length },
+          done: false,
+        });
+        const list: ClassCandidateList = { pageKeys, candidates: refs.length, found: counts.found, kept: counts.kept, droppedBy: counts.droppedBy };
+        return list;
+      });
+    },
+
     async loadCandidatePage({ run, pageKey }) {
       await runs.forRun(run);
       const page = await store.getJson<FunctionRef[]>(pageKey);
@@ -131,6 +168,31 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       return whileHeartbeating(async () => {
         try {
           const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit, fn.split);
+          if (fn.kind === 'class') {
+            // The whole class: its source, the context of all its methods, and what its record carries.
+            const a = analyzer.analyzeClass(fn.path, fn.qualname, fn.occurrence ?? 0);
+            const info = analyzer.classCandidates().find((c) => c.id === fn.functionId)?.info;
+            if (!info) return { ok: false as const, reason: `analysis failed: class ${fn.qualname} (id ${fn.functionId}) is not in ${fn.path} at ${fn.commit}` };
+            const facts: ClassFacts = {
+              skeleton: a.skeleton,
+              documentation: a.documentation,
+              metrics: metricsRecord(info.metrics),
+              methodMetrics: info.methods.map((m) => ({ name: m.name, line: m.line, cyclomatic: m.cyclomatic, essential: m.essential, max_nesting: m.maxNesting })),
+            };
+            return {
+              ok: true as const,
+              prepared: {
+                sourceKey: await store.put(a.source),
+                contextKey: await store.put(a.context),
+                crossFile: a.dependencies.some((d) => d.path !== fn.path),
+                standalone: a.standalone,
+                dependencyCount: a.dependencies.length,
+                localModules: topLevelModules(analyzer.repo.modules.keys()),
+                methods: a.methods,
+                classFactsKey: await store.putJson(facts),
+              },
+            };
+          }
           const a = analyzer.analyze(fn.path, fn.qualname, fn.occurrence ?? 0);
           const crossFile = a.dependencies.some((d) => d.path !== fn.path);
           return {
@@ -192,8 +254,11 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
     async writeRepoOutcome({ run, index, outcome, candidates }) {
       await runs.forRun(run);
       // A repository that failed after listing keeps its candidate pages: its recorded functions stay in the run.
-      const pages = candidates?.pageKeys ?? (await store.listRepoProgress(run.runId)).find((p) => p.index === index)?.candidatePages ?? [];
-      await store.putRepoProgress(run.runId, { index, outcome, candidatePages: pages, done: true });
+      const earlier = (await store.listRepoProgress(run.runId)).find((p) => p.index === index);
+      const pages = candidates?.pageKeys ?? earlier?.candidatePages ?? [];
+      // The class filters' counts, when classes were listed, stay with the repository.
+      const classSelection = earlier?.classSelection ? { classSelection: earlier.classSelection } : {};
+      await store.putRepoProgress(run.runId, { index, outcome, candidatePages: pages, ...classSelection, done: true });
     },
 
     async finalizeRun({ run }) {

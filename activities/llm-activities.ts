@@ -1,5 +1,6 @@
 /**
- * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked.
+ * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked. A class
+ * target (`fn.kind === 'class'`) takes the class variant of each step's prompt and sanity check.
  * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
  * counts and regenerates; transport faults become retryable or non-retryable activity failures.
  */
@@ -7,7 +8,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { CompleteAsyncError, Context } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { FunctionRef, LlmStepResult, PreparedFunction, PreviousAnswer, RunRef, VerdictResult } from './contracts';
-import { definitionSource } from './dataset/script-parts';
+import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import {
   DEFAULT_SANDBOX_CACHE_DIR,
   type ExchangeRecord,
@@ -27,7 +28,8 @@ import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
 import { reviewCode, reviewVerdict, type CodeReview, type ReviewedAnswer, type VerdictReview } from './llm/review';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
-import { checkSandboxScript, checkTestScript } from './llm/sanity';
+import { checkClassSandboxScript, checkClassTestScript, checkSandboxScript, checkTestScript } from './llm/sanity';
+import type { CoverageReport } from './sandbox/schema';
 import { parseInstallCommands } from './sandbox/install-commands';
 import { errorMessageOf } from './sandbox/result-text';
 import type { SandboxResult } from './sandbox/schema';
@@ -161,24 +163,44 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
 
   const verdictReview = (allowed: readonly VerdictAnswer[]) => (a: ReviewedAnswer) => reviewVerdict(a, allowed);
 
-  const original = (p: PreparedFunction) => store.get(p.sourceKey);
+  /** A class target's checks: the class kept whole (a token allowance per method). */
+  const classInput = (fn: FunctionRef, prepared: PreparedFunction, originalClass: string) => ({ className: fn.qualname, originalClass, methods: prepared.methods?.length ?? 1 });
+
+  /** A class's coverage per method, one line each, for its coverage round. */
+  const methodLines = (cov: CoverageReport | null) =>
+    cov?.methods?.length ? cov.methods.map((m) => `- ${m.name}: ${Math.round(m.rate * 1000) / 10}% (${m.hasBranches ? `${m.branches.taken}/${m.branches.total} branch arcs` : `${m.lines.covered}/${m.lines.total} lines`})`).join('\n') : '(no method reached)';
+
+  /**
+   * The sanity check of a script with tests: a class target's (both classes built, the class kept
+   * whole) or a function's.
+   */
+  const testScriptCheck = (fn: FunctionRef, prepared: PreparedFunction, original: string, sandboxScript: string, c: Config) => (script: string) =>
+    fn.kind === 'class'
+      ? checkClassTestScript({ ...classInput(fn, prepared, original), script, sandboxScript })
+      : checkTestScript({ functionName: fn.qualname, originalFunction: original, script, sandboxScript, testCalls: c.loops.sanity.testCalls });
 
   const activities: LlmActivities = {
     async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
-      const kind = prepared.crossFile ? 'aggregate' : 'sandbox';
-      const originalFunction = await original(prepared);
-      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a) =>
-        reviewCode(a, (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction, script, context })),
+      const original = await store.get(prepared.sourceKey);
+      const vars = { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR };
+      const kind = fn.kind === 'class' ? 'class_sandbox' : prepared.crossFile ? 'aggregate' : 'sandbox';
+      const { answer, promptVersion, review } = await ask(kind, vars, { run, fn, attempt, previous }, (a) =>
+        reviewCode(a, (script) =>
+          fn.kind === 'class'
+            ? checkClassSandboxScript({ ...classInput(fn, prepared, original), script, context })
+            : checkSandboxScript({ functionName: fn.qualname, originalFunction: original, script, context }),
+        ),
       );
       return codeStep(answer, promptVersion, review);
     },
 
     async generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }) {
       const sandboxScript = await store.get(sandboxScriptKey);
-      const originalFunction = await original(prepared);
-      const { answer, promptVersion, review } = await ask('tests', { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a, c) =>
-        reviewCode(a, (script) => checkTestScript({ functionName: fn.qualname, originalFunction, script, sandboxScript, testCalls: c.loops.sanity.testCalls })),
+      const original = await store.get(prepared.sourceKey);
+      const kind = fn.kind === 'class' ? 'class_tests' : 'tests';
+      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a, c) =>
+        reviewCode(a, testScriptCheck(fn, prepared, original, sandboxScript, c)),
       );
       return codeStep(answer, promptVersion, review);
     },
@@ -186,12 +208,13 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
     async debugScript({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
-      const originalFunction = await original(prepared);
+      const original = await store.get(prepared.sourceKey);
+      const kind = fn.kind === 'class' ? 'class_debug' : 'debug';
       const { answer, promptVersion, review } = await ask(
-        'debug',
+        kind,
         { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
         { run, fn, attempt: round, previous },
-        (a, c) => reviewCode(a, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: '', testCalls: c.loops.sanity.testCalls })),
+        (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, '', c)),
       );
       return codeStep(answer, promptVersion, review);
     },
@@ -199,52 +222,50 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
     async improveCoverage({ run, fn, prepared, scriptKey, resultKey, round, previous }) {
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
+      const original = await store.get(prepared.sourceKey);
       const cov = result.coverage;
-      const originalFunction = await original(prepared);
-      const { answer, promptVersion, review } = await ask(
-        'coverage',
-        {
-          functionName: fn.qualname,
-          script,
-          missingLines: cov?.missingLines.join(', ') || '(none)',
-          missingBranches: cov?.missingBranches.map((b) => b.text).join(', ') || '(none)',
-          coverage: cov?.rate ?? 0,
-          cacheDir: SANDBOX_CACHE_DIR,
-        },
-        { run, fn, attempt: round, previous },
-        (a, c) => reviewCode(a, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script, testCalls: c.loops.sanity.testCalls })),
-      );
-      return codeStep(answer, promptVersion, review);
+      const vars = {
+        functionName: fn.qualname,
+        script,
+        missingLines: cov?.missingLines.join(', ') || '(none)',
+        missingBranches: cov?.missingBranches.map((b) => b.text).join(', ') || '(none)',
+        coverage: cov?.rate ?? 0,
+        cacheDir: SANDBOX_CACHE_DIR,
+      };
+      const ctx = { run, fn, attempt: round, previous };
+      const review = (a: ReviewedAnswer, c: Config) => reviewCode(a, testScriptCheck(fn, prepared, original, script, c));
+      const asked = fn.kind === 'class' ? await ask('class_coverage', { ...vars, methodCoverage: methodLines(cov) }, ctx, review) : await ask('coverage', vars, ctx, review);
+      return codeStep(asked.answer, asked.promptVersion, asked.review);
     },
 
     async killMutants({ run, fn, prepared, scriptKey, survivorsKey, score, round, previous }) {
       const script = await store.get(scriptKey);
       const survivors = await store.get(survivorsKey);
-      const originalFunction = await original(prepared);
+      const original = await store.get(prepared.sourceKey);
       const { answer, promptVersion, review } = await ask(
         'mutation',
         { functionName: fn.qualname, script, survivors, score, cacheDir: SANDBOX_CACHE_DIR },
         { run, fn, attempt: round, previous },
-        (a, c) => reviewCode(a, (next) => checkTestScript({ functionName: fn.qualname, originalFunction, script: next, sandboxScript: script, testCalls: c.loops.sanity.testCalls })),
+        (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, script, c)),
       );
       return codeStep(answer, promptVersion, review);
     },
 
     async checkFunctionality({ run, fn, prepared, scriptKey }) {
       const script = await store.get(scriptKey);
-      const sandboxedFunction = definitionSource(script, fn.qualname) ?? script;
-      const { answer, promptVersion, review } = await ask(
-        'check_functionality',
-        { originalFunction: await original(prepared), sandboxedFunction, functionName: fn.name },
-        { run, fn },
-        verdictReview(['same', 'yes', 'no']),
-      );
-      return verdictStep(answer, promptVersion, review);
+      const original = await store.get(prepared.sourceKey);
+      const review = verdictReview(['same', 'yes', 'no']);
+      const asked =
+        fn.kind === 'class'
+          ? await ask('class_check_functionality', { functionName: fn.qualname, originalFunction: original, sandboxedFunction: classDefinitionSource(script, fn.qualname) ?? script }, { run, fn }, review)
+          : await ask('check_functionality', { originalFunction: original, sandboxedFunction: definitionSource(script, fn.qualname) ?? script, functionName: fn.name }, { run, fn }, review);
+      return verdictStep(asked.answer, asked.promptVersion, asked.review);
     },
 
     async checkTests({ run, fn, scriptKey }) {
       const script = await store.get(scriptKey);
-      const { answer, promptVersion, review } = await ask('check_tests', { functionName: fn.qualname, script }, { run, fn }, verdictReview(['yes', 'no']));
+      const kind = fn.kind === 'class' ? 'class_check_tests' : 'check_tests';
+      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script }, { run, fn }, verdictReview(['yes', 'no']));
       return verdictStep(answer, promptVersion, review);
     },
   };

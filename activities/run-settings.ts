@@ -152,6 +152,8 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
     },
     stability: { runs: config.loops.stability.runs, keepFlaky: config.loops.stability.keepFlaky },
     maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
+    targets: config.crawl.targets,
+    maxClassesPerRepo: config.crawl.maxClassesPerRepo,
     seed: config.crawl.seed,
     functionWindow: config.crawl.functionWindow,
     repoWindow: config.crawl.repoWindow,

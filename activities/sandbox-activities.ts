@@ -1,16 +1,16 @@
 /**
  * Container activities (task queue `sandbox`): run an evaluation script with the ground truth
  * copied in as `<name>_new_implementation`, compare the sandboxed function's AST with the
- * original's, score the script's tests against mutants of the target, and run it several times
- * to see whether its verdict is stable. They heartbeat while the container runs and honour
- * cancellation.
+ * original's (for a class target, the whole class is copied in and compared), score the script's
+ * tests against mutants of the target, and run it several times to see whether its verdict is
+ * stable. They heartbeat while the container runs and honour cancellation.
  */
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { ExecutionSummary, FunctionRef, MutationScore, PreparedFunction } from './contracts';
-import { definitionSource } from './dataset/script-parts';
+import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import { activityHooks, RunConfigs } from './run-context';
-import { newImplementationName, runLimitsOf, summaryLine, withNewImplementation, type RunRequest, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { newImplementationName, runLimitsOf, summaryLine, withNewClassImplementation, withNewImplementation, type RunRequest, type SandboxExecutor, type SandboxResult } from './sandbox';
 import { testMutants, type MutationSummary } from './sandbox/mutation';
 import { checkStability } from './sandbox/stability';
 import type { Store } from './store/types';
@@ -47,10 +47,21 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       install: true,
       requirements: installs,
       localModules: prepared.localModules,
+      packagesAsOf: packagesAsOf(fn, runConfig),
       timeoutSec: runConfig.sandbox.timeoutSec,
       limits: runLimitsOf(runConfig.sandbox),
     };
     return { runConfig, script, original, request };
+  }
+
+  /** The releases of the code's own time (the run's grace period): see as-of.ts. */
+  function packagesAsOf(fn: FunctionRef, runConfig: Config) {
+    return fn.commitDate ? { date: fn.commitDate, graceSec: runConfig.sandbox.packages.asOfGraceSec } : undefined;
+  }
+
+  /** The script with the ground truth copied in as `<name>_new_implementation` (the whole class for a class target). */
+  function withGroundTruth(fn: FunctionRef, script: string, original: string): string {
+    return fn.kind === 'class' ? withNewClassImplementation(script, original, fn.qualname) : withNewImplementation(script, original, fn.qualname);
   }
 
   return {
@@ -61,7 +72,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       let withTruth: string | null = null;
       let insertError = '';
       try {
-        withTruth = withNewImplementation(script, original, fn.qualname);
+        withTruth = withGroundTruth(fn, script, original);
       } catch (err) {
         insertError = (err as Error).message;
       }
@@ -79,6 +90,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
                 install: true,
                 requirements: installs,
                 localModules: prepared.localModules,
+                packagesAsOf: packagesAsOf(fn, runConfig),
                 timeoutSec: runConfig.sandbox.timeoutSec,
                 limits: runLimitsOf(runConfig.sandbox),
                 coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined,
@@ -135,7 +147,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       const { script, original, request } = await groundTruthRun(run, fn, prepared, scriptKey, installs);
       const result = await checkStability(
         executor,
-        { ...request, script: withNewImplementation(script, original, fn.qualname), coverage: { functionName: newImplementationName(fn.qualname) } },
+        { ...request, script: withGroundTruth(fn, script, original), coverage: { functionName: newImplementationName(fn.qualname) } },
         count,
         activityHooks(),
       );
@@ -147,8 +159,8 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
     async astCheck({ run, fn, prepared, scriptKey }) {
       await runs.forRun(run);
       const script = await store.get(scriptKey);
-      const sandboxed = definitionSource(script, fn.qualname);
-      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.qualname}` };
+      const sandboxed = fn.kind === 'class' ? classDefinitionSource(script, fn.qualname) : definitionSource(script, fn.qualname);
+      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.kind === 'class' ? 'top-level class ' : ''}${fn.qualname}` };
       const cmp = await executor.astEquivalent(await store.get(prepared.sourceKey), sandboxed);
       return { equivalent: cmp.equivalent, difference: cmp.difference };
     },

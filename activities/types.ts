@@ -4,6 +4,7 @@
  */
 import type {
   CandidateList,
+  ClassCandidateList,
   ExecutionSummary,
   FunctionOutcome,
   FunctionRef,
@@ -28,6 +29,12 @@ export interface IoActivities {
   snapshotRepository(input: { run: RunRef; source: RepoSource }): Promise<{ ok: true; snapshot: RepoSnapshot } | { ok: false; reason: string }>;
   /** Lists the candidates into pages in the store and records them as the repository's progress. */
   listCandidates(input: { run: RunRef; snapshot: RepoSnapshot; index: number; source: RepoSource }): Promise<CandidateList>;
+  /**
+   * Lists the repository's classes through the class filters and samples the class environments
+   * (at most the run's per-repository cap) into pages, recorded with the repository's progress
+   * after its function pages, with the filters' counts.
+   */
+  listClassCandidates(input: { run: RunRef; snapshot: RepoSnapshot; index: number; source: RepoSource }): Promise<ClassCandidateList>;
   /** One page of candidates, without the functions that already have a record in the run (a resumed run). */
   loadCandidatePage(input: { run: RunRef; pageKey: string }): Promise<{ functions: FunctionRef[]; alreadyRecorded: number }>;
   prepareFunction(input: { run: RunRef; fn: FunctionRef }): Promise<{ ok: true; prepared: PreparedFunction } | { ok: false; reason: string }>;

@@ -138,7 +138,7 @@ async function main(flags: Flags): Promise<void> {
     out.push('', `${classes.length} classes (test classes excluded)`);
     for (const c of classes) {
       const m = c.metrics;
-      out.push(`  ${c.path}::${c.qualname} loc ${m.codeLines} methods ${m.methods} cc ${m.cyclomatic.total} nest ${m.maxNesting} fan-out ${m.fanOut.total} dit ${m.inheritanceDepth} noc ${m.children} docs ${m.documentedUnits}/${m.programUnits}`);
+      out.push(`  ${c.path}::${c.qualname} loc ${m.codeLines} methods ${m.methods} cc ${m.cyclomatic.total} ev ${m.essential.total} nest ${m.maxNesting} fan-in ${m.fanIn} fan-out ${m.fanOut.total} dit ${m.inheritanceDepth} noc ${m.children} cbo ${m.cbo} lcom4 ${m.lcom4} docs ${m.documentedUnits}/${m.programUnits}`);
     }
   }
   process.stdout.write(`${out.join('\n')}\n`);

@@ -117,8 +117,9 @@ if [ $FOR_TESTS = 1 ] && ! pg_bins; then
 fi
 
 # 7. For the report, export and training-data tests (npm test): a headless Chromium (Debian's) to
-#    render report.html and eval-report.html, and Python's `datasets` (pinned, in a project-local
-#    folder) to load exports and SFT JSONL. Only what is missing.
+#    render report.html and eval-report.html, Python's `datasets` (pinned, in a project-local
+#    folder) to load exports and SFT JSONL, and radon (pinned, in its own project-local folder)
+#    whose cyclomatic complexity the class metrics are checked against. Only what is missing.
 if [ $FOR_TESTS = 1 ] && [ -z "${REPOST_CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/chromium ]; then
   log "installing Debian's chromium (the report tests render report.html in it)"
   apt_install chromium || fail "could not install chromium: the report tests render report.html in a headless Chromium (install one, or point REPOST_CHROMIUM_PATH at it)"
@@ -131,5 +132,15 @@ if [ $FOR_TESTS = 1 ] && [ ! -f "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION" ]
     touch "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION"
   else
     fail "could not install Python's datasets==$DATASETS_VERSION from PyPI: the export and training-data tests load files with it"
+  fi
+fi
+RADON_VERSION=6.0.1
+RADON_TOOLS=$TOOLS_DIR/radon
+if [ $FOR_TESTS = 1 ] && [ ! -f "$RADON_TOOLS/.repost-radon-$RADON_VERSION" ]; then
+  log "installing Python's radon $RADON_VERSION into $RADON_TOOLS (the class metrics test compares cyclomatic complexity with it)"
+  if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$RADON_TOOLS" "radon==$RADON_VERSION" >&2; then
+    touch "$RADON_TOOLS/.repost-radon-$RADON_VERSION"
+  else
+    fail "could not install Python's radon==$RADON_VERSION from PyPI: the class metrics test compares cyclomatic complexity with it"
   fi
 fi

@@ -20,6 +20,15 @@
  *                            kept only when deterministic); writes dataset.augmented.jsonl
  *     --limit N  --out DIR  --run-id ID  --no-workers  --scripted FIXTURE (offline scripted LLM)
  *
+ *   tsx scripts/eval.ts --classes --dataset classes-dataset.jsonl [--ground-truth] [options]
+ *     class-level evaluation of class environments: the model writes each class from its skeleton
+ *     and the code it uses (--model, --base-url, --n, --temperature, --k, --timeout, --limit,
+ *     --scripted as above); scored by the environment's tests, each test function on its own
+ *     (per-test pass rate, Pass@k over whole classes), and by BLEU, ROUGE-L and TSED against the
+ *     original class, stratified by documentation level and metric quartiles. --ground-truth
+ *     answers with each record's own class. Writes class-eval.jsonl and class-eval-summary.json
+ *     to --out (default: the dataset's folder).
+ *
  *   tsx scripts/eval.ts --report OUT.html RUN_DIR [RUN_DIR ...]
  *     one report over several runs (e.g. one run per model)
  *
@@ -34,6 +43,7 @@ import { evalPaths } from '../activities/eval/run-files';
 import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activities/eval/settings';
 import { readEvalSummaryFile } from '../activities/eval/summary-file';
 import { CommandFailure, runCommand, UsageError } from './lib/cli';
+import { runClassEval } from './lib/class-eval';
 import { runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
@@ -64,6 +74,8 @@ const FlagsSchema = z.object({
   'no-workers': z.boolean().default(false),
   scripted: z.string().min(1).optional(),
   report: z.string().min(1).optional(),
+  classes: z.boolean().default(false),
+  'ground-truth': z.boolean().default(false),
 });
 
 const OPTIONS = {
@@ -75,6 +87,8 @@ const OPTIONS = {
   'test-samples': { type: 'string' },
   augment: { type: 'boolean' },
   report: { type: 'string' },
+  classes: { type: 'boolean' },
+  'ground-truth': { type: 'boolean' },
 } as const;
 
 function writeCombinedReport(out: string, runDirs: string[]): number {
@@ -95,11 +109,34 @@ function writeCombinedReport(out: string, runDirs: string[]): number {
   return 0;
 }
 
+async function evalClasses(flags: z.infer<typeof FlagsSchema>, dataset: string): Promise<number> {
+  const { summary, outDir } = await runClassEval({
+    dataset,
+    out: flags.out ?? path.dirname(path.resolve(dataset)),
+    groundTruth: flags['ground-truth'],
+    model: flags.model,
+    baseUrl: flags['base-url'],
+    scripted: flags.scripted,
+    n: flags.n ?? 1,
+    temperature: flags.temperature ?? 0,
+    ks: flags.k ?? [1, 5, 10],
+    limit: flags.limit,
+    timeoutSec: flags.timeout ?? 60,
+  });
+  const o = summary.overall;
+  const pct = (x: number | null) => (x === null ? '-' : x.toFixed(3));
+  console.log(`${summary.classes} class(es), ${summary.samplesPerClass} sample(s) each: ${Object.entries(o.passAtK).map(([k, v]) => `${k} ${pct(v)}`).join(', ')}; per-test pass rate ${pct(o.testPassRate)}; BLEU ${pct(o.bleu)}, ROUGE-L ${pct(o.rougeL)}, TSED ${pct(o.tsed)}`);
+  console.log(`written to ${outDir}/: class-eval.jsonl, class-eval-summary.json`);
+  return 0;
+}
+
 async function main(values: unknown, positionals: string[]): Promise<number> {
   const flags = FlagsSchema.parse(values);
   if (flags.report) return writeCombinedReport(flags.report, positionals);
   if (positionals.length) throw new UsageError(`unexpected argument ${positionals[0]}`);
   if (!flags.dataset) throw new UsageError('give --dataset FILE');
+  if (flags['ground-truth'] && !flags.classes) throw new UsageError('--ground-truth applies to --classes');
+  if (flags.classes) return evalClasses(flags, flags.dataset);
   const settings: Partial<EvalSettings> = {
     task: flags.augment ? 'augment' : 'eval',
     ...(flags.model ? { model: flags.model } : {}),

@@ -1,6 +1,7 @@
 /**
  * Export a run's accepted records as a Hugging Face dataset folder: one Parquet file per split
- * under data/ and a README.md dataset card (YAML front matter with configs, features, splits and
+ * under data/ (the class environments, when the run made any, under data/classes/ as the
+ * `classes` configuration) and a README.md dataset card (YAML front matter with configs, features, splits and
  * licenses; RepoST's Table 4 figures; the run's settings and prompt versions). The folder loads
  * with `datasets.load_dataset(DIR)` and can be pushed to the Hub as it is.
  *
@@ -28,6 +29,7 @@ runCommand({
       const result = await exportRun(reader, values.to);
       console.log(`exported run ${reader.runId} to ${result.dir}/`);
       for (const s of result.splits) console.log(`  ${s.path}: ${s.rows} row(s) (${s.name})`);
+      for (const s of result.classSplits ?? []) console.log(`  ${s.path}: ${s.rows} class environment(s) (${s.name}, configuration classes)`);
       console.log(`  README.md: the dataset card`);
     } finally {
       await store.close();

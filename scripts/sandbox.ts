@@ -5,13 +5,19 @@
  *                              [--timeout S] [--strict] [--json]
  *   tsx scripts/sandbox.ts batch <records.jsonl|records.json> --ground-truth [--concurrency N] [--strict]
  *                              [--coverage-of original|new-implementation] [--limit N] [--no-install]
- *                              [--mutation [--mutants N] [--mutation-seed S] [--mutant-timeout S]] [--stability N] [--json]
+ *                              [--as-of DATE] [--mutation [--mutants N] [--mutation-seed S] [--mutant-timeout S]]
+ *                              [--stability N] [--json]
+ *
+ * batch resolves each record's packages as of its `commit_date` (plus sandbox.packages.asOfGraceSec);
+ * --as-of gives the date for records that carry none (RepoST's published records: a commit id, no
+ * date). Without either, the newest releases.
  *   tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
  *   tsx scripts/sandbox.ts cleanup
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { SandboxExecutor, type SandboxResult } from '../activities/sandbox';
+import { isCodeDate } from '../activities/sandbox/as-of';
 import { buildDatasetImage } from '../activities/sandbox/dataset-image';
 import { DEFAULT_MUTATION_SETTINGS, mutationDistribution, summarizeMutation, testMutants, type MutationSummary, type SurvivingMutant } from '../activities/sandbox/mutation';
 import { groundTruthRequest, mapConcurrent, parseRecords, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
@@ -38,6 +44,7 @@ const OPTIONS = {
   'mutation-seed': { type: 'string' },
   'mutant-timeout': { type: 'string' },
   stability: { type: 'string' },
+  'as-of': { type: 'string' },
   tag: { type: 'string' },
 } as const;
 
@@ -98,6 +105,9 @@ function summarize(outcomes: GroundTruthOutcome[]) {
     coverageMatches: outcomes.filter((o) => o.coverageMatches === true).length,
     coverageDiffers: outcomes.filter((o) => o.coverageMatches === false).length,
     withPackages: outcomes.filter((o) => o.result.packages.length > 0).length,
+    /** Records whose packages were all resolved as of their code's date, and records with a package at its newest release. */
+    packagesAsOf: outcomes.filter((o) => o.result.packages.length > 0 && o.result.packages.every((p) => p.asOf)).length,
+    packagesNewest: outcomes.filter((o) => o.result.packages.some((p) => !p.asOf)).length,
     /** Records that did not pass for a reason of their own (outcomes[].recordIssue says which). */
     recordIssues: outcomes.filter((o) => o.recordIssue !== null).length,
   };
@@ -121,6 +131,8 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
     throw new CommandFailure(`${positionals[0]}: ${(err as Error).message}`);
   }
   if (values.limit) records = records.slice(0, positive.parse(values.limit));
+  const asOf = values['as-of'];
+  if (asOf !== undefined && !isCodeDate(asOf)) throw new UsageError(`--as-of expects a date (YYYY-MM-DD or an ISO 8601 time), got ${JSON.stringify(asOf.slice(0, 40))}`);
   const executor = await makeExecutor(values.strict ?? false);
   const concurrency = values.concurrency ? positive.parse(values.concurrency) : executor.config.pool.size;
   const started = Date.now();
@@ -131,7 +143,7 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
       const o: GroundTruthOutcome & { mutation?: { summary: MutationSummary; survivors: SurvivingMutant[] }; stability?: StabilityResult } = await runGroundTruth(
         executor,
         record,
-        { coverageOf, install },
+        { coverageOf, install, asOf },
       );
       if (values.mutation) {
         // A script that fails with its ground truth says nothing about mutants: not run.
@@ -145,7 +157,7 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
               )
             : summarizeMutation(o.result);
       }
-      if (stabilityRuns) o.stability = await checkStability(executor, groundTruthRequest(record, { coverageOf, install }), stabilityRuns);
+      if (stabilityRuns) o.stability = await checkStability(executor, groundTruthRequest(record, { coverageOf, install, asOf }), stabilityRuns);
       if (!values.json) {
         const cov = o.coverageRate === null ? 'no coverage' : `coverage ${o.coverageRate.toFixed(2)} (record ${o.recordCoverageRate ?? '-'})`;
         const why =

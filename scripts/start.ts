@@ -16,6 +16,10 @@
  *            per-repository sampling and context budgets, and its GitHub search filters and
  *            sample sizes, --limit 1000 for train and 300 for eval; `analysis.preset` in the
  *            configuration; settings given explicitly still win)
+ *            --classes (class environments too: each repository's sampled classes through
+ *            classWorkflow after its functions; `crawl.targets: both`), --classes-only (classes and
+ *            no functions; `crawl.targets: classes`), --max-classes N (classes sampled per
+ *            repository; `crawl.maxClassesPerRepo`, default 10). The demo makes both.
  *            --resume (continue the run --run-id names, with its own settings and sources)
  *            --no-workers (workers run elsewhere: tsx workers/main.ts)
  *            --progress-every SECONDS (the live view's refresh; default 2 on a terminal, 30 in a log)
@@ -26,13 +30,12 @@
  * Temporal: TEMPORAL_ADDRESS when set, else the embedded dev server (SQLite file under the data
  * directory, web UI on port 8233). Configuration: temporal.config.ts and its environment variables.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { RepoSource } from '../activities/contracts';
+import type { CrawlTargets, RepoSource } from '../activities/contracts';
 import { ANALYSIS_PRESETS, REPOST_SELECTION } from '../activities/analysis/presets';
 import { RunNotFoundError } from '../activities/dataset/run-reader';
-import { RepoLineSchema, RepoSourceSchema, crawlFiltersFromConfig, gitHubSourceFromConfig, listSource } from '../activities/sources';
+import { crawlFiltersFromConfig, gitHubSourceFromConfig, readSourceList } from '../activities/sources';
 import { RunIdSchema } from '../activities/store/types';
 import { loadConfig, type Config } from '../temporal.config';
 import { runCommand, UsageError } from './lib/cli';
@@ -53,6 +56,9 @@ const FlagsSchema = z.object({
   limit: z.coerce.number().int().positive().optional(),
   preset: z.enum(ANALYSIS_PRESETS).optional(),
   'check-licenses': z.boolean().default(false),
+  classes: z.boolean().default(false),
+  'classes-only': z.boolean().default(false),
+  'max-classes': z.coerce.number().int().positive().optional(),
   out: z.string().min(1).optional(),
   'run-id': RunIdSchema.optional(),
   split: z.enum(['train', 'eval']).optional(),
@@ -70,6 +76,9 @@ const OPTIONS = {
   limit: { type: 'string' },
   preset: { type: 'string' },
   'check-licenses': { type: 'boolean' },
+  classes: { type: 'boolean' },
+  'classes-only': { type: 'boolean' },
+  'max-classes': { type: 'string' },
   out: { type: 'string' },
   'run-id': { type: 'string' },
   split: { type: 'string' },
@@ -79,27 +88,25 @@ const OPTIONS = {
   'no-workers': { type: 'boolean' },
 } as const;
 
-/** One source a line: `owner/name`, `owner/name@sha` (the sources module's list format), or a path to a local folder. */
-function parseSourceLine(line: string): RepoSource {
-  if (!fs.existsSync(line) && RepoLineSchema.safeParse(line).success) {
-    const [ref] = listSource(line);
-    return RepoSourceSchema.parse({ kind: 'github', fullName: ref!.id, commit: ref!.commit ?? undefined });
-  }
-  return RepoSourceSchema.parse({ kind: 'local', path: line });
-}
-
 async function main(values: unknown): Promise<number> {
   const flags = FlagsSchema.parse(values);
 
+  if (flags.classes && flags['classes-only']) throw new UsageError('--classes makes functions and classes, --classes-only classes alone: give one of them');
+  // What the crawl makes environments of; the demo shows both.
+  const targets: CrawlTargets | undefined = flags['classes-only'] ? 'classes' : flags.classes || flags.demo ? 'both' : undefined;
+  const crawl = {
+    ...(flags['check-licenses'] ? { checkLocalLicenses: true } : {}),
+    ...(targets ? { targets } : {}),
+    ...(flags['max-classes'] ? { maxClassesPerRepo: flags['max-classes'] } : {}),
+  };
   const presetOverride = {
     ...(flags.preset ? { analysis: { preset: flags.preset } } : {}),
-    ...(flags['check-licenses'] ? { crawl: { checkLocalLicenses: true } } : {}),
+    ...(Object.keys(crawl).length ? { crawl } : {}),
   };
   let config: Config = loadConfig({ overrides: presetOverride });
   const sources: RepoSource[] = flags.local.map((p) => ({ kind: 'local', path: p, ...(flags.split ? { split: flags.split } : {}) }));
   if (flags.repos) {
-    const lines = fs.readFileSync(flags.repos, 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
-    sources.push(...lines.map(parseSourceLine).map((s) => (flags.split ? { ...s, split: flags.split } : s)));
+    sources.push(...readSourceList(flags.repos, flags.split));
   }
   if (flags.github) {
     // RepoST's crawl: search with the configured filters, sliced by creation date past the API's
@@ -176,8 +183,21 @@ async function main(values: unknown): Promise<number> {
     if (llm) {
       console.log(`LLM: ${llm.calls} call(s), ${llm.cachedCalls} from the cache, ${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens, estimated $${llm.costUsd.toFixed(4)}`);
     }
+    const classes = summary.classes;
+    if (classes) {
+      const classRejectedAt = Object.entries(classes.rejectedAt)
+        .filter(([, n]) => n > 0)
+        .map(([stage, n]) => `${stage}: ${n}`)
+        .join(', ');
+      const dropped = Object.entries(classes.selection.droppedBy)
+        .filter(([, n]) => n > 0)
+        .map(([rule, n]) => `${rule} ${n}`)
+        .join(', ');
+      console.log(`class environments: ${classes.classes} class(es), ${classes.accepted} accepted, ${classes.rejected} rejected${classRejectedAt ? ` (${classRejectedAt})` : ''}; of ${classes.selection.found} classes found, ${classes.selection.kept} kept${dropped ? ` (dropped by ${dropped})` : ''}`);
+    }
     console.log(`dataset written to ${started.outDir}/`);
     console.log(`  dataset.jsonl (${summary.accepted} records), rejections.jsonl, summary.json, run.json, report.html`);
+    if (classes) console.log(`  classes-dataset.jsonl (${classes.accepted} class environment(s)), classes-rejections.jsonl`);
     console.log(`Temporal UI for this run: ${uiRuns}`);
     if (!config.temporal.address) {
       console.log('  the runs stay in the dev server\'s SQLite file; to browse them later run `npm run ui` and open the address above');

@@ -240,7 +240,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     // Mutation score, then mutation rounds: ask for tests that kill the surviving mutants; keep a
     // new script only if it passes with the ground truth at the coverage reached, is stable and
     // kills more. Then the minimum decides (docs/architecture.md, invariant 13).
-    const minScore = thresholds.mutationScore ?? null;
+    // A class target is not mutated: the harness mutates one function's body.
+    const minScore = fn.kind === 'class' ? null : thresholds.mutationScore ?? null;
     if (minScore !== null) {
       stage = 'mutation';
       progress(stage, 'scoring the tests against mutants of the target');
@@ -302,7 +303,8 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
 
     // Solvability (evaluation records): can a model implement the function from what its prompt
     // shows? Assertions on behaviour the prompt does not determine are removed, or reject it.
-    if (settings.solvability?.enabled[fn.split]) {
+    // The stage asks for a function from its prompt; a class target is evaluated as a whole class (eval.ts --classes).
+    if (settings.solvability?.enabled[fn.split] && fn.kind !== 'class') {
       stage = 'solvability';
       progress(stage, 'implementations from the prompt alone');
       const solvable = await solvabilityStage({

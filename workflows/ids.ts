@@ -137,6 +137,11 @@ export function functionWorkflowId(runId: string, fn: { repoId: string; qualname
   return readableId(`${runPart(runId)}/fn`, fn.repoId, fn.qualname, fn.functionId);
 }
 
+/** A crawl's class workflow (a class environment): `<run>/class/<repository>/<class name>/<class id>`. */
+export function classWorkflowId(runId: string, cls: { repoId: string; qualname: string; functionId: string }): string {
+  return readableId(`${runPart(runId)}/class`, cls.repoId, cls.qualname, cls.functionId);
+}
+
 /** An evaluation's function workflow: `<run>/<task>/<repository>/<qualified name>/<function id or its hash>`. */
 export function evalFunctionWorkflowId(runId: string, task: string, item: { repo: string; qualname: string; functionId: string }): string {
   return readableId(`${runPart(runId)}/${readablePart(task, 16)}`, item.repo, item.qualname, item.functionId);

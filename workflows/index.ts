@@ -2,6 +2,7 @@
 export { crawlWorkflow } from './crawl';
 export { repoWorkflow } from './repo';
 export { functionWorkflow } from './function';
+export { classWorkflow } from './class';
 export { benchmarkWorkflow } from './benchmark';
 export { evalWorkflow } from './eval-run';
 export { evalFunctionWorkflow } from './eval-function';

@@ -1,6 +1,7 @@
 /**
- * One repository: pin a snapshot, list the candidate functions into pages in the store, and run a
- * FunctionWorkflow child per function through a bounded sliding window that pulls the pages one
+ * One repository: pin a snapshot, list the candidate functions (and, when the run makes class
+ * environments, the sampled classes after them) into pages in the store, and run a
+ * FunctionWorkflow child per function (a ClassWorkflow child per class) through a bounded sliding window that pulls the pages one
  * at a time. Every `continueAsNewAfter` children it continues as new at a page boundary, so the
  * history stays small however many functions the repository has. A child that fails becomes a
  * recorded outcome (stage `internal`) and the window goes on.
@@ -15,8 +16,9 @@ import {
 import type { CandidateList, FunctionOutcome, FunctionRef, PipelineSettings, RepoOutcome, RepoSnapshot, RepoSource, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { failureText } from './failures';
+import { classWorkflow } from './class';
 import { functionWorkflow } from './function';
-import { boundedKeyword, boundedSummary, functionWorkflowId } from './ids';
+import { boundedKeyword, boundedSummary, classWorkflowId, functionWorkflowId } from './ids';
 import { RepoKey, RunIdKey } from './search-attributes';
 import { streamingWindow } from './window';
 
@@ -29,6 +31,24 @@ export interface RepoWorkflowInput {
   queues: TaskQueues;
   /** Carried across continue-as-new: the snapshot, its candidate pages, the next page, counts so far. */
   resume?: { snapshot: RepoSnapshot; candidates: CandidateList; nextPage: number; accepted: number; rejected: number };
+}
+
+/**
+ * The repository's targets in one list of pages: its candidate functions (unless the run makes
+ * classes only), then its sampled classes when the run makes class environments.
+ */
+async function listTargets(io: ReturnType<typeof activityProxies>['io'], settings: PipelineSettings, args: { run: RunRef; snapshot: RepoSnapshot; index: number; source: RepoSource }): Promise<CandidateList> {
+  const targets = settings.targets ?? 'functions';
+  const functions = targets === 'classes' ? null : await io.listCandidates(args);
+  if (targets === 'functions') return functions!;
+  const classes = await io.listClassCandidates(args);
+  return {
+    pageKeys: [...(functions?.pageKeys ?? []), ...classes.pageKeys],
+    candidates: (functions?.candidates ?? 0) + classes.candidates,
+    total: functions?.total ?? 0,
+    dropped: functions?.dropped ?? 0,
+    skippedFiles: functions?.skippedFiles ?? 0,
+  };
 }
 
 export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcome> {
@@ -48,7 +68,7 @@ export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcom
       return skipped;
     }
     snapshot = snap.snapshot;
-    candidates = await io.listCandidates({ run, snapshot, index, source });
+    candidates = await listTargets(io, settings, { run, snapshot, index, source });
   }
   upsertSearchAttributes([{ key: RepoKey, value: boundedKeyword(snapshot.repoId) }]);
 
@@ -75,16 +95,27 @@ export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcom
   const runChild = async (fn: FunctionRef): Promise<void> => {
     let outcome: FunctionOutcome;
     try {
-      outcome = await executeChild(functionWorkflow, {
-        // Readable in the UI (repository and qualified name), bounded, and the same on every re-run.
-        workflowId: functionWorkflowId(run.runId, fn),
+      const options = {
         taskQueue: queues.workflows,
-        args: [{ run, fn, settings, queues }],
         // Cancelling the repository cancels its functions; its time limit ends one that is stuck.
         parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
         workflowExecutionTimeout: settings.timeouts.functionWorkflowMs,
-        staticSummary: boundedSummary(`${fn.repoId} ${fn.path}::${fn.qualname}`),
-      });
+      };
+      // Ids and summaries readable in the UI (repository and qualified name), bounded, and the same on every re-run.
+      outcome =
+        fn.kind === 'class'
+          ? await executeChild(classWorkflow, {
+              ...options,
+              workflowId: classWorkflowId(run.runId, fn),
+              args: [{ run, fn: { ...fn, kind: 'class' }, settings, queues }],
+              staticSummary: boundedSummary(`${fn.repoId} ${fn.path}::class ${fn.qualname}`),
+            })
+          : await executeChild(functionWorkflow, {
+              ...options,
+              workflowId: functionWorkflowId(run.runId, fn),
+              args: [{ run, fn, settings, queues }],
+              staticSummary: boundedSummary(`${fn.repoId} ${fn.path}::${fn.qualname}`),
+            });
     } catch (err) {
       // One failure never ends the repository (docs/architecture.md, invariant 8): it is recorded with its reason.
       try {

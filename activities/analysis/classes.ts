@@ -2,17 +2,18 @@
  * Classes as OpenClassGen describes them: a skeleton (class and method signatures with their
  * docstrings, bodies replaced by `pass`) and static metrics (size, complexity, coupling,
  * inheritance, documentation). Test classes are excluded by the paper's rule: a name starting or
- * ending with "Test" or "Case", or a path with a "test"/"tests"/"unit" component.
+ * ending with "Test" or "Case", or a path one of whose words is "test", "tests" or "unit".
  */
-import { scopeOf } from './bindings';
+import { classAttributes, classCode, classUses, cohesion, nodeKey, type MethodMetrics } from './class-metrics';
 import { signatureOf } from './extract';
 import type { SyntaxNode } from './parser';
-import { scopeLocals } from './references';
 import type { Repository, ModuleInfo } from './repository';
 import type { Definition, Resolver } from './resolver';
 import { decoratorsOf, definitionsIn, docstringOf, lastCodeRow, outerNode } from './syntax';
 
+/** OpenClassGen's metric groups; definitions in activities/analysis/README.md. */
 export interface ClassMetrics {
+  // Size.
   /** Lines of the class span (decorators included). */
   totalLines: number;
   /** Lines with code on them. */
@@ -23,15 +24,34 @@ export interface ClassMetrics {
   commentToCodeRatio: number;
   /** Methods defined directly in the class body. */
   methods: number;
-  cyclomatic: { total: number; max: number; perMethod: Record<string, number> };
+  /** Names the class body binds (not methods or nested classes). */
+  classAttributes: number;
+  /** Distinct names assigned through `self` in the methods. */
+  instanceAttributes: number;
+  // Complexity (over the methods; 0 without methods).
+  cyclomatic: { total: number; max: number; mean: number };
+  essential: { total: number; max: number; mean: number };
   /** Deepest nesting of control statements inside a method (0: straight-line code). */
   maxNesting: number;
+  // Coupling.
+  /** Distinct places elsewhere in the repository (functions, methods, classes, module top levels) that name the class. */
+  fanIn: number;
   /** Distinct names the class uses that it does not define: local (elsewhere in the repository) and external. */
   fanOut: { local: number; external: number; total: number };
+  /** Distinct repository definitions (functions, classes, methods, variables) the class's code names. */
+  dependencies: number;
+  // Inheritance and cohesion.
   /** Longest chain of in-repository base classes above the class. */
   inheritanceDepth: number;
   /** Classes in the repository that name it as a direct base. */
   children: number;
+  /** Coupling between objects: other repository classes it uses or that name it. */
+  cbo: number;
+  /** LCOM4: connected groups of methods (constructors left out). */
+  lcom4: number;
+  /** Henderson-Sellers' LCOM*: 0 cohesive .. 1 not; null below two methods or without attributes. */
+  lcomStar: number | null;
+  // Documentation.
   /** Classes (this and nested) plus their methods. */
   programUnits: number;
   documentedUnits: number;
@@ -44,50 +64,49 @@ export interface ClassInfo {
   name: string;
   startLine: number;
   endLine: number;
+  /** 0 for the class Python binds; 1, 2, ... for earlier classes of the same name in the file. */
+  occurrence: number;
   bases: string[];
   decorators: string[];
   docstring: string | null;
   skeleton: string;
   metrics: ClassMetrics;
+  /** Per method (directly in the class body), in source order. */
+  methods: MethodMetrics[];
   /** 'full' | 'partial' | 'none': OpenClassGen's documentation levels. */
   documentation: 'full' | 'partial' | 'none';
 }
 
+/**
+ * The words of a path: each folder and the file's name without `.py`, split at `_`, `-`, `.` and
+ * camel-case humps (`unit_tests/TestUtils.py` -> unit, tests, test, utils), lower-cased.
+ */
+export function pathWords(path: string): string[] {
+  return path
+    .replace(/\.pyi?$/, '')
+    .split('/')
+    .flatMap((segment) => segment.replace(/([a-z0-9])([A-Z])/g, '$1 $2').replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2').split(/[\s_.-]+/))
+    .filter(Boolean)
+    .map((w) => w.toLowerCase());
+}
+
+/**
+ * The words that mark a test path: the paper's "test(s)" and "unit", and the compounds test
+ * folders and files are named by (`unittest`, `unittests`, pytest's `conftest`). A word, not a
+ * substring: `shortest.py` and `community/` are not test paths.
+ */
+const TEST_PATH_WORDS = new Set(['test', 'tests', 'unit', 'unittest', 'unittests', 'conftest']);
+
 export function isOpenClassGenTestClass(path: string, name: string): boolean {
   if (/^(Test|Case)|(Test|Case)$/.test(name)) return true;
-  return path.split('/').some((seg) => /tests?|unit/i.test(seg));
+  return pathWords(path).some((w) => TEST_PATH_WORDS.has(w));
 }
 
-const DECISIONS = new Set([
-  'if_statement',
-  'elif_clause',
-  'for_statement',
-  'while_statement',
-  'except_clause',
-  'except_group_clause',
-  'conditional_expression',
-  'for_in_clause',
-  'if_clause',
-  'case_clause',
-]);
-
-const NESTING = new Set(['if_statement', 'for_statement', 'while_statement', 'try_statement', 'with_statement', 'match_statement']);
-
-/** McCabe: one plus the decision points (each `and`/`or` counts as one). */
-export function cyclomaticComplexity(fn: SyntaxNode): number {
-  // Nested functions and lambdas count toward the function that contains them.
-  return 1 + fn.descendantsOfType([...DECISIONS, 'boolean_operator']).length;
-}
-
-/** Deepest nesting of control statements under `node` (no recursion: safe on any tree depth). */
-export function maxNestingDepth(node: SyntaxNode): number {
-  let best = 0;
-  for (const n of node.descendantsOfType([...NESTING])) {
-    let depth = 1;
-    for (let p = n.parent; p && p.id !== node.id; p = p.parent) if (NESTING.has(p.type)) depth++;
-    best = Math.max(best, depth);
-  }
-  return best;
+/** The class's lines as written, less the indentation of its first line (a nested class reads as top-level code). */
+export function classSource(lines: readonly string[], startLine: number, endLine: number): string {
+  const span = lines.slice(startLine - 1, endLine);
+  const indent = /^[ \t]*/.exec(span[0] ?? '')![0];
+  return span.map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l)).join('\n');
 }
 
 function docstringNode(body: SyntaxNode | null): SyntaxNode | null {
@@ -144,14 +163,14 @@ function reindent(literal: string, indent: string): string[] {
   return lines.map((l, i) => (i === 0 ? `${indent}${l}` : l.trim() ? `${indent}${l.slice(margin)}` : ''));
 }
 
-function lineCounts(module: ModuleInfo, cls: SyntaxNode) {
+/** Lines of the class, given the rows of its comments and the bodies of the class and its functions (classCode). */
+function lineCounts(module: ModuleInfo, cls: SyntaxNode, found: { commentRows: number[]; bodies: SyntaxNode[] }) {
   const outer = outerNode(cls);
   const first = outer.startPosition.row;
   const last = lastCodeRow(cls);
-  const commentRows = new Set<number>();
-  for (const c of cls.descendantsOfType('comment')) commentRows.add(c.startPosition.row);
-  for (const body of [cls.childForFieldName('body'), ...cls.descendantsOfType('function_definition').map((f) => f.childForFieldName('body'))]) {
-    const doc = docstringNode(body ?? null);
+  const commentRows = new Set<number>(found.commentRows);
+  for (const body of found.bodies) {
+    const doc = docstringNode(body);
     if (doc) for (let r = doc.startPosition.row; r <= doc.endPosition.row; r++) commentRows.add(r);
   }
   let code = 0;
@@ -172,7 +191,11 @@ function lineCounts(module: ModuleInfo, cls: SyntaxNode) {
   return { total: last - first + 1, code, comment, blank };
 }
 
-export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
+const mean = (values: number[]) => (values.length ? Math.round((values.reduce((a, b) => a + b, 0) / values.length) * 1000) / 1000 : 0);
+const summed = (values: number[]) => ({ total: values.reduce((a, b) => a + b, 0), max: values.length ? Math.max(...values) : 0, mean: mean(values) });
+
+/** Every class of the repository; test classes (OpenClassGen's rule) are left out unless `includeTestClasses`. */
+export function classesOf(repo: Repository, resolver: Resolver, options: { includeTestClasses?: boolean } = {}): ClassInfo[] {
   const all: { module: ModuleInfo; node: SyntaxNode; qualname: string; def: Definition }[] = [];
   for (const module of repo.modules.values()) {
     const visit = (container: SyntaxNode, prefix: string[], owner: Definition | null) => {
@@ -180,7 +203,10 @@ export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
         if (def.type !== 'class_definition') continue;
         const name = def.childForFieldName('name')!.text;
         const qualname = [...prefix, name].join('.');
-        const d = resolver.definition(module, qualname, 'class', def, owner);
+        let d = resolver.definition(module, qualname, 'class', def, owner);
+        // A class defined again under the same name shares the cached definition: the other
+        // definition gets one of its own.
+        if (d.node.id !== def.id) d = { ...d, node: def, startLine: outerNode(def).startPosition.row + 1, endLine: lastCodeRow(def) + 1 };
         all.push({ module, node: def, qualname, def: d });
         const body = def.childForFieldName('body');
         if (body) visit(body, [...prefix, name], d);
@@ -200,42 +226,36 @@ export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
     depthCache.set(d, depth);
     return depth;
   };
+  // Of several classes of one name in one file, Python binds the last (occurrence 0).
+  const later = new Map<string, number>();
+  const occurrence = new Array<number>(all.length);
+  for (let i = all.length - 1; i >= 0; i--) {
+    const key = `${all[i]!.module.path}::${all[i]!.qualname}`;
+    occurrence[i] = later.get(key) ?? 0;
+    later.set(key, occurrence[i]! + 1);
+  }
 
+  const kept = all.map((c, i) => ({ ...c, occurrence: occurrence[i]! })).filter((c) => options.includeTestClasses || !isOpenClassGenTestClass(c.module.path, c.node.childForFieldName('name')!.text));
+  const uses = classUses(repo, resolver, kept.map((c) => c.def));
   const out: ClassInfo[] = [];
-  for (const { module, node, qualname, def } of all) {
+  for (const { module, node, qualname, def, occurrence } of kept) {
     const name = node.childForFieldName('name')!.text;
-    if (isOpenClassGenTestClass(module.path, name)) continue;
     const body = node.childForFieldName('body');
     const units = { total: 0, documented: 0 };
     const skeleton = skeletonLines(module, node, '', units).join('\n');
-    const methods = body ? definitionsIn(body).filter((d) => d.type === 'function_definition') : [];
-    const perMethod: Record<string, number> = {};
-    let maxNesting = 0;
-    for (const m of methods) {
-      perMethod[m.childForFieldName('name')!.text] = cyclomaticComplexity(m);
-      maxNesting = Math.max(maxNesting, maxNestingDepth(m.childForFieldName('body')!));
-    }
-    const cc = Object.values(perMethod);
-    // Fan-out: free names of the class (not bound inside it), resolved at module level.
-    const bound = scopeLocals(node).locals;
-    const classNames = new Set(scopeOf(body ?? node).bindings.keys());
-    const local = new Set<string>();
-    const external = new Set<string>();
-    for (const id of node.descendantsOfType('identifier')) {
-      const p = id.parent;
-      if (!p) continue;
-      if (p.type === 'attribute' && p.childForFieldName('attribute')?.id === id.id) continue;
-      if (p.type === 'keyword_argument' && p.childForFieldName('name')?.id === id.id) continue;
-      if ((p.type === 'function_definition' || p.type === 'class_definition') && p.childForFieldName('name')?.id === id.id) continue;
-      const n = id.text;
-      if (bound.has(n) || classNames.has(n)) continue;
-      const t = resolver.resolveName(module, n, new Set());
-      if (t.t === 'def') {
-        if (t.def !== def) local.add(n);
-      } else if (t.t === 'module' || t.t === 'namespace') local.add(n);
-      else if (t.t === 'external' || t.t === 'unresolved') external.add(n);
-    }
-    const lines = lineCounts(module, node);
+    const methodNodes = body ? definitionsIn(body).filter((d) => d.type === 'function_definition') : [];
+    const code = classCode(resolver, module, node, def, methodNodes);
+    const methods = code.methods;
+    const receiver = methodNodes.map((_, i) => ({ name: methods[i]!.name, use: code.receiver[i]! }));
+    // Assigning through a property (`self.value = ...`) sets no attribute of the instance's own.
+    const methodNames = new Set(methods.map((m) => m.name));
+    const instanceAttributes = new Set<string>();
+    for (const r of receiver) for (const a of r.use.assigned) if (!methodNames.has(a)) instanceAttributes.add(a);
+    const { lcom4, lcomStar } = cohesion(receiver);
+    const use = uses.get(def)!;
+    const coupled = new Set([...code.classes, ...use.classes]);
+    coupled.delete(nodeKey(module, node));
+    const lines = lineCounts(module, node, code);
     const docstring = docstringOf(body);
     out.push({
       path: module.path,
@@ -243,11 +263,13 @@ export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
       name,
       startLine: outerNode(node).startPosition.row + 1,
       endLine: lastCodeRow(node) + 1,
+      occurrence,
       bases: (node.childForFieldName('superclasses')?.namedChildren ?? []).filter((c) => c.type !== 'comment').map((c) => c.text),
       decorators: decoratorsOf(node).map((d) => d.text.replace(/^@\s*/, '')),
       docstring,
       skeleton,
       documentation: units.documented === 0 ? 'none' : units.documented === units.total ? 'full' : 'partial',
+      methods,
       metrics: {
         totalLines: lines.total,
         codeLines: lines.code,
@@ -255,11 +277,19 @@ export function classesOf(repo: Repository, resolver: Resolver): ClassInfo[] {
         blankLines: lines.blank,
         commentToCodeRatio: lines.code ? Math.round((lines.comment / lines.code) * 1000) / 1000 : 0,
         methods: methods.length,
-        cyclomatic: { total: cc.reduce((a, b) => a + b, 0), max: cc.length ? Math.max(...cc) : 0, perMethod },
-        maxNesting,
-        fanOut: { local: local.size, external: external.size, total: local.size + external.size },
+        classAttributes: classAttributes(node).length,
+        instanceAttributes: instanceAttributes.size,
+        cyclomatic: summed(methods.map((m) => m.cyclomatic)),
+        essential: summed(methods.map((m) => m.essential)),
+        maxNesting: Math.max(0, ...methods.map((m) => m.maxNesting)),
+        fanIn: use.units.size,
+        fanOut: { local: code.local, external: code.external, total: code.local + code.external },
+        dependencies: code.dependencies.length,
         inheritanceDepth: depthOf(def, new Set()),
         children: childCount.get(def) ?? 0,
+        cbo: coupled.size,
+        lcom4,
+        lcomStar,
         programUnits: units.total,
         documentedUnits: units.documented,
         docstringCoverage: units.total ? Math.round((units.documented / units.total) * 1000) / 1000 : 0,

@@ -18,11 +18,16 @@ export interface DependencyClosure {
 const CONSTRUCTORS = ['__init__', '__new__', '__post_init__'];
 
 export function dependencyClosure(resolver: Resolver, target: Definition): DependencyClosure {
-  const distance = new Map<Definition, number>([[target, 0]]);
+  return closureFrom(resolver, [target]);
+}
+
+/** The breadth-first closure from `roots` (all at distance 0; none of them is in `defs`). */
+function closureFrom(resolver: Resolver, roots: Definition[]): DependencyClosure {
+  const distance = new Map<Definition, number>(roots.map((r) => [r, 0]));
   const edges = new Map<Definition, Definition[]>();
   const unresolved = new Set<string>();
   const order: Definition[] = [];
-  const queue: Definition[] = [target];
+  const queue: Definition[] = [...roots];
   for (let i = 0; i < queue.length; i++) {
     const def = queue[i]!;
     const d = distance.get(def)!;
@@ -56,4 +61,26 @@ export function dependencyClosure(resolver: Resolver, target: Definition): Depen
   // Distances of same-distance additions can be smaller than their discovery position implies.
   order.sort((a, b) => distance.get(a)! - distance.get(b)!);
   return { defs: order, distance, edges, unresolved: [...unresolved].sort() };
+}
+
+/** A class and everything defined in its body (methods, nested classes and their members). */
+export function classParts(resolver: Resolver, cls: Definition): Definition[] {
+  const out: Definition[] = [];
+  for (const m of resolver.classMembers(cls).values()) {
+    if (m === 'variable') continue;
+    out.push(m);
+    if (m.kind === 'class') out.push(...classParts(resolver, m));
+  }
+  return out;
+}
+
+/**
+ * The closure of a whole class: what any of its parts needs (its body's own references, every
+ * method's, every nested class's), breadth-first from all of them at once. The class's own parts
+ * are the target, not dependencies: they are left out of `defs` (their edges are kept, for
+ * ordering files).
+ */
+export function classDependencyClosure(resolver: Resolver, cls: Definition): DependencyClosure & { parts: Definition[] } {
+  const parts = classParts(resolver, cls);
+  return { ...closureFrom(resolver, [cls, ...parts]), parts };
 }

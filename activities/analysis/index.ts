@@ -5,9 +5,10 @@
  */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { classesOf, type ClassInfo } from './classes';
+import { classDroppedBy, type ClassCandidate } from './class-selection';
+import { classesOf, classSource, type ClassInfo } from './classes';
 import { definitionTokens, estimateTokens, formatContext, renderContextBlocks, type ContextBlock } from './context';
-import { dependencyClosure } from './dependencies';
+import { classDependencyClosure, dependencyClosure, type DependencyClosure } from './dependencies';
 import type { ExtractedFunction } from './extract';
 import { firstFailingRule } from './filters';
 import { REPOST_SELECTION, type AnalysisPreset } from './presets';
@@ -19,6 +20,7 @@ import {
   AnalysisOptionsSchema,
   resolveOptions,
   type AnalysisOptions,
+  type ClassAnalysis,
   type DependencyEntry,
   type FunctionAnalysis,
   type FunctionEntry,
@@ -28,7 +30,9 @@ import type { z } from 'zod';
 
 export * from './types';
 export { estimateTokens, formatContext, type ContextBlock } from './context';
-export { classesOf, isOpenClassGenTestClass, cyclomaticComplexity, type ClassInfo, type ClassMetrics } from './classes';
+export { classesOf, classSource, isOpenClassGenTestClass, pathWords, type ClassInfo, type ClassMetrics } from './classes';
+export { CLASS_RULES, classDroppedBy, classSelectionCounts, selectClassCandidates, type ClassCandidate, type ClassRule } from './class-selection';
+export { cyclomaticComplexity, methodMetrics, cohesion, type MethodMetrics } from './class-metrics';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
 export { ANALYSIS_PRESETS, REPOST_SELECTION, presetAnalysisOptions, presetConfigLayer, type AnalysisPreset } from './presets';
 
@@ -44,6 +48,12 @@ export function functionId(repoId: string, commit: string, path: string, qualnam
   return createHash('sha256').update(`${repoId}@${commit}:${path}::${qualname}${suffix}`).digest('hex').slice(0, 16);
 }
 
+/** Deterministic class id: like functionId, over `class:` and the same parts, so a class and a function never share one. */
+export function classId(repoId: string, commit: string, path: string, qualname: string, occurrence = 0): string {
+  const suffix = occurrence > 0 ? `#${occurrence}` : '';
+  return createHash('sha256').update(`class:${repoId}@${commit}:${path}::${qualname}${suffix}`).digest('hex').slice(0, 16);
+}
+
 function repoIdOf(rootDir: string, options: AnalysisOptions): string {
   return options.repoId ?? path.basename(path.resolve(rootDir));
 }
@@ -56,6 +66,8 @@ const analyzerCache = new Map<string, Promise<RepositoryAnalyzer>>();
 export class RepositoryAnalyzer {
   private readonly resolver: Resolver;
   private entries: FunctionEntry[] | null = null;
+  /** Every class, test classes included (computed once: the metrics walk the whole repository). */
+  private allClasses: ClassInfo[] | null = null;
   private indexByName: Map<string, number> | null = null;
 
   private constructor(
@@ -169,6 +181,79 @@ export class RepositoryAnalyzer {
   /** Every class (nested included, test classes excluded) with its skeleton and metrics. */
   classes(): ClassInfo[] {
     return classesOf(this.repo, this.resolver);
+  }
+
+  private everyClass(): ClassInfo[] {
+    this.allClasses ??= classesOf(this.repo, this.resolver, { includeTestClasses: true });
+    return this.allClasses;
+  }
+
+  /**
+   * Every class with the class filter that drops it (class-selection.ts): test classes included,
+   * so the `test-class` rule is counted like the others.
+   */
+  classCandidates(): ClassCandidate[] {
+    const byName = new Map(this.repo.functions().map((f) => [`${f.path}::${f.qualname}`, f]));
+    return this.everyClass().map((info) => {
+      const source = classSource(this.repo.modules.get(info.path)!.lines, info.startLine, info.endLine);
+      const methodIsAbstract = info.methods.map((m) => {
+        const f = byName.get(`${info.path}::${info.qualname}.${m.name}`);
+        return !f || f.trivialBody || f.decorators.some((d) => /(^|\.)abstract\w*$/.test(d));
+      });
+      const droppedBy = classDroppedBy(info, { source, methodIsAbstract }, this.options);
+      return { info, id: classId(this.repoId, this.options.commit, info.path, info.qualname, info.occurrence), source, kept: droppedBy === null, droppedBy };
+    });
+  }
+
+  /**
+   * What a class environment needs of a top-level class: its source, skeleton and methods, and
+   * the context of the whole class (what any of its methods needs, then its own file with the
+   * whole class in it), within the token budget like a function's.
+   */
+  analyzeClass(path: string, qualname: string, occurrence = 0): ClassAnalysis {
+    const module = this.repo.modules.get(path);
+    if (!module) {
+      const skip = this.repo.skipped.find((s) => s.path === path);
+      throw new Error(skip ? `${path} was skipped: ${skip.reason}` : `no file ${path}`);
+    }
+    if (qualname.includes('.')) throw new Error(`${qualname} is a nested class: class environments copy top-level classes`);
+    if (occurrence > 0) throw new Error(`${qualname} in ${path} is shadowed by a later class of its name: only the one Python binds is analysed`);
+    const info = this.everyClass().find((c) => c.path === path && c.qualname === qualname && c.occurrence === 0);
+    const node = [...module.tree.rootNode.namedChildren]
+      .map((n) => (n.type === 'decorated_definition' ? n.childForFieldName('definition') : n))
+      .reverse()
+      .find((n) => n?.type === 'class_definition' && n.childForFieldName('name')?.text === qualname);
+    if (!info || !node) throw new Error(`no class ${qualname} in ${path}`);
+    const target = this.resolver.definition(module, qualname, 'class', node, null);
+    const closure = classDependencyClosure(this.resolver, target);
+    const dependencies: DependencyEntry[] = closure.defs.map((d) => ({ path: d.module.path, qualname: d.qualname, kind: d.kind, startLine: d.startLine, endLine: d.endLine, distance: closure.distance.get(d)! }));
+    const render = (defs: Definition[]) => formatContext(this.renderClassBlocks(target, closure, defs));
+    const { kept, truncated } = this.fitBudget(closure.defs, closure.distance, render);
+    const contextBlocks = this.renderClassBlocks(target, closure, kept);
+    const context = formatContext(contextBlocks);
+    return {
+      path,
+      qualname,
+      name: info.name,
+      startLine: info.startLine,
+      endLine: info.endLine,
+      source: classSource(module.lines, info.startLine, info.endLine),
+      skeleton: info.skeleton,
+      documentation: info.documentation,
+      methods: closure.parts.filter((p) => p.kind === 'method').map((p) => p.qualname.slice(qualname.length + 1)),
+      standalone: dependencies.length === 0,
+      dependencies,
+      unresolved: closure.unresolved,
+      context,
+      contextBlocks,
+      truncated,
+      contextTokens: estimateTokens(context),
+    };
+  }
+
+  /** Context blocks of a class: its dependencies `defs`, and the whole class (every part of it). */
+  private renderClassBlocks(target: Definition, closure: DependencyClosure & { parts: Definition[] }, defs: Definition[]): ContextBlock[] {
+    return renderContextBlocks({ resolver: this.resolver, target, defs: [...closure.parts, ...defs], edges: closure.edges, includeTarget: true });
   }
 
   /**

@@ -66,6 +66,32 @@ export interface FunctionAnalysis extends FunctionEntry {
   contextTokens: number;
 }
 
+/** What a class environment needs of one class: its source, and its local dependencies and context. */
+export interface ClassAnalysis {
+  path: string;
+  /** A top-level class's name (class environments copy top-level classes). */
+  qualname: string;
+  name: string;
+  startLine: number;
+  endLine: number;
+  /** The class's lines as written. */
+  source: string;
+  /** Class and method signatures with their docstrings, bodies replaced by `pass` (OpenClassGen's skeleton). */
+  skeleton: string;
+  documentation: 'full' | 'partial' | 'none';
+  /** Its methods (those of nested classes as `Inner.method`), in source order. */
+  methods: string[];
+  /** No local dependency outside the class. */
+  standalone: boolean;
+  dependencies: DependencyEntry[];
+  unresolved: string[];
+  /** `## path` blocks: the dependencies, then the class's own file with the whole class. */
+  context: string;
+  contextBlocks: { path: string; code: string }[];
+  truncated: { path: string; qualname: string }[];
+  contextTokens: number;
+}
+
 export interface SkippedFile {
   path: string;
   reason: string;
@@ -90,6 +116,17 @@ export const FilterRulesSchema = z.object({
 });
 export type FilterRules = z.infer<typeof FilterRulesSchema>;
 
+/** The class filters (class-selection.ts), each a named rule that can be switched off. */
+export const ClassRulesSchema = z.object({
+  noShadowed: z.boolean().default(true),
+  noTestClasses: z.boolean().default(true),
+  noAbstractOnly: z.boolean().default(true),
+  methodCount: z.boolean().default(true),
+  sizeLimits: z.boolean().default(true),
+  keywords: z.boolean().default(true),
+});
+export type ClassRules = z.infer<typeof ClassRulesSchema>;
+
 export const AnalysisOptionsSchema = z.object({
   /** Identifies the repository in function ids ('owner/name' or a folder name). */
   repoId: z.string().min(1).optional(),
@@ -107,7 +144,13 @@ export const AnalysisOptionsSchema = z.object({
   /** Size limits (lines of the function span) of the sizeLimits rule. */
   minLines: z.number().int().positive().default(3),
   maxLines: z.number().int().positive().default(200),
-  /** Extra keywords appended to the built-in keyword filters. */
+  /** The class filters, and the limits of their `methods` and `size` rules (methods in the class body; lines of the class). */
+  classRules: ClassRulesSchema.prefault({}),
+  minClassMethods: z.number().int().positive().default(3),
+  maxClassMethods: z.number().int().positive().default(20),
+  minClassLines: z.number().int().positive().default(8),
+  maxClassLines: z.number().int().positive().default(150),
+  /** Extra keywords appended to the built-in keyword filters (of functions and of classes). */
   extraKeywords: z.array(z.string().min(1)).default([]),
   /** Token budget of the context text; 0 = unlimited. */
   contextTokenBudget: z.number().int().nonnegative().default(8000),

@@ -12,8 +12,9 @@ import * as path from 'node:path';
 import { once } from 'node:events';
 import type { Artifacts } from '../store/artifacts';
 import { writeFileAtomic } from '../store/artifacts';
-import type { FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
-import { DatasetRecordSchema, type DatasetRecord, type StoredRecord } from '../store/records';
+import type { ClassFacts, FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
+import { testFunctionNames } from '../llm/sanity';
+import { ClassDatasetRecordSchema, DatasetRecordSchema, type ClassDatasetRecord, type DatasetRecord, type StoredRecord } from '../store/records';
 import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
 import { dedentDefinition } from './dedent-definition';
 
@@ -44,6 +45,9 @@ export function runPaths(outDir: string) {
     rejections: path.join(outDir, 'rejections.jsonl'),
     summary: path.join(outDir, 'summary.json'),
     run: path.join(outDir, 'run.json'),
+    /** Written when the run made class environments. */
+    classes: path.join(outDir, 'classes-dataset.jsonl'),
+    classRejections: path.join(outDir, 'classes-rejections.jsonl'),
   };
 }
 
@@ -71,9 +75,19 @@ function strengthFields(input: RecordInput, thresholds: Thresholds, survivors: s
   };
 }
 
-/** Builds the stored form of a function's end; texts are read from the artifacts. */
+/** What the record builders read of a run's result artifact: the coverage report (and a class's per method). */
+interface StoredCoverage {
+  coverage?: {
+    summary?: string;
+    rate?: number;
+    methods?: { name: string; rate: number; hasBranches: boolean; lines: { rate: number }; branches: { rate: number | null } }[];
+  } | null;
+}
+
+/** Builds the stored form of a function's (or a class's) end; texts are read from the artifacts. */
 export async function buildStoredRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord> {
   const { run, fn, outcome, execution } = input;
+  if (fn.kind === 'class') return buildClassRecord(store, input, thresholds, settingsKey);
   if (outcome.accepted) {
     const result = execution ? await store.getJson<{ coverage?: { summary?: string; rate?: number } | null }>(execution.resultKey) : null;
     const m = input.mutation ?? null;
@@ -92,6 +106,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       sandbox_functionality_check: input.functionality,
       test_correctness_check: input.testCorrectness,
       commit_id: fn.commit,
+      commit_date: fn.commitDate ?? null,
       qualname: fn.qualname,
       function_id: fn.functionId,
       run_id: run.runId,
@@ -101,7 +116,7 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
       license: fn.license,
       license_source: fn.licenseSource ?? null,
       standalone: input.prepared?.standalone ?? null,
-      packages: execution?.packages ?? [],
+      packages: (execution?.packages ?? []).map((p) => ({ name: p.name, version: p.version, as_of: p.asOf ?? null })),
       prompt_versions: input.promptVersions,
       debug_rounds: outcome.debugRounds,
       coverage_rounds: outcome.coverageRounds,
@@ -111,25 +126,71 @@ export async function buildStoredRecord(store: Artifacts, input: RecordInput, th
     };
     return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
   }
+  return { accepted: false, fn, rejection: rejectionOf(input), ...(settingsKey ? { settingsKey } : {}) };
+}
+
+function rejectionOf(input: RecordInput) {
+  const { fn, outcome } = input;
   return {
-    accepted: false,
-    fn,
-    rejection: {
-      function_id: fn.functionId,
-      repo_name: fn.repoId,
-      func_path: fn.path,
-      qualname: fn.qualname,
-      split: fn.split,
-      stage: outcome.stage,
-      reason: outcome.reason.slice(0, 2000),
-      debug_rounds: outcome.debugRounds,
-      coverage_rounds: outcome.coverageRounds,
-      llm_tokens: outcome.tokens,
-      mutation_rounds: outcome.mutationRounds ?? 0,
-      mutation_score: input.mutation?.score ?? null,
-    },
-    ...(settingsKey ? { settingsKey } : {}),
+    function_id: fn.functionId,
+    repo_name: fn.repoId,
+    func_path: fn.path,
+    qualname: fn.qualname,
+    split: fn.split,
+    stage: outcome.stage,
+    reason: outcome.reason.slice(0, 2000),
+    debug_rounds: outcome.debugRounds,
+    coverage_rounds: outcome.coverageRounds,
+    llm_tokens: outcome.tokens,
+    mutation_rounds: outcome.mutationRounds ?? 0,
+    mutation_score: input.mutation?.score ?? null,
   };
+}
+
+/** A class environment's end: its `classes-dataset.jsonl` line when accepted, else its rejection. */
+async function buildClassRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord> {
+  const { run, fn, outcome, execution, prepared } = input;
+  const keyed = settingsKey ? { settingsKey } : {};
+  if (!outcome.accepted) return { kind: 'class', accepted: false, fn, rejection: rejectionOf(input), ...keyed };
+  const result = execution ? await store.getJson<StoredCoverage>(execution.resultKey) : null;
+  const facts = prepared?.classFactsKey ? await store.getJson<ClassFacts>(prepared.classFactsKey) : null;
+  const evalScript = await textOf(store, input.scriptKey);
+  const record: ClassDatasetRecord = {
+    class_name: fn.qualname,
+    idx: fn.functionId,
+    repo_name: fn.repoId,
+    class_path: fn.path,
+    orig_class: await textOf(store, prepared?.sourceKey),
+    orig_context: await textOf(store, prepared?.contextKey),
+    eval_script: evalScript,
+    test_functions: testFunctionNames(evalScript),
+    coverage_rate: result?.coverage?.rate ?? null,
+    coverage_report: result?.coverage?.summary ?? '',
+    method_coverage: (result?.coverage?.methods ?? []).map((m) => ({ method: m.name, rate: m.rate, line_rate: m.lines.rate, branch_rate: m.branches.rate, has_branches: m.hasBranches })),
+    sandbox_ast_check: input.astEquivalent,
+    sandbox_functionality_check: input.functionality,
+    test_correctness_check: input.testCorrectness,
+    commit_id: fn.commit,
+    qualname: fn.qualname,
+    class_id: fn.functionId,
+    run_id: run.runId,
+    split: fn.split,
+    coverage_threshold: thresholds.coverage,
+    ast_check_required: thresholds.astCheckRequired,
+    license: fn.license,
+    standalone: prepared?.standalone ?? null,
+    packages: execution?.packages ?? [],
+    prompt_versions: input.promptVersions,
+    debug_rounds: outcome.debugRounds,
+    coverage_rounds: outcome.coverageRounds,
+    llm_tokens: outcome.tokens,
+    methods: prepared?.methods ?? [],
+    class_skeleton: facts?.skeleton ?? '',
+    documentation_level: facts?.documentation ?? 'none',
+    metrics: facts?.metrics ?? {},
+    method_metrics: facts?.methodMetrics ?? [],
+  };
+  return { kind: 'class', accepted: true, fn, record: ClassDatasetRecordSchema.parse(record), ...keyed };
 }
 
 /** The record's solvability fields (null when its split does not go through the stage). */

@@ -11,6 +11,7 @@ import type { FunctionRef, FunctionStage, RunSummary } from '../contracts';
 import { addRoundsRan, emptyRoundsRan, type RoundsRan } from '../store/records';
 import { addRefusal, emptyRefusals, type RefusalTotals } from '../store/refusals';
 import { allRecords, type Store } from '../store/types';
+import { ClassSummaryBuilder, type ClassRunSummary } from './class-summary';
 import { FunnelCounter, JsonLinesWriter, UsageCounter, runPaths, writeFileAtomic } from './records';
 import { SolvabilityFiguresBuilder, type SolvabilityFigures } from './solvability-figures';
 import { StatisticsBuilder, type DatasetStatistics } from './statistics';
@@ -39,6 +40,8 @@ export interface RunSummaryFile extends RunSummary {
   statistics: DatasetStatistics;
   /** The accepted records' mutation scores and stability verdicts (`test-strength.ts`). */
   testStrength: TestStrength;
+  /** The run's class environments (`class-summary.ts`), when it made any; the figures above are its functions'. */
+  classes?: ClassRunSummary;
   /** The solvability stage: solve rates of the records it checked, assertions removed, docstrings written (`solvability-figures.ts`). */
   solvability: SolvabilityFigures;
 }
@@ -48,7 +51,7 @@ export interface Progress {
   tick?: () => void;
 }
 
-/** Function ids of the run's candidates, from its repositories' candidate pages. */
+/** Function (and class) ids of the run's candidates, from its repositories' candidate pages. */
 export async function candidateIds(store: Store, runId: string, progress: Progress = {}): Promise<Set<string>> {
   const ids = new Set<string>();
   for (const repo of await store.listRepoProgress(runId)) {
@@ -68,6 +71,8 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   const bySplit: Record<string, { accepted: number; rejected: number }> = {};
   const statistics = new StatisticsBuilder();
   const strength = new TestStrengthBuilder();
+  const classes = new ClassSummaryBuilder();
+  for (const repo of repos) classes.addRepository(repo);
   const solvability = new SolvabilityFiguresBuilder();
   const rounds = emptyRoundsRan();
   let accepted = 0;
@@ -76,6 +81,11 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   for await (const r of allRecords(store, runId)) {
     if (++n % 200 === 0) progress.tick?.();
     if (!candidates.has(r.fn.functionId)) continue;
+    if (r.kind === 'class') {
+      if (r.accepted) classes.addAccepted(r.record);
+      else classes.addRejected(r.fn.split, r.rejection.stage as FunctionStage);
+      continue;
+    }
     const split = (bySplit[r.fn.split] ??= { accepted: 0, rejected: 0 });
     addRoundsRan(rounds, r.accepted ? r.record : r.rejection);
     if (r.accepted) {
@@ -110,43 +120,48 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
     rejectedAt,
     rounds,
     bySplit,
-    missingRecords: candidates.size - (accepted + rejected),
+    missingRecords: candidates.size - (accepted + rejected + classes.result().classes),
     skippedRepos: repos.filter((r) => r.outcome.skipped).map((r) => ({ source: r.outcome.source, reason: r.outcome.skipped! })),
     llm,
     regenerations,
     statistics: statistics.result(llm.total),
     testStrength: strength.result(),
+    ...(classes.any ? { classes: classes.result() } : {}),
     solvability: solvability.result(rejectedAt.solvability ?? 0),
   };
 }
 
 /**
  * Writes `dataset.jsonl`, `rejections.jsonl`, `summary.json` and `run.json` of a run into `outDir`,
- * streaming the records from the store. Safe to call again: each file is replaced atomically.
+ * and for a run that made class environments `classes-dataset.jsonl` and
+ * `classes-rejections.jsonl`, streaming the records from the store. Safe to call again: each file
+ * is replaced atomically.
  */
 export async function exportRunFiles(store: Store, runId: string, outDir: string, progress: Progress = {}): Promise<RunSummaryFile> {
   const run = await store.getRun(runId);
   if (!run) throw new Error(`no run ${runId} in the store at ${store.location}`);
   const p = runPaths(path.resolve(outDir));
   const candidates = await candidateIds(store, runId, progress);
-  const dataset = new JsonLinesWriter(p.dataset);
-  const rejections = new JsonLinesWriter(p.rejections);
+  const summary = (run.summary as RunSummaryFile | undefined) ?? (await summarizeRun(store, runId, progress));
+  const writers = [new JsonLinesWriter(p.dataset), new JsonLinesWriter(p.rejections)];
+  const [dataset, rejections] = writers as [JsonLinesWriter, JsonLinesWriter];
+  const classWriters = summary.classes ? { dataset: new JsonLinesWriter(p.classes), rejections: new JsonLinesWriter(p.classRejections) } : null;
+  if (classWriters) writers.push(classWriters.dataset, classWriters.rejections);
   try {
     let n = 0;
     for await (const r of allRecords(store, runId)) {
       if (++n % 200 === 0) progress.tick?.();
       if (!candidates.has(r.fn.functionId)) continue;
-      if (r.accepted) await dataset.write(r.record);
-      else await rejections.write(r.rejection);
+      const out = r.kind === 'class' ? classWriters : { dataset, rejections };
+      if (!out) continue;
+      if (r.accepted) await out.dataset.write(r.record);
+      else await out.rejections.write(r.rejection);
     }
-    await dataset.close();
-    await rejections.close();
+    for (const w of writers) await w.close();
   } catch (err) {
-    await dataset.abort();
-    await rejections.abort();
+    for (const w of writers) await w.abort();
     throw err;
   }
-  const summary = (run.summary as RunSummaryFile | undefined) ?? (await summarizeRun(store, runId, progress));
   await writeFileAtomic(p.summary, JSON.stringify(summary, null, 2) + '\n');
   const settings = await store.getJson(run.settingsKey);
   const sources = run.sourcesKey ? await store.getJson(run.sourcesKey) : [];

@@ -13,11 +13,12 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { z } from 'zod';
 import type { ExchangeIndexEntry } from '../store/exchanges';
-import { RejectionSchema, type Rejection } from '../store/records';
+import { ClassDatasetRecordSchema, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
 import { RefusalTotalsSchema } from '../store/refusals';
 import { allRecords, isRunId, type Store } from '../store/types';
 import { UsageSchema } from '../store/usage';
 import { ProductRecordSchema, type ProductRecord } from './product-record';
+import type { ClassRunSummary } from './class-summary';
 import { runPaths } from './records';
 import { candidateIds, summarizeRun } from './run-files';
 
@@ -49,6 +50,8 @@ export const RunSummaryFileSchema = z.looseObject({
     .optional(),
   /** Refused answers (absent in summaries written before they were counted). */
   regenerations: RefusalTotalsSchema.optional(),
+  /** The class environments (`class-summary.ts`), when the run made any. */
+  classes: z.custom<ClassRunSummary>((v) => typeof v === 'object' && v !== null && 'selection' in v && 'funnel' in v).optional(),
 });
 export type RunSummaryView = z.infer<typeof RunSummaryFileSchema>;
 
@@ -110,6 +113,9 @@ export interface RunReader {
   summary(): Promise<RunSummaryView>;
   records(): AsyncIterable<ProductRecord>;
   rejections(): AsyncIterable<Rejection>;
+  /** The run's accepted class environments (none for a run that made none). */
+  classRecords(): AsyncIterable<ClassDatasetRecord>;
+  classRejections(): AsyncIterable<Rejection>;
   /** The function's exchanges recorded for this run, oldest first. */
   exchanges(functionId: string): Promise<ExchangeIndexEntry[]>;
   exchange(exchangeKey: string): Promise<ExchangeView>;
@@ -172,11 +178,19 @@ export class StoreRunReader implements RunReader {
   }
 
   async *records(): AsyncIterable<ProductRecord> {
-    for await (const r of this.stored()) if (r.accepted) yield r.record;
+    for await (const r of this.stored()) if (r.kind !== 'class' && r.accepted) yield r.record;
   }
 
   async *rejections(): AsyncIterable<Rejection> {
-    for await (const r of this.stored()) if (!r.accepted) yield r.rejection;
+    for await (const r of this.stored()) if (r.kind !== 'class' && !r.accepted) yield r.rejection;
+  }
+
+  async *classRecords(): AsyncIterable<ClassDatasetRecord> {
+    for await (const r of this.stored()) if (r.kind === 'class' && r.accepted) yield r.record;
+  }
+
+  async *classRejections(): AsyncIterable<Rejection> {
+    for await (const r of this.stored()) if (r.kind === 'class' && !r.accepted) yield r.rejection;
   }
 
   async exchanges(functionId: string): Promise<ExchangeIndexEntry[]> {
@@ -258,6 +272,14 @@ export class FolderRunReader implements RunReader {
 
   rejections(): AsyncIterable<Rejection> {
     return jsonLines(runPaths(this.outDir).rejections, RejectionSchema.extend({ split: RejectionSchema.shape.split.default('train') }));
+  }
+
+  classRecords(): AsyncIterable<ClassDatasetRecord> {
+    return jsonLines(runPaths(this.outDir).classes, ClassDatasetRecordSchema);
+  }
+
+  classRejections(): AsyncIterable<Rejection> {
+    return jsonLines(runPaths(this.outDir).classRejections, RejectionSchema);
   }
 
   async exchanges(): Promise<ExchangeIndexEntry[]> {

@@ -7,15 +7,17 @@
 import type { ProductRecord } from '../dataset/product-record';
 import { licenseOf } from '../dataset/product-record';
 
-type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
+export type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
 
-export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[] };
+/** A struct list's fields are strings unless `types` says otherwise. */
+export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[]; types?: Readonly<Record<string, Scalar>> };
 
-export interface ExportColumn {
+/** One column of an exported table of records `R` (the dataset's records unless said otherwise). */
+export interface ExportColumn<R = ProductRecord> {
   name: string;
   type: ColumnType;
   description: string;
-  value(record: ProductRecord): unknown;
+  value(record: R): unknown;
 }
 
 const str = (nullable = false): ColumnType => ({ kind: 'scalar', scalar: 'string', nullable });
@@ -37,6 +39,7 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'test_correctness_check', type: str(true), description: "the LLM's verdict on the tests ('yes' admits them)", value: (r) => r.test_correctness_check },
   { name: 'commit_id', type: str(), description: 'the commit the repository was pinned to', value: (r) => r.commit_id },
   // This factory's fields.
+  { name: 'commit_date', type: str(true), description: "when that commit was made; the script's packages are the releases of then (see packages)", value: (r) => r.commit_date ?? null },
   { name: 'qualname', type: str(), description: 'qualified name of the function (Class.method for a method)', value: (r) => r.qualname },
   { name: 'function_id', type: str(), description: 'deterministic id from repository, commit, path and qualified name', value: (r) => r.function_id },
   { name: 'run_id', type: str(), description: 'the crawl that produced the record', value: (r) => r.run_id },
@@ -45,7 +48,12 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'coverage_threshold', type: scalar('float64', true), description: 'the branch coverage the record had to reach', value: (r) => r.coverage_threshold ?? null },
   { name: 'ast_check_required', type: scalar('bool', true), description: 'whether equal ASTs were required (evaluation sets) rather than the LLM check', value: (r) => r.ast_check_required ?? null },
   { name: 'standalone', type: scalar('bool', true), description: 'whether the function has no local dependencies', value: (r) => r.standalone },
-  { name: 'packages', type: { kind: 'struct-list', fields: ['name', 'version'] }, description: 'third-party distributions installed for the script (with their dependencies)', value: (r) => r.packages.map((p) => ({ name: p.name, version: p.version })) },
+  {
+    name: 'packages',
+    type: { kind: 'struct-list', fields: ['name', 'version', 'as_of'] },
+    description: "third-party distributions installed for the script (with their dependencies); as_of: the cutoff the version was chosen as of (the commit's date plus a grace period), empty for the newest release",
+    value: (r) => r.packages.map((p) => ({ name: p.name, version: p.version, as_of: p.as_of ?? '' })),
+  },
   {
     name: 'prompt_versions',
     type: { kind: 'struct-list', fields: ['step', 'version'] },
@@ -80,7 +88,7 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
 ];
 
 /** Parquet schema elements (the flat, depth-first form Parquet uses) of the columns. */
-export function parquetSchema(columns: readonly ExportColumn[] = EXPORT_COLUMNS): Record<string, unknown>[] {
+export function parquetSchema(columns: readonly ExportColumn<never>[] = EXPORT_COLUMNS): Record<string, unknown>[] {
   const physical: Record<Scalar, Record<string, unknown>> = {
     string: { type: 'BYTE_ARRAY', converted_type: 'UTF8' },
     float64: { type: 'DOUBLE' },
@@ -97,14 +105,14 @@ export function parquetSchema(columns: readonly ExportColumn[] = EXPORT_COLUMNS)
       out.push({ name: c.name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 });
       out.push({ name: 'list', repetition_type: 'REPEATED', num_children: 1 });
       out.push({ name: 'element', repetition_type: 'REQUIRED', num_children: c.type.fields.length });
-      for (const f of c.type.fields) out.push({ name: f, ...physical.string, repetition_type: 'REQUIRED' });
+      for (const f of c.type.fields) out.push({ name: f, ...physical[c.type.types?.[f] ?? 'string'], repetition_type: 'REQUIRED' });
     }
   }
   return out;
 }
 
 /** Column-major data of some records, typed as Parquet wants it (64-bit integers as bigint). */
-export function columnData(records: readonly ProductRecord[], columns: readonly ExportColumn[] = EXPORT_COLUMNS): { name: string; data: unknown[] }[] {
+export function columnData<R = ProductRecord>(records: readonly R[], columns: readonly ExportColumn<R>[] = EXPORT_COLUMNS as unknown as readonly ExportColumn<R>[]): { name: string; data: unknown[] }[] {
   return columns.map((c) => {
     const convert = c.type.kind === 'scalar' && c.type.scalar === 'int64' ? (v: unknown) => BigInt(Math.round(v as number)) : (v: unknown) => v;
     return { name: c.name, data: records.map((r) => convert(c.value(r))) };
@@ -112,10 +120,10 @@ export function columnData(records: readonly ProductRecord[], columns: readonly 
 }
 
 /** The columns as `datasets` spells features in a dataset card's YAML. */
-export function huggingFaceFeatures(columns: readonly ExportColumn[] = EXPORT_COLUMNS): Record<string, unknown>[] {
+export function huggingFaceFeatures(columns: readonly ExportColumn<never>[] = EXPORT_COLUMNS): Record<string, unknown>[] {
   return columns.map((c) =>
     c.type.kind === 'scalar'
       ? { name: c.name, dtype: c.type.scalar }
-      : { name: c.name, list: c.type.fields.map((f) => ({ name: f, dtype: 'string' })) },
+      : { name: c.name, list: c.type.fields.map((f) => ({ name: f, dtype: (c.type.kind === 'struct-list' && c.type.types?.[f]) || 'string' })) },
   );
 }

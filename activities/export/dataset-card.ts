@@ -11,7 +11,8 @@ import { solveRateBars, type SolvabilityFigures } from '../dataset/solvability-f
 import type { DatasetStatistics } from '../dataset/statistics';
 import type { TestStrength } from '../dataset/test-strength';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
-import { EXPORT_COLUMNS, huggingFaceFeatures } from './columns';
+import { CLASS_ENVIRONMENT_COLUMNS } from './class-columns';
+import { EXPORT_COLUMNS, huggingFaceFeatures, type ExportColumn } from './columns';
 import { toYaml, type YamlValue } from './yaml';
 
 /**
@@ -57,6 +58,8 @@ export interface DatasetCardInput {
   /** The solvability stage's figures over the exported records. */
   solvability?: SolvabilityFigures;
   exportedAt: string;
+  /** The class environments' splits (the `classes` configuration), when the run made any. */
+  classSplits?: CardSplit[];
 }
 
 function sizeCategory(n: number): string {
@@ -68,6 +71,7 @@ function sizeCategory(n: number): string {
 }
 
 function frontMatter(input: DatasetCardInput): string {
+  const classSplits = input.classSplits ?? [];
   const licenses = [...new Set(input.repositories.map((r) => hubLicenseId(r.license)))].sort();
   const total = input.splits.reduce((sum, s) => sum + s.rows, 0);
   const yaml: { [key: string]: YamlValue } = {
@@ -77,10 +81,18 @@ function frontMatter(input: DatasetCardInput): string {
     task_categories: ['text-generation'],
     tags: ['code', 'python', 'repost', 'execution-feedback', 'repository-level'],
     size_categories: [sizeCategory(total)],
-    configs: [{ config_name: 'default', data_files: input.splits.map((s) => ({ split: s.name, path: s.path })) }],
+    configs: [
+      { config_name: 'default', data_files: input.splits.map((s) => ({ split: s.name, path: s.path })) },
+      ...(classSplits.length ? [{ config_name: 'classes', data_files: classSplits.map((s) => ({ split: s.name, path: s.path })) }] : []),
+    ],
     // Split sizes are left to the library and the Hub: they want num_bytes as Arrow in memory,
     // which only they can measure; the card's own table gives the row counts.
-    dataset_info: { features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
+    dataset_info: classSplits.length
+      ? [
+          { config_name: 'default', features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
+          { config_name: 'classes', features: huggingFaceFeatures(CLASS_ENVIRONMENT_COLUMNS as readonly ExportColumn<never>[]) as YamlValue },
+        ]
+      : { features: huggingFaceFeatures(EXPORT_COLUMNS) as YamlValue },
   };
   return `---\n${toYaml(yaml)}---\n`;
 }
@@ -201,6 +213,25 @@ function buildSection(input: DatasetCardInput): string {
   return lines.join('\n');
 }
 
+/** The `classes` configuration: class environments, each a whole class with its test functions. */
+function classSection(input: DatasetCardInput): string {
+  const splits = input.classSplits ?? [];
+  if (!splits.length) return '';
+  return `## Class environments (configuration \`classes\`)
+
+Whole classes made into environments the same way: the class and what its methods use in one
+script, test functions that build \`<Class>\` and \`<Class>_new_implementation\` from the same
+arguments, call the same methods in the same order and compare results, state and exception
+types; coverage is measured over all the class's methods. Each row also carries the class's
+skeleton, documentation level and metrics. \`load_dataset("path/to/this/folder", "classes")\`.
+
+${table(['split', 'classes', 'file', 'coverage threshold', 'equal ASTs required'], splits.map((s) => [s.name, String(s.rows), `\`${s.path}\``, s.coverageThresholds.join(', ') || 'not recorded', s.astCheckRequired.map((b) => (b ? 'yes' : 'no')).join(', ') || 'not recorded']))}
+
+${table(['field', 'type', 'meaning'], CLASS_ENVIRONMENT_COLUMNS.map((c) => [`\`${c.name}\``, c.type.kind === 'scalar' ? `${c.type.scalar}${c.type.nullable ? ' (nullable)' : ''}` : `list of {${c.type.fields.join(', ')}}`, c.description]))}
+
+`;
+}
+
 export function renderDatasetCard(input: DatasetCardInput): string {
   const splitRows = input.splits.map((s) => [s.name, String(s.rows), String(input.statistics.splits[s.name]?.repositories ?? 0), `\`${s.path}\``]);
   const licenseRows = input.repositories.map((r) => [r.repo, r.license, r.licenseSource ?? 'not recorded', String(r.records)]);
@@ -259,7 +290,7 @@ with Python: the tests pass if and only if the candidate behaves like the origin
 distributions listed in \`packages\` first. Run the scripts in a sandbox: they execute code from
 the source repositories.
 
-## Source repositories and licenses
+${classSection(input)}## Source repositories and licenses
 
 The examples contain code from these repositories, under their licenses. Where each license was
 read: \`github-api\` (GitHub's answer), \`file:<name>\` (the repository's license file, matched

@@ -20,6 +20,8 @@ import { StatisticsBuilder } from '../dataset/statistics';
 import { TestStrengthBuilder } from '../dataset/test-strength';
 import { renderDatasetCard, type CardSplit } from './dataset-card';
 import { ParquetSplitFile } from './parquet-file';
+import { CLASS_ENVIRONMENT_COLUMNS } from './class-columns';
+import type { ClassDatasetRecord } from '../store/records';
 
 export const CARD_FILE = 'README.md';
 export const DATA_DIR = 'data';
@@ -35,10 +37,17 @@ export interface ExportResult {
   dir: string;
   card: string;
   splits: CardSplit[];
+  /** The class environments' splits, when the run made any. */
+  classSplits?: CardSplit[];
 }
 
 export function splitFileName(split: DatasetSplit): string {
   return `${DATA_DIR}/${split}-00000-of-00001.parquet`;
+}
+
+/** A split of the class environments (the `classes` configuration). */
+export function classSplitFileName(split: DatasetSplit): string {
+  return `${DATA_DIR}/classes/${split}-00000-of-00001.parquet`;
 }
 
 /** Whether `dir` holds the exporter's marker: a regular file (not a link) naming the exporter. */
@@ -76,6 +85,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
   const prompts = new Map<string, { step: string; version: string; records: number }>();
   const builder = new StatisticsBuilder();
   const strength = new TestStrengthBuilder();
+  const abortClasses: (() => void)[] = [];
   const solvability = new SolvabilityFiguresBuilder();
   try {
     for await (const record of reader.records()) {
@@ -102,7 +112,33 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
         prompts.set(key, seen);
       }
     }
-    if (files.size === 0) throw new ExportError(`nothing to export: run ${reader.runId} has no accepted records (${reader.location})`);
+    // The class environments, their own configuration with their own splits.
+    const classFiles = new Map<DatasetSplit, ParquetSplitFile<ClassDatasetRecord>>();
+    const classThresholds = new Map<DatasetSplit, { coverage: Set<number>; ast: Set<boolean> }>();
+    for await (const record of reader.classRecords()) {
+      let file = classFiles.get(record.split);
+      if (!file) {
+        file = new ParquetSplitFile<ClassDatasetRecord>(path.join(staging, classSplitFileName(record.split)), CLASS_ENVIRONMENT_COLUMNS);
+        classFiles.set(record.split, file);
+        classThresholds.set(record.split, { coverage: new Set(), ast: new Set() });
+        abortClasses.push(() => file!.abort());
+      }
+      await file.add(record);
+      classThresholds.get(record.split)!.coverage.add(record.coverage_threshold);
+      classThresholds.get(record.split)!.ast.add(record.ast_check_required);
+      const repo = repositories.get(record.repo_name) ?? { license: record.license ?? 'unknown', licenseSource: 'not recorded', records: 0 };
+      repo.records++;
+      repositories.set(record.repo_name, repo);
+    }
+    if (files.size === 0 && classFiles.size === 0) throw new ExportError(`nothing to export: run ${reader.runId} has no accepted records (${reader.location})`);
+    const classSplits: CardSplit[] = [];
+    for (const split of SPLITS) {
+      const file = classFiles.get(split);
+      if (!file) continue;
+      await file.close();
+      const t = classThresholds.get(split)!;
+      classSplits.push({ name: split, path: classSplitFileName(split), rows: file.rows, coverageThresholds: [...t.coverage].sort((a, b) => a - b), astCheckRequired: [...t.ast].sort() });
+    }
     const splits: CardSplit[] = [];
     for (const split of SPLITS) {
       const file = files.get(split);
@@ -123,6 +159,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       promptVersions: [...prompts.values()].sort((a, b) => a.step.localeCompare(b.step) || a.version.localeCompare(b.version)),
       solvability: solvability.result(summary.rejectedAt.solvability ?? 0),
       exportedAt: now.toISOString(),
+      ...(classSplits.length ? { classSplits } : {}),
     });
     await writeFileAtomic(path.join(staging, CARD_FILE), card);
     await writeFileAtomic(path.join(staging, EXPORT_MARKER), JSON.stringify({ exporter: MARKER_EXPORTER, runId: reader.runId, exportedAt: now.toISOString() }, null, 2) + '\n');
@@ -131,9 +168,10 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
     if (old) fs.renameSync(dir, old);
     fs.renameSync(staging, dir);
     if (old) fs.rmSync(old, { recursive: true, force: true });
-    return { dir, card: path.join(dir, CARD_FILE), splits };
+    return { dir, card: path.join(dir, CARD_FILE), splits, ...(classSplits.length ? { classSplits } : {}) };
   } catch (err) {
     for (const f of files.values()) f.abort();
+    for (const abort of abortClasses) abort();
     fs.rmSync(staging, { recursive: true, force: true });
     throw err;
   }

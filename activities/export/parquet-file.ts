@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ProductRecord } from '../dataset/product-record';
-import { EXPORT_COLUMNS, columnData, parquetSchema } from './columns';
+import { EXPORT_COLUMNS, columnData, parquetSchema, type ExportColumn } from './columns';
 
 /** Rows per row group: small enough to bound memory with long scripts, large enough to compress well. */
 export const ROWS_PER_GROUP = 500;
@@ -28,31 +28,35 @@ function loadWriter(): HyparquetWriter {
   return require('hyparquet-writer') as HyparquetWriter;
 }
 
-export class ParquetSplitFile {
+/** A Parquet file of records `R` with the given columns (by default the dataset's records and columns). */
+export class ParquetSplitFile<R = ProductRecord> {
   private readonly tmp: string;
   private readonly writer: InstanceType<HyparquetWriter['ParquetWriter']>;
-  private pending: ProductRecord[] = [];
+  private pending: R[] = [];
   private written = 0;
 
-  constructor(readonly file: string) {
+  constructor(
+    readonly file: string,
+    private readonly columns: readonly ExportColumn<R>[] = EXPORT_COLUMNS as unknown as readonly ExportColumn<R>[],
+  ) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     this.tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
     const lib = loadWriter();
-    this.writer = new lib.ParquetWriter({ writer: lib.fileWriter(this.tmp), schema: parquetSchema(EXPORT_COLUMNS), createdBy: 'repost-factory' });
+    this.writer = new lib.ParquetWriter({ writer: lib.fileWriter(this.tmp), schema: parquetSchema(columns), createdBy: 'repost-factory' });
   }
 
   get rows(): number {
     return this.written + this.pending.length;
   }
 
-  async add(record: ProductRecord): Promise<void> {
+  async add(record: R): Promise<void> {
     this.pending.push(record);
     if (this.pending.length >= ROWS_PER_GROUP) await this.flush();
   }
 
   private async flush(): Promise<void> {
     if (this.pending.length === 0) return;
-    await this.writer.write({ columnData: columnData(this.pending, EXPORT_COLUMNS), rowGroupSize: this.pending.length });
+    await this.writer.write({ columnData: columnData(this.pending, this.columns), rowGroupSize: this.pending.length });
     this.written += this.pending.length;
     this.pending = [];
   }

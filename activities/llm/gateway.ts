@@ -44,6 +44,14 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
     candidate_tests: m.solve,
     // Extra equivalence inputs are part of building the dataset, like its tests.
     test_inputs: m.tests,
+    // A class's steps use the models of the function's steps they stand for.
+    class_sandbox: m.sandbox,
+    class_tests: m.tests,
+    class_debug: m.debug,
+    class_coverage: m.coverage,
+    class_check_functionality: m.check,
+    class_check_tests: m.check,
+    class_solve: m.solve,
     // Whether a prompt determines what an assertion checks: a check, like the test check.
     check_assertion: m.check,
   };

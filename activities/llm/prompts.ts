@@ -52,6 +52,16 @@ export interface PromptVars {
   candidate_tests: { functionName: string; context: string };
   /** `script`: the evaluation script without its tests; inputs whose outputs the ground truth decides. */
   test_inputs: { functionName: string; script: string };
+  // A whole class: `functionName` is the class's name; its copy is `<Class>_new_implementation`.
+  class_sandbox: { functionName: string; filePath: string; context: string } & WithCacheDir;
+  class_tests: { functionName: string; script: string } & WithCacheDir;
+  class_debug: { functionName: string; script: string; errorMessage: string } & WithCacheDir;
+  /** `methodCoverage`: one line per method (its name and coverage); `coverage`: over all methods, 0..1. */
+  class_coverage: { functionName: string; script: string; missingLines: string; missingBranches: string; methodCoverage: string; coverage: number } & WithCacheDir;
+  class_check_functionality: { functionName: string; originalFunction: string; sandboxedFunction: string };
+  class_check_tests: { functionName: string; script: string };
+  /** `context`: what the class uses from its repository (the class left out); `skeleton`: its signatures and docstrings. */
+  class_solve: { functionName: string; context: string; skeleton: string };
   /**
    * `context`: what the solve prompt showed; `testSource`: the test function holding the
    * `assertion`; `failures`: what the failing implementations ran into, one a line.
@@ -186,7 +196,7 @@ function valuesFor<K extends PromptKind>(kind: K, vars: PromptVars[K]): { functi
   for (const [key, value] of Object.entries(v)) {
     if (typeof value === 'string') values[key] = value;
   }
-  if (kind === 'coverage') values.coveragePercent = percent(Number(v.coverage));
+  if (kind === 'coverage' || kind === 'class_coverage') values.coveragePercent = percent(Number(v.coverage));
   if (kind === 'mutation') values.scorePercent = percent(Number(v.score));
   return { functionName, values };
 }

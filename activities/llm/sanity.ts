@@ -100,6 +100,11 @@ function definitionsIn(block: Node | null): Node[] {
   return block.namedChildren.map((c) => (c.type === 'decorated_definition' ? c.childForFieldName('definition') ?? c : c));
 }
 
+/** The top-level class `name` (the last one, as Python binds it), or undefined. */
+export function findClassDefinition(root: Node, name: string): Node | undefined {
+  return [...definitionsIn(root)].reverse().find((d) => d.type === 'class_definition' && d.childForFieldName('name')?.text === name);
+}
+
 /** Finds `name` or `Class.method` (or deeper) among top-level definitions. */
 export function findDefinition(root: Node, qualifiedName: string): Node | undefined {
   const parts = qualifiedName.split('.');
@@ -243,6 +248,115 @@ export function checkTestScript(
       // One unguarded call is enough for a failing test to fail the run.
       if (guarded.length === calls.length) failures.push({ check: 'main_call_not_in_try', detail: `the __main__ block calls ${testName}() only inside try/except, hiding failures` });
     }
+  }
+  return { passed: failures.length === 0, failures, measures };
+}
+
+/**
+ * A whole class (a class environment): the class of the repository, the methods it has. A class
+ * may lose at most `MAX_FUNCTION_TOKEN_LOSS` tokens per method in the script (RepoST's allowance
+ * for one function, once for each of them).
+ */
+interface ClassCheckInput {
+  className: string;
+  /** The class as it is in the repository. */
+  originalClass: string;
+  /** How many methods it has (the token allowance). */
+  methods: number;
+}
+
+function checkClassTarget(root: Node, input: ClassCheckInput, failures: SanityFailure[], measures: Record<string, number>): void {
+  const target = findClassDefinition(root, input.className);
+  if (!target) {
+    failures.push({ check: 'target_exists', detail: `the script defines no top-level class ${input.className}` });
+    return;
+  }
+  const original = countCodeTokens(input.originalClass);
+  const sandboxed = leaves(target).length;
+  const allowed = MAX_FUNCTION_TOKEN_LOSS * Math.max(1, input.methods);
+  measures.originalClassTokens = original;
+  measures.sandboxedClassTokens = sandboxed;
+  if (sandboxed < original - allowed) {
+    failures.push({ check: 'target_not_shrunk', detail: `class ${input.className} has ${sandboxed} tokens in the script but ${original} in the repository (more than ${allowed} fewer)` });
+  }
+}
+
+function checkClassScript(input: ClassCheckInput & { script: string }): { root: Node; failures: SanityFailure[]; measures: Record<string, number> } {
+  const failures: SanityFailure[] = [];
+  const measures: Record<string, number> = {};
+  const root = parse(input.script).rootNode;
+  const syntax = firstSyntaxError(root);
+  if (syntax) failures.push({ check: 'parses', detail: syntax });
+  checkClassTarget(root, input, failures, measures);
+  return { root, failures, measures };
+}
+
+/** Table 11 for a class: the script parses, keeps the class whole and keeps the context it was given. */
+export function checkClassSandboxScript(input: ClassCheckInput & { script: string; context: string }): SanityReport {
+  const { root, failures, measures } = checkClassScript(input);
+  const scriptTokens = leaves(root).length;
+  const contextTokens = countCodeTokens(input.context);
+  measures.scriptTokens = scriptTokens;
+  measures.contextTokens = contextTokens;
+  if (scriptTokens < contextTokens - MAX_SCRIPT_TOKEN_LOSS) {
+    failures.push({ check: 'script_keeps_context', detail: `the script has ${scriptTokens} tokens but the code it was given has ${contextTokens} (more than ${MAX_SCRIPT_TOKEN_LOSS} fewer)` });
+  }
+  return { passed: failures.length === 0, failures, measures };
+}
+
+/** The test functions of a script: its top-level functions named `test...`, in source order. */
+export function testFunctionsOf(root: Node): Node[] {
+  return definitionsIn(root).filter((d) => d.type === 'function_definition' && /^test/.test(d.childForFieldName('name')?.text ?? ''));
+}
+
+/** The names of a script's test functions (the tests a class's per-test pass rate counts). */
+export function testFunctionNames(script: string): string[] {
+  return testFunctionsOf(parse(script).rootNode).map((d) => d.childForFieldName('name')!.text);
+}
+
+/**
+ * Table 12 for a class: test functions that build objects of the class and of its copy and
+ * assert (at least three asserts in all), every one of them called from the `__main__` block,
+ * not only inside try/except.
+ */
+export function checkClassTestScript(input: ClassCheckInput & { script: string; /** The script the tests were added to. */ sandboxScript: string }): SanityReport {
+  const { root, failures, measures } = checkClassScript(input);
+  const scriptTokens = leaves(root).length;
+  const sandboxTokens = countCodeTokens(input.sandboxScript);
+  measures.scriptTokens = scriptTokens;
+  measures.sandboxScriptTokens = sandboxTokens;
+  if (scriptTokens < sandboxTokens) {
+    failures.push({ check: 'script_not_shrunk', detail: `the script with tests has ${scriptTokens} tokens, fewer than the ${sandboxTokens} of the sandboxed script` });
+  }
+  const copy = newImplementationName(input.className);
+  const tests = testFunctionsOf(root);
+  measures.testFunctions = tests.length;
+  if (tests.length === 0) {
+    failures.push({ check: 'test_function_exists', detail: 'the script defines no test function (a top-level function named test_...)' });
+  } else {
+    const bodies = tests.map((t) => t.childForFieldName('body') ?? t);
+    if (!bodies.some((b) => callsTo(b, input.className).length > 0)) failures.push({ check: 'test_calls_target', detail: `no test function builds a ${input.className}` });
+    if (!bodies.some((b) => callsTo(b, copy).length > 0)) failures.push({ check: 'test_calls_new_implementation', detail: `no test function builds a ${copy}` });
+    const asserts = bodies.reduce((n, b) => n + b.descendantsOfType('assert_statement').length, 0);
+    measures.assertions = asserts;
+    if (asserts < MIN_TEST_ASSERTIONS) failures.push({ check: 'test_has_assertions', detail: `the test functions have ${asserts} assert statement(s) in all, fewer than ${MIN_TEST_ASSERTIONS}` });
+  }
+  const mains = root.namedChildren.filter(isMainGuard);
+  if (mains.length === 0) {
+    failures.push({ check: 'main_block_exists', detail: 'the script has no if __name__ == "__main__": block' });
+  } else if (tests.length > 0) {
+    const names = tests.map((t) => t.childForFieldName('name')!.text);
+    const unguarded = (name: string) =>
+      mains
+        .flatMap((m) => callsTo(m, name))
+        .some((call) => {
+          for (let n: Node | null = call.parent; n && !isMainGuard(n); n = n.parent) if (n.type === 'try_statement') return false;
+          return true;
+        });
+    const uncalled = names.filter((n) => mains.every((m) => callsTo(m, n).length === 0));
+    if (uncalled.length) failures.push({ check: 'main_calls_test', detail: `the __main__ block never calls ${uncalled.join(', ')}` });
+    const guarded = names.filter((n) => !uncalled.includes(n) && !unguarded(n));
+    if (guarded.length) failures.push({ check: 'main_call_not_in_try', detail: `the __main__ block calls ${guarded.join(', ')} only inside try/except, hiding failures` });
   }
   return { passed: failures.length === 0, failures, measures };
 }

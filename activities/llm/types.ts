@@ -15,7 +15,15 @@ export type LlmStep =
   | 'repair'
   | 'candidate_tests'
   | 'test_inputs'
-  | 'check_assertion';
+  | 'check_assertion'
+  // The same steps for a whole class (a class environment, and class-level evaluation).
+  | 'class_sandbox'
+  | 'class_tests'
+  | 'class_debug'
+  | 'class_coverage'
+  | 'class_check_functionality'
+  | 'class_check_tests'
+  | 'class_solve';
 
 export const LLM_STEPS: readonly LlmStep[] = [
   'sandbox',
@@ -31,6 +39,13 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'repair',
   'candidate_tests',
   'test_inputs',
+  'class_sandbox',
+  'class_tests',
+  'class_debug',
+  'class_coverage',
+  'class_check_functionality',
+  'class_check_tests',
+  'class_solve',
   'check_assertion',
 ];
 

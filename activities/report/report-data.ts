@@ -13,6 +13,7 @@ import type { Rejection } from '../store/records';
 import type { RunInfo, RunReader, RunSummaryView } from '../dataset/run-reader';
 import { SolvabilityFiguresBuilder, type SolvabilityFigures } from '../dataset/solvability-figures';
 import { StatisticsBuilder, type DatasetStatistics } from '../dataset/statistics';
+import { collectClassReport, type ClassReportData } from './class-section';
 
 export interface RecordRow {
   functionId: string;
@@ -78,6 +79,8 @@ export interface RunReportData {
   solvability: SolvabilityFigures;
   usage: Usage | null;
   generatedAt: string;
+  /** The run's class environments, when it made any. */
+  classes: ClassReportData | null;
 }
 
 /** What the report writes beside itself for each function. */
@@ -182,5 +185,6 @@ export async function collectRunReport(reader: RunReader, sink: ReportSink, now 
     installed: [...installed].map(([name, s]) => ({ name, versions: [...s.versions].sort(), records: s.records })).sort((a, b) => b.records - a.records || a.name.localeCompare(b.name)),
     usage,
     generatedAt: now.toISOString(),
+    classes: await collectClassReport(reader, summary.classes),
   };
 }

@@ -9,6 +9,7 @@ import { solveRateBars } from '../dataset/solvability-figures';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
 import { TABLE_4_ROWS, formatFigure } from '../dataset/table-4';
 import { PALETTE, barChart, escapeXml as esc, formatNumber, formatPercent, fractionBins, groupedBarChart, histogram, integerBins, rangeBins } from './charts';
+import { renderClassSection } from './class-section';
 import type { RunReportData } from './report-data';
 import type { Usage } from '../store/usage';
 
@@ -352,6 +353,7 @@ ${regenerationsSection(data)}
 ${packagesSection(data)}
 ${recordsTable(data, links)}
 ${rejectionsTable(data, links)}
+${renderClassSection(data.classes)}
 <script>${SCRIPT}</script>
 </body></html>
 `;

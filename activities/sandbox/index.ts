@@ -26,7 +26,7 @@ export {
   type SandboxExecutorOptions,
 } from './run-request';
 export { errorMessageOf, summaryLine } from './result-text';
-export { withNewImplementation, newImplementationName, NEW_IMPLEMENTATION_SUFFIX } from './new-implementation';
+export { withNewImplementation, withNewClassImplementation, renamedClassCopy, newImplementationName, NEW_IMPLEMENTATION_SUFFIX } from './new-implementation';
 export { parseInstallCommands, validateRequirement, type ParsedInstallCommands } from './install-commands';
 export { IMPORT_TO_DISTRIBUTION, distributionForImport } from './packages';
 export { PackageStore, requirementSetKey, type PackageSet, type EnsureResult } from './package-store';

@@ -4,6 +4,11 @@
  * A top-level function is inserted before the test function / test class / `__main__` block;
  * a method (`Class.method`) is appended to the end of its class body, re-indented.
  *
+ * A whole class (a class environment) is copied as `<Class>_new_implementation`, a top-level
+ * class inserted where a top-level function would be, its own references to its name renamed with
+ * it (`super(Class, self)`, `Class(...)` in a method, `isinstance(x, Class)`), so the copy stands on
+ * its own as the original does in its module.
+ *
  * The method copy's annotations are postponed (stored as strings, as `from __future__ import
  * annotations` would): while a class body runs its own name is not bound yet, so a copy
  * annotated `-> Angle` inside `class Angle` would fail at class creation, which the original,
@@ -104,8 +109,35 @@ function indent(source: string, prefix: string): string {
     .join('\n');
 }
 
+/** Statements that may hold more statements of the same scope (not a new one, as a def or class does). */
+const SCOPE_BLOCKS = new Set(['if_statement', 'with_statement', 'try_statement', 'for_statement', 'while_statement']);
+const SCOPE_CLAUSES = new Set(['elif_clause', 'else_clause', 'except_clause', 'except_group_clause', 'finally_clause']);
+
+/**
+ * The statements of one scope, including those nested in its `if`, `with`, `try`, `for` and
+ * `while` blocks (a class defined under `with patch(...):` at module level is still a module-level
+ * class), but not those of the functions and classes it defines.
+ */
+export function scopeStatements(statements: Node[]): Node[] {
+  const out: Node[] = [];
+  const blocksOf = (n: Node) => {
+    for (const c of n.namedChildren) {
+      if (c.type === 'block') visit(c.namedChildren);
+      else if (SCOPE_CLAUSES.has(c.type)) blocksOf(c);
+    }
+  };
+  const visit = (nodes: Node[]) => {
+    for (const n of nodes) {
+      out.push(n);
+      if (SCOPE_BLOCKS.has(n.type)) blocksOf(n);
+    }
+  };
+  visit(statements);
+  return out;
+}
+
 export function findClass(root: Node, path: string[]): Node | null {
-  let scope: Node[] = root.namedChildren;
+  let scope: Node[] = scopeStatements(root.namedChildren);
   let found: Node | null = null;
   for (const part of path) {
     found = null;
@@ -117,7 +149,7 @@ export function findClass(root: Node, path: string[]): Node | null {
       }
     }
     if (!found) return null;
-    scope = found.childForFieldName('body')?.namedChildren ?? [];
+    scope = scopeStatements(found.childForFieldName('body')?.namedChildren ?? []);
   }
   return found;
 }
@@ -166,7 +198,15 @@ export function withNewImplementation(script: string, originalFunctionSource: st
     }
   }
 
-  const copy = renamedCopy(originalFunctionSource, methodName, false);
+  return insertBeforeTests(script, tree, renamedCopy(originalFunctionSource, methodName, false));
+}
+
+/**
+ * A top-level definition put before where the tests start (test function, test class, `__main__`
+ * block), or at the end of a script without tests.
+ */
+function insertBeforeTests(script: string, tree: Tree, copy: string): string {
+  const lineStarts = lineStartOffsets(script);
   const statements = tree.rootNode.namedChildren;
   const firstTest = statements.findIndex(startsTests);
   if (firstTest < 0) return `${script.replace(/\s*$/, '')}\n\n\n${copy}\n`;
@@ -175,5 +215,47 @@ export function withNewImplementation(script: string, originalFunctionSource: st
   for (let i = firstTest - 1; i >= 0 && statements[i]!.type === 'comment' && statements[i]!.endPosition.row === row - 1; i--) {
     row = statements[i]!.startPosition.row;
   }
-  return insertAtRow(row, `${copy}\n\n\n`);
+  const at = row < lineStarts.length ? lineStarts[row]! : script.length;
+  const before = script.slice(0, at);
+  const sep = before === '' || before.endsWith('\n') ? '' : '\n';
+  return `${before}${sep}${copy}\n\n\n${script.slice(at)}`;
+}
+
+/** The top-level class in `source` (its last definition of that name), or null. */
+function topLevelClass(root: Node, className: string): Node | null {
+  const classes = root.namedChildren
+    .map((n) => (n.type === 'decorated_definition' ? n.childForFieldName('definition') : n))
+    .filter((n): n is Node => n?.type === 'class_definition' && n.childForFieldName('name')?.text === className);
+  return classes[classes.length - 1] ?? null;
+}
+
+/**
+ * The class's source as `<Class>_new_implementation`: its name, and every use of the name inside
+ * it as a variable (not an attribute `x.Class`, not a keyword argument `Class=`), renamed.
+ */
+export function renamedClassCopy(classSource: string, className: string): string {
+  const source = dedentLike(classSource);
+  const tree = parse(source);
+  const cls = topLevelClass(tree.rootNode, className);
+  if (!cls) throw new Error(`the source defines no top-level class ${className}`);
+  const edits: Edit[] = [];
+  const renamed = className + NEW_IMPLEMENTATION_SUFFIX;
+  const walk = (n: Node) => {
+    if (n.type === 'identifier' && n.text === className) {
+      const parent = n.parent;
+      const isAttribute = parent?.type === 'attribute' && parent.childForFieldName('attribute')?.id === n.id;
+      const isKeyword = parent?.type === 'keyword_argument' && parent.childForFieldName('name')?.id === n.id;
+      if (!isAttribute && !isKeyword) edits.push({ start: n.startIndex, end: n.endIndex, text: renamed });
+      return;
+    }
+    for (const c of n.children) walk(c);
+  };
+  walk(cls.parent?.type === 'decorated_definition' ? cls.parent : cls);
+  const outer = cls.parent?.type === 'decorated_definition' ? cls.parent : cls;
+  return applyEdits(source.slice(0, outer.endIndex), edits).slice(outer.startIndex).replace(/\s+$/, '');
+}
+
+/** The script with the original class copied in as `<Class>_new_implementation` (a class environment's ground truth). */
+export function withNewClassImplementation(script: string, classSource: string, className: string): string {
+  return insertBeforeTests(script, parse(script), renamedClassCopy(classSource, className));
 }

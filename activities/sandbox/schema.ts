@@ -30,6 +30,23 @@ export const CoverageReportSchema = z.object({
   missingBranches: z.array(MissingBranchSchema),
   /** One paragraph ready to be quoted in a coverage round. */
   summary: z.string(),
+  /**
+   * A class target: the figures above are over all its methods (the class body's own statements
+   * left out), and these are each method's (those of nested classes as `Inner.method`).
+   */
+  methods: z
+    .array(
+      z.object({
+        name: z.string(),
+        startLine: z.number().int(),
+        endLine: z.number().int(),
+        hasBranches: z.boolean(),
+        rate: z.number().min(0).max(1),
+        lines: z.object({ total: z.number().int(), covered: z.number().int(), rate: z.number() }),
+        branches: z.object({ total: z.number().int(), taken: z.number().int(), rate: z.number().nullable() }),
+      }),
+    )
+    .optional(),
 });
 export type CoverageReport = z.infer<typeof CoverageReportSchema>;
 
@@ -45,7 +62,12 @@ export type SandboxStatus = z.infer<typeof SandboxStatusSchema>;
 export const PythonExceptionSchema = z.object({ type: z.string(), message: z.string(), traceback: z.string() });
 export type PythonException = z.infer<typeof PythonExceptionSchema>;
 
-export const InstalledPackageSchema = z.object({ name: z.string(), version: z.string() });
+export const InstalledPackageSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  /** The cutoff the version was chosen as of (the code's date plus the grace period); absent: the newest release. */
+  asOf: z.string().optional(),
+});
 export type InstalledPackage = z.infer<typeof InstalledPackageSchema>;
 
 /** One snippet's result from the harness's test runner (`repost_test_runner.py`). */

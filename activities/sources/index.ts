@@ -5,6 +5,6 @@ export { localSource, localSnapshot } from './local';
 export { SnapshotStore, DEFAULT_LIMITS, type SnapshotLimits } from './snapshot';
 export { splitOf, type Split, type DateWindow } from './split';
 export { GitHubSource, seededSample, searchQuery, type GitHubSourceOptions } from './github';
-export { RepoSourceSchema, SourceError, localRepoId, pinLocalFolder, snapshotLocalFolder } from './repo-source';
+export { RepoSourceSchema, SourceError, localRepoId, pinLocalFolder, readSourceList, snapshotLocalFolder, sourceOfLine } from './repo-source';
 export { topLevelModules } from './modules';
 export { gitHubSourceFromConfig, snapshotLimitsFromConfig, snapshotStoreFromConfig, crawlFiltersFromConfig, snapshotGitHubRepository } from './from-config';

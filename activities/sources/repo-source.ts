@@ -7,9 +7,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
-import type { RepoSource } from '../contracts';
+import type { RepoSource, Split } from '../contracts';
 import { hashTree } from '../store/snapshots';
+import { localCommitDate } from './commit-date';
 import type { Store } from '../store/types';
+import { listSource, RepoLineSchema } from './list';
 import { cleanCheckoutHead } from './git-checkout';
 
 export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
@@ -18,10 +20,34 @@ export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
     path: z.string().min(1),
     name: z.string().optional(),
     split: z.enum(['train', 'eval']).optional(),
-    pinned: z.object({ repoId: z.string().min(1), commit: z.string().min(1) }).optional(),
+    pinned: z.object({ repoId: z.string().min(1), commit: z.string().min(1), commitDate: z.string().nullable().optional() }).optional(),
   }),
   z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional(), split: z.enum(['train', 'eval']).optional() }),
 ]);
+
+/**
+ * One source as a list line or a command-line argument names it: `owner/name[@sha]` on GitHub,
+ * unless a folder of that name exists; anything else is a local folder. `split` (given for local
+ * folders) goes on the source when set.
+ */
+export function sourceOfLine(line: string, split?: Split): RepoSource {
+  const withSplit = split ? { split } : {};
+  if (!fs.existsSync(line) && RepoLineSchema.safeParse(line).success) {
+    const [ref] = listSource(line);
+    return RepoSourceSchema.parse({ kind: 'github', fullName: ref!.id, ...(ref!.commit ? { commit: ref!.commit } : {}), ...withSplit });
+  }
+  return RepoSourceSchema.parse({ kind: 'local', path: line, ...withSplit });
+}
+
+/** The sources of a list file: one a line (see `sourceOfLine`), blank lines and lines starting with `#` skipped. */
+export function readSourceList(file: string, split?: Split): RepoSource[] {
+  return fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'))
+    .map((l) => sourceOfLine(l, split));
+}
 
 /**
  * The HEAD commit when the folder is a clean git checkout of its own, else a hash of the tree's
@@ -48,12 +74,13 @@ export function localRepoId(source: Extract<RepoSource, { kind: 'local' }>): str
  * starts (workers on other machines cannot read the folder); an unpinned source is pinned by the
  * io worker, which then must run where the folder is.
  */
-export async function snapshotLocalFolder(store: Store, source: Extract<RepoSource, { kind: 'local' }>): Promise<{ repoId: string; commit: string }> {
-  if (source.pinned) return source.pinned;
+export async function snapshotLocalFolder(store: Store, source: Extract<RepoSource, { kind: 'local' }>): Promise<{ repoId: string; commit: string; commitDate: string | null }> {
+  if (source.pinned) return { ...source.pinned, commitDate: source.pinned.commitDate ?? null };
   const dir = path.resolve(source.path);
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
   const repoId = localRepoId(source);
   const commit = await pinLocalFolder(dir);
   await store.saveSnapshot(repoId, commit, dir);
-  return { repoId, commit };
+  // A checkout's commit has a date (its packages are resolved as of it); a tree's hash has none.
+  return { repoId, commit, commitDate: await localCommitDate(dir, commit) };
 }

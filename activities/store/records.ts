@@ -3,6 +3,8 @@
  * (an upsert keyed by run and function id): the function's reference, and either the accepted
  * record (a `dataset.jsonl` line: RepoST's published fields, then this factory's) or the
  * rejection with its stage and reason. The dataset steps build these; the store validates them.
+ * A class environment's record (a `classes-dataset.jsonl` line) is kept the same way, marked
+ * `kind: 'class'`; its id is a class id, which never equals a function id.
  */
 import { z } from 'zod';
 import type { FunctionRef } from '../contracts';
@@ -44,6 +46,8 @@ export const DatasetRecordSchema = z.object({
   test_correctness_check: z.string().nullable(),
   commit_id: z.string(),
   // Our additions.
+  /** When that commit was made (ISO 8601): the script's packages were resolved as of it. Null when unknown; absent in older records. */
+  commit_date: z.string().nullable().optional(),
   qualname: z.string(),
   function_id: z.string(),
   run_id: z.string(),
@@ -55,7 +59,12 @@ export const DatasetRecordSchema = z.object({
   /** Where `license` came from: `github-api`, `file:<name>` (the repository's license file), `none`; null in records written before it was kept. */
   license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
-  packages: z.array(z.object({ name: z.string(), version: z.string() })),
+  /**
+   * The distributions the script ran with. `as_of`: the cutoff its version was chosen as of (the
+   * commit's date plus the grace period); null: its newest release (no date, or none installable
+   * by then). Absent in records written before versions followed the commit's date.
+   */
+  packages: z.array(z.object({ name: z.string(), version: z.string(), as_of: z.string().nullable().optional() })),
   prompt_versions: z.record(z.string(), z.string()),
   debug_rounds: z.number().int(),
   coverage_rounds: z.number().int(),
@@ -103,7 +112,56 @@ export const RejectionSchema = z.object({
 });
 export type Rejection = z.infer<typeof RejectionSchema>;
 
-/** What a replay needs to run the function again. */
+export const DOCUMENTATION_LEVELS = ['full', 'partial', 'none'] as const;
+
+/**
+ * One line of `classes-dataset.jsonl`: the function record's fields at class level (`class_name`,
+ * `class_path`, `orig_class`, `class_id`, ...), the tests the script holds, coverage over the
+ * class's methods overall and per method, then the class's skeleton, documentation level and
+ * metrics as the class corpus records them (`classes.jsonl`).
+ */
+export const ClassDatasetRecordSchema = z.object({
+  class_name: z.string(),
+  idx: z.string(),
+  repo_name: z.string(),
+  class_path: z.string(),
+  orig_class: z.string(),
+  orig_context: z.string(),
+  eval_script: z.string(),
+  /** The script's test functions (top-level `test_...`): what the per-test pass rate counts. */
+  test_functions: z.array(z.string()),
+  /** Over all the class's methods: branch (arc) rate when they have branches, else line rate. */
+  coverage_rate: z.number().nullable(),
+  coverage_report: z.string(),
+  method_coverage: z.array(z.object({ method: z.string(), rate: z.number(), line_rate: z.number(), branch_rate: z.number().nullable(), has_branches: z.boolean() })),
+  sandbox_ast_check: z.boolean().nullable(),
+  sandbox_functionality_check: z.string().nullable(),
+  test_correctness_check: z.string().nullable(),
+  commit_id: z.string(),
+  qualname: z.string(),
+  class_id: z.string(),
+  run_id: z.string(),
+  split: SplitSchema,
+  coverage_threshold: z.number(),
+  ast_check_required: z.boolean(),
+  license: z.string().nullable(),
+  standalone: z.boolean().nullable(),
+  packages: z.array(z.object({ name: z.string(), version: z.string() })),
+  prompt_versions: z.record(z.string(), z.string()),
+  debug_rounds: z.number().int(),
+  coverage_rounds: z.number().int(),
+  llm_tokens: z.number(),
+  /** Its methods (those of nested classes as `Inner.method`). */
+  methods: z.array(z.string()),
+  class_skeleton: z.string(),
+  documentation_level: z.enum(DOCUMENTATION_LEVELS),
+  /** The class corpus's metrics (its README defines each), by their record keys. */
+  metrics: z.record(z.string(), z.number().nullable()),
+  method_metrics: z.array(z.object({ name: z.string(), line: z.number().int(), cyclomatic: z.number().int(), essential: z.number().int(), max_nesting: z.number().int() })),
+});
+export type ClassDatasetRecord = z.infer<typeof ClassDatasetRecordSchema>;
+
+/** What a replay needs to run the function (or class) again. */
 export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
   functionId: z.string(),
   repoId: z.string(),
@@ -114,14 +172,33 @@ export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
   occurrence: z.number().int().positive().optional(),
   split: SplitSchema,
   license: z.string().nullable(),
+  commitDate: z.string().nullable().optional(),
+  kind: z.enum(['function', 'class']).optional(),
   licenseSource: z.string().optional(),
 });
 
-export const StoredRecordSchema = z.discriminatedUnion('accepted', [
-  z.object({ accepted: z.literal(true), fn: FunctionRefSchema, record: DatasetRecordSchema, settingsKey: z.string().optional() }),
-  z.object({ accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema, settingsKey: z.string().optional() }),
+const settingsKey = z.string().optional();
+
+const FunctionStoredSchema = z.discriminatedUnion('accepted', [
+  z.object({ kind: z.literal('function').optional(), accepted: z.literal(true), fn: FunctionRefSchema, record: DatasetRecordSchema, settingsKey }),
+  z.object({ kind: z.literal('function').optional(), accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema, settingsKey }),
 ]);
+
+const ClassStoredSchema = z.discriminatedUnion('accepted', [
+  z.object({ kind: z.literal('class'), accepted: z.literal(true), fn: FunctionRefSchema, record: ClassDatasetRecordSchema, settingsKey }),
+  z.object({ kind: z.literal('class'), accepted: z.literal(false), fn: FunctionRefSchema, rejection: RejectionSchema, settingsKey }),
+]);
+
+/** A function's record, or (marked `kind: 'class'`) a class environment's. */
+export const StoredRecordSchema = z.union([ClassStoredSchema, FunctionStoredSchema]);
 export type StoredRecord = z.infer<typeof StoredRecordSchema>;
+export type FunctionStoredRecord = z.infer<typeof FunctionStoredSchema>;
+export type ClassStoredRecord = z.infer<typeof ClassStoredSchema>;
+
+/** Whether a stored record is a class environment's. */
+export function isClassRecord(r: StoredRecord): r is ClassStoredRecord {
+  return r.kind === 'class';
+}
 
 /**
  * The rounds that ran: how many functions had at least one debug (coverage) round, and how many

@@ -52,8 +52,12 @@ export const RepoProgressSchema = z.object({
     accepted: z.number(),
     rejected: z.number(),
   }),
-  /** Artifact keys of the candidate pages (FunctionRef lists); the run's records are these functions'. */
+  /** Artifact keys of the candidate pages (FunctionRef lists, class targets' pages after the functions'); the run's records are these targets'. */
   candidatePages: z.array(z.string()).default([]),
+  /** When the run makes class environments: the repository's classes found, dropped per class filter, kept and sampled. */
+  classSelection: z
+    .object({ found: z.number().int(), droppedBy: z.record(z.string(), z.number().int()), kept: z.number().int(), sampled: z.number().int() })
+    .optional(),
   done: z.boolean(),
 });
 export type RepoProgress = z.infer<typeof RepoProgressSchema> & { outcome: RepoOutcome };

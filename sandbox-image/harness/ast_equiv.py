@@ -1,4 +1,4 @@
-"""AST equivalence of two function sources, with Python's own `ast`.
+"""AST equivalence of two function (or class) sources, with Python's own `ast`.
 
 Reads {"a": source, "b": source} as JSON (the arguments joined, or stdin when the only argument is `-`), prints {"equivalent": bool, "difference": str|null}.
 Docstrings and comments are ignored (comments never reach the AST; docstrings are dropped from
@@ -32,9 +32,9 @@ def _function(source, label):
     except SyntaxError as exc:
         raise ValueError(f"{label} does not parse: {exc.msg} (line {exc.lineno})") from None
     for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             return _strip_docstrings(node)
-    raise ValueError(f"{label} defines no function at its top level")
+    raise ValueError(f"{label} defines no function or class at its top level")
 
 
 def _describe(node):
@@ -80,7 +80,7 @@ def _compare(a, b, path, line_a, line_b):
 
 def compare_functions(source_a, source_b):
     fa, fb = _function(source_a, "a"), _function(source_b, "b")
-    diff = _compare(fa, fb, "function", fa.lineno, fb.lineno)
+    diff = _compare(fa, fb, "class" if isinstance(fa, ast.ClassDef) else "function", fa.lineno, fb.lineno)
     return {"equivalent": diff is None, "difference": diff}
 
 

@@ -37,6 +37,13 @@ const STAGE_OF_STEP: Record<LlmStep, FunctionStage> = {
   repair: 'sandbox',
   candidate_tests: 'sandbox',
   test_inputs: 'sandbox',
+  class_sandbox: 'sandbox',
+  class_tests: 'tests',
+  class_debug: 'debug',
+  class_coverage: 'coverage',
+  class_check_functionality: 'functionality_check',
+  class_check_tests: 'test_check',
+  class_solve: 'sandbox',
 };
 
 /** Function ids asked about per `recordedIds` call. */

@@ -8,7 +8,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import type { DatasetRecord } from '../../activities/store/records';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { LocalStore } from '../../activities/store/local';
 import { allRecords, type Store } from '../../activities/store/types';
@@ -35,7 +34,7 @@ async function records(store: Store, runId: string) {
 }
 
 /** A record as a dataset compares it: everything but the run it was made in. */
-function comparable(r: DatasetRecord) {
+function comparable(r: { run_id: string }) {
   const { run_id: _r, ...rest } = r;
   return rest;
 }

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { EXPORT_COLUMNS, columnData, huggingFaceFeatures, parquetSchema } from '../../../activities/export/columns';
+import { CLASS_ENVIRONMENT_COLUMNS } from '../../../activities/export/class-columns';
 import { hubLicenseId, renderDatasetCard, type DatasetCardInput } from '../../../activities/export/dataset-card';
 import { EXPORT_MARKER, exportRun } from '../../../activities/export/export-run';
 import { toYaml } from '../../../activities/export/yaml';
@@ -62,7 +63,14 @@ describe('export columns', () => {
       { step: 'tests', version: 'tests@1' },
     ]);
     const features = huggingFaceFeatures();
-    expect(features.find((f) => f.name === 'packages')).toEqual({ name: 'packages', list: [{ name: 'name', dtype: 'string' }, { name: 'version', dtype: 'string' }] });
+    expect(features.find((f) => f.name === 'packages')).toEqual({
+      name: 'packages',
+      list: [{ name: 'name', dtype: 'string' }, { name: 'version', dtype: 'string' }, { name: 'as_of', dtype: 'string' }],
+    });
+    // A version chosen as of a date carries its cutoff; a newest release (or an older record) an empty one.
+    expect(data.packages).toEqual([{ name: 'numpy', version: '2.0.0', as_of: '' }]);
+    const dated = columnData([{ ...record, packages: [{ name: 'numpy', version: '1.26.4', as_of: '2024-10-06T00:00:00Z' }] }]).find((c) => c.name === 'packages');
+    expect(dated?.data[0]).toEqual([{ name: 'numpy', version: '1.26.4', as_of: '2024-10-06T00:00:00Z' }]);
     expect(features.map((f) => f.name)).toEqual(EXPORT_COLUMNS.map((c) => c.name));
   });
 });
@@ -118,6 +126,17 @@ describe('dataset card', () => {
     expect(many).toContain('| o/r | mit | file:LICENSE | 1 |');
     expect(many).toContain('| p/q | apache-2.0 | github-api | 3 |');
     expect(many).toContain('| x/y | unknown | none | 1 |');
+  });
+
+  it('class environments: their own configuration, split files, features and section', () => {
+    const names = CLASS_ENVIRONMENT_COLUMNS.map((c) => c.name);
+    expect(new Set(names).size).toBe(names.length);
+    const card = renderDatasetCard({ ...input([{ repo: 'o/r', license: 'mit', records: 2 }]), classSplits: [{ name: 'train', path: 'data/classes/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }] });
+    expect(card).toContain('  - config_name: "classes"\n    data_files:\n      - split: "train"\n        path: "data/classes/train-00000-of-00001.parquet"\n');
+    expect(card).toContain('dataset_info:\n  - config_name: "default"\n');
+    expect(card).toContain('    - name: "method_coverage"\n');
+    expect(card).toContain('## Class environments (configuration `classes`)');
+    expect(renderDatasetCard(input([{ repo: 'o/r', license: 'mit', records: 1 }]))).not.toContain('config_name: "classes"');
   });
 
   it('body: Table 4 figures, thresholds, settings and prompt versions', () => {

@@ -34,6 +34,13 @@ const varsByKind: { [K in PromptKind]: PromptVars[K] } = {
   repair: { functionName: sample.func_name, context: sample.orig_context, candidate: sample.orig_func, errorMessage: 'AssertionError' },
   candidate_tests: { functionName: sample.func_name, context: sample.orig_context },
   test_inputs: { functionName: sample.func_name, script: sample.eval_script },
+  class_sandbox: { functionName: sample.func_name, filePath: sample.func_path, context: sample.orig_context },
+  class_tests: { functionName: sample.func_name, script: sample.eval_script },
+  class_debug: { functionName: sample.func_name, script: sample.eval_script, errorMessage: 'AssertionError' },
+  class_coverage: { functionName: sample.func_name, script: sample.eval_script, missingLines: '12', missingBranches: '10->12', methodCoverage: 'add 50%', coverage: 0.5 },
+  class_check_functionality: { functionName: sample.func_name, originalFunction: sample.orig_func, sandboxedFunction: sample.eval_script },
+  class_check_tests: { functionName: sample.func_name, script: sample.eval_script },
+  class_solve: { functionName: sample.func_name, context: sample.orig_context, skeleton: 'class X:\n    pass' },
   check_assertion: { functionName: sample.func_name, context: sample.orig_context, testSource: sample.eval_script, assertion: 'assert f(None) == f_new_implementation(None)', failures: '- TypeError: boom' },
 };
 
@@ -84,6 +91,20 @@ describe('prompt templates', () => {
     expect(mut).toContain('25%');
     expect(mut).toContain('+    if a <= b:');
     expect(renderPrompt('check_functionality', varsByKind.check_functionality).messages[1]!.content).toContain(sample.orig_func);
+  });
+
+  it('names the class copy and its tests in the class prompts, and carries the per-method coverage', () => {
+    const tests = renderPrompt('class_tests', { functionName: 'Tally', script: 'class Tally:\n    pass\n' }).messages[1]!.content;
+    expect(tests).toContain('`Tally_new_implementation`');
+    expect(tests).toContain('test_Tally_empty');
+    expect(tests).toContain('if __name__ == "__main__":');
+    const cov = renderPrompt('class_coverage', { functionName: 'Tally', script: 's', missingLines: '14, 15', missingBranches: '13->exit', methodCoverage: '- add: 50%\n- remove: 100%', coverage: 0.75 }).messages[1]!.content;
+    expect(cov).toContain('75%');
+    expect(cov).toContain('- add: 50%');
+    expect(cov).toContain('13->exit');
+    const solve = renderPrompt('class_solve', { functionName: 'Tally', context: '## a.py\nX = 1\n', skeleton: 'class Tally:\n    def add(self, text):\n        pass' }).messages[1]!.content;
+    expect(solve).toContain('def add(self, text):');
+    expect(solve).toContain('X = 1');
   });
 
   it('inserts values literally, even when they contain template syntax', () => {
