@@ -201,6 +201,13 @@ export const ConfigSchema = z.object({
           indexUrl: z.string().url().optional().meta(PER_PROCESS),
           /** Local folders of wheels or source archives searched besides the index. */
           findLinks: z.array(z.string().min(1)).default([]).meta(PER_PROCESS),
+          /**
+           * A script's packages are resolved as of its code's commit date plus this long (uv's
+           * `--exclude-newer`): the releases its repository's users had, and fixes released soon
+           * after. A package with no installable release by then takes its newest; code without a
+           * date (a folder pinned by its tree's hash) gets the newest releases.
+           */
+          asOfGraceSec: nonNegativeInt.default(30 * 24 * 3600),
           /** How long a permanent install failure (no wheel, unknown name, conflict, failed build) is remembered; transient ones never are. */
           failureMemorySec: nonNegativeInt.default(3600),
           /** The uv binary; unset = the one scripts/bootstrap.sh installs in .tools/uv, else `uv` on PATH. */

@@ -11,8 +11,11 @@ export type RepoSource =
       path: string;
       name?: string;
       split?: Split;
-      /** Set by the launcher once it stored the folder's snapshot: workers elsewhere cannot read the path. */
-      pinned?: { repoId: string; commit: string };
+      /**
+       * Set by the launcher once it stored the folder's snapshot: workers elsewhere cannot read the
+       * path. `commitDate`: the checkout's commit date (null for a folder pinned by its tree's hash).
+       */
+      pinned?: { repoId: string; commit: string; commitDate?: string | null };
     }
   | { kind: 'github'; fullName: string; commit?: string; split?: Split };
 
@@ -92,6 +95,8 @@ export interface RepoSnapshot {
   repoId: string;
   /** A commit SHA, or for a local folder without git the hash of its tree. */
   commit: string;
+  /** When that commit was made (ISO 8601), its packages are resolved as of it; null when unknown (a tree's hash). */
+  commitDate: string | null;
   split: Split;
   /** SPDX id of the repository's license when known. */
   license: string | null;
@@ -124,6 +129,8 @@ export interface FunctionRef {
   occurrence?: number;
   split: Split;
   license: string | null;
+  /** The commit's date (the snapshot's), which the sandbox resolves the function's packages as of; absent or null: newest. */
+  commitDate?: string | null;
   /** Absent for a function. */
   kind?: TargetKind;
   /** Where the license came from (see RepoSnapshot). */
@@ -216,7 +223,8 @@ export interface ExecutionSummary {
   /** One line for histories and rejections. */
   summary: string;
   coverage: CoverageSummary | null;
-  packages: { name: string; version: string }[];
+  /** `asOf`: the cutoff the version was chosen as of (the commit's date plus the grace period); absent: the newest release. */
+  packages: { name: string; version: string; asOf?: string }[];
 }
 
 export type FunctionStage =

@@ -54,7 +54,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       return whileHeartbeating(async () => {
         try {
           if (source.kind === 'local') {
-            const { repoId, commit } = await snapshotLocalFolder(store, source);
+            const { repoId, commit, commitDate } = await snapshotLocalFolder(store, source);
             const dir = await store.openSnapshot(repoId, commit);
             if (!dir) return { ok: false as const, reason: `snapshot ${repoId}@${commit} is missing from the store` };
             // No host to ask: the license is what the folder's license file states.
@@ -63,7 +63,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
             if (runConfig.crawl.checkLocalLicenses && !licenseAllowed(license, allowed)) {
               return { ok: false as const, reason: `license: ${license ?? 'none found in a license file'}, not one of crawl.github.licenses (${allowed.join(', ')})` };
             }
-            return { ok: true as const, snapshot: { repoId, commit, split: source.split ?? 'train', license, licenseSource } };
+            return { ok: true as const, snapshot: { repoId, commit, commitDate, split: source.split ?? 'train', license, licenseSource } };
           }
           // Pinned to a commit and fetched as a tarball; a bad repository is a skip with a reason,
           // a transient API failure throws and Temporal retries.
@@ -73,7 +73,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           const split: Split = source.split ?? splitOf(r.ref.createdAt, runConfig.crawl.github) ?? 'train';
           // GitHub's answer when it names a license; else (none, or "other") the tarball's license file.
           const detected = await repositoryLicense(r.ref.license, r.snapshot.dir);
-          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, split, license: detected.license, licenseSource: detected.source };
+          const snapshot: RepoSnapshot = { repoId: r.snapshot.repoId, commit: r.snapshot.commit, commitDate: r.ref.commitDate ?? null, split, license: detected.license, licenseSource: detected.source };
           return { ok: true as const, snapshot };
         } catch (err) {
           if (err instanceof SourceError) return { ok: false as const, reason: err.message };
@@ -98,6 +98,8 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
           ...(f.occurrence > 0 ? { occurrence: f.occurrence } : {}),
           split: snapshot.split,
           license: snapshot.license,
+          // The sandbox resolves the function's packages as of its commit's date.
+          ...(snapshot.commitDate ? { commitDate: snapshot.commitDate } : {}),
           ...(snapshot.licenseSource ? { licenseSource: snapshot.licenseSource } : {}),
         }));
         const pageKeys: string[] = [];

@@ -47,6 +47,8 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
                 install: true,
                 requirements: installs,
                 localModules: prepared.localModules,
+                // The releases of the code's own time (the run's grace period): see as-of.ts.
+                packagesAsOf: fn.commitDate ? { date: fn.commitDate, graceSec: runConfig.sandbox.packages.asOfGraceSec } : undefined,
                 timeoutSec: runConfig.sandbox.timeoutSec,
                 limits: runLimitsOf(runConfig.sandbox),
                 coverage: coverage ? { functionName: newImplementationName(fn.qualname) } : undefined,

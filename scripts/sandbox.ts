@@ -4,13 +4,19 @@
  *   tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install]
  *                              [--timeout S] [--strict] [--json]
  *   tsx scripts/sandbox.ts batch <records.jsonl> --ground-truth [--concurrency N] [--strict]
- *                              [--coverage-of original|new-implementation] [--limit N] [--no-install] [--json]
+ *                              [--coverage-of original|new-implementation] [--limit N] [--no-install]
+ *                              [--as-of DATE] [--json]
+ *
+ * batch resolves each record's packages as of its `commit_date` (plus sandbox.packages.asOfGraceSec);
+ * --as-of gives the date for records that carry none (RepoST's published records: a commit id, no
+ * date). Without either, the newest releases.
  *   tsx scripts/sandbox.ts image <dataset.jsonl> --tag NAME
  *   tsx scripts/sandbox.ts cleanup
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
 import { SandboxExecutor, type SandboxResult } from '../activities/sandbox';
+import { isCodeDate } from '../activities/sandbox/as-of';
 import { buildDatasetImage } from '../activities/sandbox/dataset-image';
 import { mapConcurrent, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../sandbox-image/build';
@@ -30,6 +36,7 @@ const OPTIONS = {
   'coverage-of': { type: 'string' },
   limit: { type: 'string' },
   'no-install': { type: 'boolean' },
+  'as-of': { type: 'string' },
   tag: { type: 'string' },
 } as const;
 
@@ -90,6 +97,9 @@ function summarize(outcomes: GroundTruthOutcome[]) {
     coverageMatches: outcomes.filter((o) => o.coverageMatches === true).length,
     coverageDiffers: outcomes.filter((o) => o.coverageMatches === false).length,
     withPackages: outcomes.filter((o) => o.result.packages.length > 0).length,
+    /** Records whose packages were all resolved as of their code's date, and records with a package at its newest release. */
+    packagesAsOf: outcomes.filter((o) => o.result.packages.length > 0 && o.result.packages.every((p) => p.asOf)).length,
+    packagesNewest: outcomes.filter((o) => o.result.packages.some((p) => !p.asOf)).length,
     /** Records that did not pass for a reason of their own (outcomes[].recordIssue says which). */
     recordIssues: outcomes.filter((o) => o.recordIssue !== null).length,
   };
@@ -106,13 +116,15 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
     throw new CommandFailure(`${positionals[0]}: ${(err as Error).message}`);
   }
   if (values.limit) records = records.slice(0, positive.parse(values.limit));
+  const asOf = values['as-of'];
+  if (asOf !== undefined && !isCodeDate(asOf)) throw new UsageError(`--as-of expects a date (YYYY-MM-DD or an ISO 8601 time), got ${JSON.stringify(asOf.slice(0, 40))}`);
   const executor = await makeExecutor(values.strict ?? false);
   const concurrency = values.concurrency ? positive.parse(values.concurrency) : executor.config.pool.size;
   const started = Date.now();
   try {
     await executor.warm();
     const outcomes = await mapConcurrent(records, concurrency, async (record) => {
-      const o = await runGroundTruth(executor, record, { coverageOf, install: !values['no-install'] });
+      const o = await runGroundTruth(executor, record, { coverageOf, install: !values['no-install'], asOf });
       if (!values.json) {
         const cov = o.coverageRate === null ? 'no coverage' : `coverage ${o.coverageRate.toFixed(2)} (record ${o.recordCoverageRate ?? '-'})`;
         const why =

@@ -39,6 +39,7 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'test_correctness_check', type: str(true), description: "the LLM's verdict on the tests ('yes' admits them)", value: (r) => r.test_correctness_check },
   { name: 'commit_id', type: str(), description: 'the commit the repository was pinned to', value: (r) => r.commit_id },
   // This factory's fields.
+  { name: 'commit_date', type: str(true), description: "when that commit was made; the script's packages are the releases of then (see packages)", value: (r) => r.commit_date ?? null },
   { name: 'qualname', type: str(), description: 'qualified name of the function (Class.method for a method)', value: (r) => r.qualname },
   { name: 'function_id', type: str(), description: 'deterministic id from repository, commit, path and qualified name', value: (r) => r.function_id },
   { name: 'run_id', type: str(), description: 'the crawl that produced the record', value: (r) => r.run_id },
@@ -47,7 +48,12 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'coverage_threshold', type: scalar('float64', true), description: 'the branch coverage the record had to reach', value: (r) => r.coverage_threshold ?? null },
   { name: 'ast_check_required', type: scalar('bool', true), description: 'whether equal ASTs were required (evaluation sets) rather than the LLM check', value: (r) => r.ast_check_required ?? null },
   { name: 'standalone', type: scalar('bool', true), description: 'whether the function has no local dependencies', value: (r) => r.standalone },
-  { name: 'packages', type: { kind: 'struct-list', fields: ['name', 'version'] }, description: 'third-party distributions installed for the script (with their dependencies)', value: (r) => r.packages.map((p) => ({ name: p.name, version: p.version })) },
+  {
+    name: 'packages',
+    type: { kind: 'struct-list', fields: ['name', 'version', 'as_of'] },
+    description: "third-party distributions installed for the script (with their dependencies); as_of: the cutoff the version was chosen as of (the commit's date plus a grace period), empty for the newest release",
+    value: (r) => r.packages.map((p) => ({ name: p.name, version: p.version, as_of: p.as_of ?? '' })),
+  },
   {
     name: 'prompt_versions',
     type: { kind: 'struct-list', fields: ['step', 'version'] },

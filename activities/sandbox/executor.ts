@@ -10,6 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import Docker from 'dockerode';
+import { asOfCutoff } from './as-of';
 import { astEquivalent, astNormalize } from './ast-checks';
 import { SUPERVISOR_USER } from './container-spec';
 import { SandboxContainers, type Borrowed } from './containers';
@@ -17,7 +18,7 @@ import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
 import { HARNESS_TIMEOUT_SEC, HarnessCalls } from './harness-calls';
 import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, launchCommand } from './harness-command';
-import { ImportScanSchema, planImports, type ImportPlan } from './import-scan';
+import { ImportScanSchema, planImports, SCRIPT_FILE, type ImportPlan } from './import-scan';
 import { RUN_GRACE_SEC } from './leftovers';
 import { oomKilled } from './oom';
 import { PackageResolution } from './package-resolution';
@@ -88,13 +89,15 @@ export class SandboxExecutor {
   }
 
   /**
-   * Runs the script. With `install`, the packages its source imports are installed first, in one
-   * resolution; a ModuleNotFoundError for a module the source imports (a guarded or literal
-   * dynamic import, or one whose package was dropped) adds it and the script runs again. Every
+   * Runs the script. With `install`, the packages its source imports (in any spelling: see
+   * import-scan.ts) are installed first, in one resolution; a ModuleNotFoundError for a module the
+   * source imports whose package is not installed yet adds it and the script runs again. Every
    * resolution is one round, at most `packages.resolutionRounds` per run.
    */
   async run(req: RunRequest, hooks: RunHooks = {}): Promise<SandboxResult> {
-    const packages = new PackageResolution(this.config.packages.resolutionRounds, (requirements) => this.install(requirements, hooks));
+    const asOf = this.asOfOf(req);
+    const packages = new PackageResolution(this.config.packages.resolutionRounds, (requirements) => this.install(requirements, hooks, asOf.cutoff));
+    packages.notes.push(...asOf.notes);
     packages.wantRequirements(req.requirements ?? []);
     let plan: ImportPlan | null = null;
     if (req.install) {
@@ -117,12 +120,20 @@ export class SandboxExecutor {
     return { ...result, requirements: installed?.requirements ?? [], notes: [...packages.notes, ...result.notes] };
   }
 
+  /** The cutoff a run's packages are resolved as of (null: the newest releases), and a note when its date is unusable. */
+  private asOfOf(req: RunRequest): { cutoff: string | null; notes: string[] } {
+    if (!req.packagesAsOf) return { cutoff: null, notes: [] };
+    const { date, graceSec = this.config.packages.asOfGraceSec } = req.packagesAsOf;
+    const cutoff = asOfCutoff(date, graceSec);
+    return cutoff ? { cutoff, notes: [] } : { cutoff: null, notes: [`the code's date ${JSON.stringify(date.slice(0, 40))} is not a date; packages at their newest releases`] };
+  }
+
   /** Installs (or finds) a requirement set, heartbeating meanwhile; cancellation stops the install. */
-  private async install(requirements: string[], hooks: RunHooks): Promise<EnsureResult> {
+  private async install(requirements: string[], hooks: RunHooks, asOf: string | null): Promise<EnsureResult> {
     hooks.heartbeat?.();
     const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;
     try {
-      return await this.packages.ensure(requirements, { signal: hooks.signal });
+      return await this.packages.ensure(requirements, { signal: hooks.signal, asOf });
     } finally {
       if (beat) clearInterval(beat);
       if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled during a package install');
@@ -131,7 +142,7 @@ export class SandboxExecutor {
 
   /** The script's imports, read by the harness inside a sandbox container, as distributions. */
   private async scanImports(req: RunRequest, hooks: RunHooks): Promise<ImportPlan | SandboxResult> {
-    const sources: Record<string, string> = { 'eval_script.py': req.script };
+    const sources: Record<string, string> = { [SCRIPT_FILE]: req.script };
     for (const [name, text] of Object.entries(req.files ?? {})) if (name.endsWith('.py')) sources[name] = text;
     hooks.heartbeat?.();
     const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;

@@ -5,9 +5,12 @@
  * distributions: the repository's own modules and the script's own files are never packages,
  * the rest maps through the import-name table.
  *
- * The result also says which module names the script's own source imports: only those may be
- * installed later, when a run fails with ModuleNotFoundError. A name a script merely prints (or
- * computes) never reaches the index.
+ * An import is any spelling that names its module literally: the statements, `importlib` and
+ * `__import__` with a literal name, and the mock library's patchers whose target names a module
+ * (`patch("pymongo.MongoClient")` imports pymongo when it starts). Each is installed up front like
+ * an import statement. The result also says which module names the script's own source imports:
+ * only those may be installed later, when a run fails with ModuleNotFoundError. A name a script
+ * merely prints (or computes) never reaches the index.
  */
 import { z } from 'zod';
 import { distributionForImport, normalizeDistributionName } from './packages';
@@ -21,6 +24,7 @@ export const ScannedImportSchema = z.object({
   line: z.number().int(),
   guarded: z.boolean(),
   typeChecking: z.boolean(),
+  /** Named by `importlib`, `__import__` or a mock patcher rather than by an import statement. */
   dynamic: z.boolean(),
 });
 export type ScannedImport = z.infer<typeof ScannedImportSchema>;
@@ -37,12 +41,15 @@ export interface ImportPlan {
   /** Distributions of imports inside `try/except ImportError`: installed too, dropped quietly when not installable. */
   optional: string[];
   /**
-   * Every module the script's source imports (static or with a literal name), by dotted name and
-   * by top-level name -> its distribution. Only these may be installed after a ModuleNotFoundError.
+   * Every module the script's source imports (in any spelling), by dotted name and by top-level
+   * name -> its distribution. Only these may be installed after a ModuleNotFoundError.
    */
   importable: Map<string, string>;
   notes: string[];
 }
+
+/** The script's own module name (`patch("eval_script.requests.get")` patches the script itself). */
+export const SCRIPT_FILE = 'eval_script.py';
 
 /** Top-level module names the run's extra files provide (`helper.py` -> helper, `pkg/x.py` -> pkg). */
 export function ownModules(files: Record<string, string>): string[] {
@@ -60,7 +67,7 @@ export function importedDistribution(plan: Pick<ImportPlan, 'importable'>, missi
 }
 
 export function planImports(scan: ImportScan, context: { localModules?: string[]; files?: Record<string, string> }): ImportPlan {
-  const local = new Set([...(context.localModules ?? []), ...ownModules(context.files ?? {})]);
+  const local = new Set([...(context.localModules ?? []), ...ownModules({ ...context.files, [SCRIPT_FILE]: '' })]);
   const required = new Set<string>();
   const optional = new Set<string>();
   const importable = new Map<string, string>();
@@ -72,7 +79,6 @@ export function planImports(scan: ImportScan, context: { localModules?: string[]
     if (!distribution) continue;
     importable.set(imp.name, distribution);
     if (!importable.has(imp.module)) importable.set(imp.module, distribution);
-    if (imp.dynamic) continue; // a plugin list may name modules nothing loads: install on demand
     (imp.guarded ? optional : required).add(distribution);
   }
   const requiredNames = new Set([...required].map(normalizeDistributionName));

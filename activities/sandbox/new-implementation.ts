@@ -109,8 +109,35 @@ function indent(source: string, prefix: string): string {
     .join('\n');
 }
 
+/** Statements that may hold more statements of the same scope (not a new one, as a def or class does). */
+const SCOPE_BLOCKS = new Set(['if_statement', 'with_statement', 'try_statement', 'for_statement', 'while_statement']);
+const SCOPE_CLAUSES = new Set(['elif_clause', 'else_clause', 'except_clause', 'except_group_clause', 'finally_clause']);
+
+/**
+ * The statements of one scope, including those nested in its `if`, `with`, `try`, `for` and
+ * `while` blocks (a class defined under `with patch(...):` at module level is still a module-level
+ * class), but not those of the functions and classes it defines.
+ */
+export function scopeStatements(statements: Node[]): Node[] {
+  const out: Node[] = [];
+  const blocksOf = (n: Node) => {
+    for (const c of n.namedChildren) {
+      if (c.type === 'block') visit(c.namedChildren);
+      else if (SCOPE_CLAUSES.has(c.type)) blocksOf(c);
+    }
+  };
+  const visit = (nodes: Node[]) => {
+    for (const n of nodes) {
+      out.push(n);
+      if (SCOPE_BLOCKS.has(n.type)) blocksOf(n);
+    }
+  };
+  visit(statements);
+  return out;
+}
+
 export function findClass(root: Node, path: string[]): Node | null {
-  let scope: Node[] = root.namedChildren;
+  let scope: Node[] = scopeStatements(root.namedChildren);
   let found: Node | null = null;
   for (const part of path) {
     found = null;
@@ -122,7 +149,7 @@ export function findClass(root: Node, path: string[]): Node | null {
       }
     }
     if (!found) return null;
-    scope = found.childForFieldName('body')?.namedChildren ?? [];
+    scope = scopeStatements(found.childForFieldName('body')?.namedChildren ?? []);
   }
   return found;
 }

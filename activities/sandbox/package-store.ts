@@ -10,7 +10,10 @@
  *   <root>/pyc/             byte code of the sources, compiled once in the sandbox (bytecode.ts)
  *
  * An install resolves the set with uv for the image's Python and platform, wheels only
- * (`pip compile --no-build`; offline from the cache first, then against the index), drops distributions that only serve GPUs and that nothing imports
+ * (`pip compile --no-build`; offline from the cache first, then against the index), as of a date
+ * when one is given (as-of.ts: the code's commit date plus a grace period; a set resolved as of a
+ * date is another set than the same names at their newest releases, with its own environment and
+ * its own remembered failure), drops distributions that only serve GPUs and that nothing imports
  * at load time (triton), then links the pinned wheels into a temporary folder with
  * `pip install --no-deps --target`, renamed into place when complete. A distribution with no
  * wheel for the platform is built from its source archive in an offline sandbox container
@@ -35,6 +38,7 @@ import {
 } from './install-failure';
 import { normalizeDistributionName } from './packages';
 import { PYTHON_TARGET } from './python-target';
+import { AsOfResolution } from './as-of';
 import { precompileEnvironment } from './bytecode';
 import { DEFAULT_INDEX, buildRequirements, buildWheelInSandbox, findSourceArchive, type BuildOutcome } from './source-build';
 import { SDIST_READ_LIMITS, readSdist } from './sdist-archive';
@@ -60,17 +64,23 @@ const ManifestSchema = z.object({
   /** What source builds left besides their wheel, each refused with its reason. */
   buildNotes: z.array(z.string()).default([]),
   leftOut: z.array(z.string()).default([]),
+  /** The cutoff the set was asked for (null: the newest releases); each package says whether it held. */
+  asOf: z.string().nullable().default(null),
+  /** How the versions were chosen, for the run's notes (as of the cutoff, which packages at their newest, or why not). */
+  resolutionNotes: z.array(z.string()).default([]),
   bytecode: z.object({ linked: z.number(), compiled: z.number(), skipped: z.string().nullable() }).optional(),
 });
 
 export interface PackageSet {
   key: string;
   requirements: string[];
+  /** The cutoff the set was resolved as of (null: the newest releases); `packages[].asOf` says which held. */
+  asOf: string | null;
   packages: InstalledPackage[];
   /** Where the set lives inside sandbox containers. */
   containerPath: string;
   hostPath: string;
-  /** Remarks on how the set was made (what a source build left and was refused). */
+  /** Remarks on how the set was made (how versions were chosen, what a source build left and was refused). */
   notes: string[];
 }
 
@@ -95,6 +105,8 @@ export interface EnsureOptions {
   signal?: AbortSignal;
   /** Build source-only distributions in the sandbox (off for a build's own requirements). */
   allowBuilds?: boolean;
+  /** Resolve as of this cutoff (as-of.ts's `asOfCutoff`); unset or null: the newest releases. */
+  asOf?: string | null;
 }
 
 /** `Name[extra]>=1` -> `name[extra]>=1`, the spelling hashed and shown. */
@@ -109,8 +121,13 @@ export function canonicalRequirements(requirements: string[]): string[] {
   return [...new Set(requirements.map(canonicalRequirement))].sort();
 }
 
-export function requirementSetKey(requirements: string[]): string {
-  return createHash('sha256').update(JSON.stringify({ python: PYTHON_TARGET.tag, requirements: canonicalRequirements(requirements) })).digest('hex').slice(0, 20);
+/**
+ * The store's key of a requirement set: the Python target, the canonical requirements and, for a
+ * set resolved as of a date, that cutoff (the same names at their newest releases are another set).
+ */
+export function requirementSetKey(requirements: string[], asOf: string | null = null): string {
+  const set = { python: PYTHON_TARGET.tag, requirements: canonicalRequirements(requirements), ...(asOf ? { asOf } : {}) };
+  return createHash('sha256').update(JSON.stringify(set)).digest('hex').slice(0, 20);
 }
 
 /** The distribution a requirement names, normalised. */
@@ -146,6 +163,12 @@ function failed(requirements: string[], failure: InstallFailure): EnsureResult {
 export class PackageStore {
   readonly envsDir: string;
   readonly cacheDir: string;
+  /**
+   * uv's cache for sets resolved as of a date, beside the other: a resolution from the cache alone
+   * picks the highest version whose metadata it holds, so the old releases a dated set brings in
+   * must never be what a set of the newest releases finds there (nor the reverse).
+   */
+  readonly datedCacheDir: string;
   readonly wheelhouse: string;
   private readonly sdistDir: string;
   private readonly pycStore: string;
@@ -159,11 +182,12 @@ export class PackageStore {
     const { root, settings } = options;
     this.envsDir = path.join(root, 'envs');
     this.cacheDir = settings.uvCacheDir ?? path.join(root, 'uv-cache');
+    this.datedCacheDir = `${this.cacheDir.replace(/\/+$/, '')}-dated`;
     this.wheelhouse = path.join(root, 'wheelhouse');
     this.sdistDir = path.join(root, 'sdists');
     this.pycStore = path.join(root, 'pyc');
     this.home = path.join(root, '.uv-home');
-    for (const dir of [this.envsDir, this.cacheDir, this.wheelhouse, this.home]) fs.mkdirSync(dir, { recursive: true });
+    for (const dir of [this.envsDir, this.cacheDir, this.datedCacheDir, this.wheelhouse, this.home]) fs.mkdirSync(dir, { recursive: true });
     this.uv = resolveUvBinary(settings.uvPath);
   }
 
@@ -198,13 +222,22 @@ export class PackageStore {
     return removed;
   }
 
-  /** The installed set for these requirements, if it is already in the store. */
-  lookup(requirements: string[]): PackageSet | null {
-    const key = requirementSetKey(requirements);
+  /** The installed set for these requirements (as of `asOf`, or at their newest releases), if it is already in the store. */
+  lookup(requirements: string[], asOf: string | null = null): PackageSet | null {
+    const key = requirementSetKey(requirements, asOf);
     const hostPath = path.join(this.envsDir, key);
     try {
       const manifest = ManifestSchema.parse(JSON.parse(fs.readFileSync(path.join(hostPath, MANIFEST), 'utf8')));
-      return { key, requirements: manifest.requirements, packages: manifest.packages, hostPath, containerPath: `${PACKAGES_MOUNT}/${key}`, notes: manifest.buildNotes };
+      if ((manifest.asOf ?? null) !== asOf) return null;
+      return {
+        key,
+        requirements: manifest.requirements,
+        asOf: manifest.asOf,
+        packages: manifest.packages,
+        hostPath,
+        containerPath: `${PACKAGES_MOUNT}/${key}`,
+        notes: [...manifest.resolutionNotes, ...manifest.buildNotes],
+      };
     } catch {
       return null;
     }
@@ -216,8 +249,9 @@ export class PackageStore {
    */
   ensure(requirements: string[], options: EnsureOptions = {}): Promise<EnsureResult> {
     const canonical = canonicalRequirements(requirements);
-    const key = requirementSetKey(canonical);
-    const cached = this.lookup(canonical);
+    const asOf = options.asOf ?? null;
+    const key = requirementSetKey(canonical, asOf);
+    const cached = this.lookup(canonical, asOf);
     if (cached) return Promise.resolve({ ok: true, set: cached });
     const remembered = this.failures.get(key);
     const now = this.options.now ?? Date.now;
@@ -227,7 +261,7 @@ export class PackageStore {
     let flight = this.inFlight.get(key);
     if (!flight) {
       const controller = new AbortController();
-      const promise = this.install(key, canonical, controller.signal, options.allowBuilds ?? true).then((result) => {
+      const promise = this.install(key, canonical, controller.signal, options.allowBuilds ?? true, asOf).then((result) => {
         if (!result.ok && isPermanent(result.failure)) {
           this.failures.set(key, { result, until: now() + this.options.settings.failureMemorySec * 1000 });
         }
@@ -273,15 +307,26 @@ export class PackageStore {
     ];
   }
 
+  /** The wheel files uv finds besides the index: the wheelhouse's source builds and the find-links folders'. */
+  private localWheels(): string[] {
+    return [this.wheelhouse, ...this.options.settings.findLinks].flatMap((dir) => {
+      try {
+        return fs.readdirSync(dir);
+      } catch {
+        return [];
+      }
+    });
+  }
+
   private indexUrl(): string {
     return this.options.settings.indexUrl ?? process.env.UV_DEFAULT_INDEX ?? process.env.UV_INDEX_URL ?? process.env.PIP_INDEX_URL ?? DEFAULT_INDEX;
   }
 
-  private async uvRun(args: string[], deadline: number, signal: AbortSignal, stdin?: string, onLine?: (l: string) => void): Promise<UvOutcome> {
-    return runUv(this.uv, args, { env: uvEnvironment({ cacheDir: this.cacheDir, home: this.home }), stdin, deadline, signal, onLine });
+  private async uvRun(args: string[], deadline: number, signal: AbortSignal, stdin?: string, onLine?: (l: string) => void, cacheDir = this.cacheDir): Promise<UvOutcome> {
+    return runUv(this.uv, args, { env: uvEnvironment({ cacheDir, home: this.home }), stdin, deadline, signal, onLine });
   }
 
-  private async install(key: string, requirements: string[], signal: AbortSignal, allowBuilds: boolean): Promise<EnsureResult> {
+  private async install(key: string, requirements: string[], signal: AbortSignal, allowBuilds: boolean, asOf: string | null): Promise<EnsureResult> {
     const limitSec = this.options.settings.installTimeoutSec;
     const deadline = Date.now() + limitSec * 1000;
     const cancelled = () => failed(requirements, { kind: 'cancelled', packages: [], message: 'the install was cancelled' });
@@ -292,17 +337,28 @@ export class PackageStore {
       return null;
     };
 
-    // 1. Resolve, wheels only; build what has no wheel, then resolve again.
+    // 1. Resolve, wheels only (as of the date, when one is given); build what has no wheel, then resolve again.
     const built: string[] = [];
     const buildNotes: string[] = [];
+    const dated = new AsOfResolution(asOf);
+    // A set as of a date has its own cache (see datedCacheDir) and always asks the index: what the
+    // cache holds from another date is not the newest release before this one.
+    const cacheDir = asOf ? this.datedCacheDir : this.cacheDir;
     let pinned: string[] = [];
     for (;;) {
       // From what the cache already knows first (no request at all: a warm set takes milliseconds);
       // the index is asked only when that is not enough.
       const compile = (offline: boolean) =>
-        this.uvRun(['pip', 'compile', '-', '--no-header', '--no-annotate', '--quiet', ...(offline ? ['--offline'] : []), ...this.uvArgs()], deadline, signal, requirements.join('\n') + '\n');
-      let compiled = await compile(true);
-      if (compiled.ended === 'exit' && compiled.code !== 0) compiled = await compile(false);
+        this.uvRun(
+          ['pip', 'compile', '-', '--no-header', '--no-annotate', '--quiet', ...(offline ? ['--offline'] : []), ...this.uvArgs(), ...dated.uvArgs()],
+          deadline,
+          signal,
+          requirements.join('\n') + '\n',
+          undefined,
+          cacheDir,
+        );
+      let compiled = await compile(!asOf);
+      if (compiled.ended === 'exit' && compiled.code !== 0 && !asOf) compiled = await compile(false);
       const stop = stopped(compiled, 'resolution');
       if (stop) return stop;
       if (compiled.code === 0) {
@@ -310,6 +366,13 @@ export class PackageStore {
         break;
       }
       const failure = classifyUvError(compiled.stderr);
+      // Under a date, a package without a wheel by then is first let through at its newest release;
+      // only one that has no wheel even then is built from source.
+      const needsBuild = failure.kind === 'no-wheel' && failure.packages.every((p) => dated.exempt.has(p));
+      if (dated.dated && !needsBuild) {
+        if (dated.next(failure, compiled.stderr) === 'retry') continue;
+        return failed(requirements, failure);
+      }
       const buildable = failure.kind === 'no-wheel' && allowBuilds && this.options.settings.buildFromSource && failure.packages.every((p) => !built.includes(p));
       if (!buildable || built.length + failure.packages.length > MAX_BUILDS_PER_INSTALL) return failed(requirements, failure);
       for (const name of failure.packages) {
@@ -319,6 +382,7 @@ export class PackageStore {
         built.push(name);
       }
     }
+    dated.pinnedFromLocalWheels(pinned, this.localWheels());
     const leftOut = pinned.filter((p) => GPU_ONLY_DISTRIBUTIONS.has(requirementName(p)));
     pinned = pinned.filter((p) => !leftOut.includes(p));
 
@@ -337,6 +401,7 @@ export class PackageStore {
           signal,
           undefined,
           (line) => downloads.line(line),
+          cacheDir,
         );
       let installed = await link(true);
       if (installed.ended === 'exit' && installed.code !== 0) installed = await link(false);
@@ -358,8 +423,23 @@ export class PackageStore {
         signal,
       });
       if (signal.aborted) return cancelled();
-      const packages = installedDistributions(tmp);
-      const manifest = { pythonTag: PYTHON_TARGET.tag, requirements, pinned, packages, builtFromSource: built, buildNotes, leftOut, bytecode };
+      const packages = installedDistributions(tmp).map((p) => {
+        const cutoff = dated.asOfOf(p.name);
+        return cutoff ? { ...p, asOf: cutoff } : p;
+      });
+      const note = dated.note();
+      const manifest = {
+        pythonTag: PYTHON_TARGET.tag,
+        requirements,
+        asOf,
+        pinned,
+        packages,
+        builtFromSource: built,
+        buildNotes,
+        resolutionNotes: note ? [note] : [],
+        leftOut,
+        bytecode,
+      };
       // Written beside and renamed in: a file of that name a wheel shipped is a hard link into uv's
       // cache, shared by every environment holding that wheel; the rename replaces the link, a
       // write through it would change them all.
@@ -374,7 +454,7 @@ export class PackageStore {
         // Another worker finished the same set first: theirs is as good as ours.
         if (!fs.existsSync(path.join(final, MANIFEST))) throw err;
       }
-      return { ok: true, set: this.lookup(requirements)! };
+      return { ok: true, set: this.lookup(requirements, asOf)! };
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       if (e.code === 'ENOSPC' || e.code === 'EDQUOT') return failed(requirements, { kind: 'disk', packages: [], message: `the disk is full: ${e.message}` });

@@ -20,6 +20,8 @@ export const RepostRecordSchema = z
     eval_script: z.string().min(1),
     coverage_rate: z.number().min(0).max(1).nullable().optional(),
     coverage_report: z.string().nullable().optional(),
+    /** The commit's date, when the dataset gives it (this factory's records do): packages are resolved as of it. */
+    commit_date: z.string().nullable().optional(),
   })
   .passthrough();
 export type RepostRecord = z.infer<typeof RepostRecordSchema>;
@@ -63,12 +65,19 @@ export interface GroundTruthOptions {
   timeoutSec?: number;
   /** Install missing modules (default); off to check that an image already holds everything. */
   install?: boolean;
+  /**
+   * The code's date for records that carry none (RepoST's published records have a commit id but
+   * no date): packages are resolved as of it plus `sandbox.packages.asOfGraceSec`. A record's own
+   * `commit_date` wins; with neither, the newest releases.
+   */
+  asOf?: string;
 }
 
 export function groundTruthRequest(record: RepostRecord, options: GroundTruthOptions = {}): RunRequest {
   const script = withNewImplementation(record.eval_script, record.orig_func, record.func_name);
   const functionName = options.coverageOf === 'new-implementation' ? newImplementationName(record.func_name) : record.func_name;
-  return { script, coverage: { functionName }, install: options.install ?? true, timeoutSec: options.timeoutSec };
+  const date = record.commit_date ?? options.asOf;
+  return { script, coverage: { functionName }, install: options.install ?? true, timeoutSec: options.timeoutSec, ...(date ? { packagesAsOf: { date } } : {}) };
 }
 
 export async function runGroundTruth(

@@ -28,6 +28,12 @@ export interface RunRequest {
   /** Requirements known up front (e.g. accepted LLM install lines); installed before the first run. */
   requirements?: string[];
   /**
+   * The date of the code the script comes from (its commit's, ISO 8601): its packages are resolved
+   * as of that date plus `graceSec` (default: the executor's `packages.asOfGraceSec`), see as-of.ts.
+   * Unset: the newest releases.
+   */
+  packagesAsOf?: { date: string; graceSec?: number };
+  /**
    * Run the harness's test runner: the script is loaded as a module and each snippet runs against
    * it; the results come back in `SandboxResult.runner` (never read from the script's output).
    */

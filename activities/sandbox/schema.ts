@@ -62,7 +62,12 @@ export type SandboxStatus = z.infer<typeof SandboxStatusSchema>;
 export const PythonExceptionSchema = z.object({ type: z.string(), message: z.string(), traceback: z.string() });
 export type PythonException = z.infer<typeof PythonExceptionSchema>;
 
-export const InstalledPackageSchema = z.object({ name: z.string(), version: z.string() });
+export const InstalledPackageSchema = z.object({
+  name: z.string(),
+  version: z.string(),
+  /** The cutoff the version was chosen as of (the code's date plus the grace period); absent: the newest release. */
+  asOf: z.string().optional(),
+});
 export type InstalledPackage = z.infer<typeof InstalledPackageSchema>;
 
 /** One snippet's result from the harness's test runner (`repost_test_runner.py`). */

@@ -67,7 +67,23 @@ const RepoSchema = z.object({
 type RepoJson = z.infer<typeof RepoSchema>;
 
 const SearchPageSchema = z.object({ total_count: z.number(), incomplete_results: z.boolean().default(false), items: z.array(RepoSchema) });
-const BranchSchema = z.object({ commit: z.object({ sha: z.string().regex(/^[0-9a-f]{40}$/) }) });
+/** A commit as the branch and commit endpoints give it: its SHA and dates (the committer's is when it entered the branch). */
+const CommitSchema = z.object({
+  sha: z.string().regex(/^[0-9a-f]{40}$/),
+  commit: z
+    .object({
+      committer: z.object({ date: z.string().nullable().optional() }).nullable().optional(),
+      author: z.object({ date: z.string().nullable().optional() }).nullable().optional(),
+    })
+    .optional(),
+});
+const BranchSchema = z.object({ commit: CommitSchema });
+
+/** The commit's date (ISO 8601), or null when GitHub gives none that parses. */
+function commitDateOf(commit: z.infer<typeof CommitSchema>): string | null {
+  const date = commit.commit?.committer?.date ?? commit.commit?.author?.date ?? null;
+  return date && Number.isFinite(Date.parse(date)) ? new Date(Date.parse(date)).toISOString() : null;
+}
 
 function toRef(r: RepoJson): RepoRef {
   return {
@@ -227,7 +243,10 @@ export class GitHubSource {
     return { ...all, total: all.repos.length, repos: seededSample(all.repos, sample.limit, sample.seed) };
   }
 
-  /** Fills in metadata and pins the default branch's head commit (or keeps a listed commit). */
+  /**
+   * Fills in metadata and pins the default branch's head commit (or keeps a listed commit), with
+   * the commit's date: the sandbox resolves the repository's packages as of it.
+   */
   async pin(ref: RepoRef): Promise<{ ok: true; ref: RepoRef } | { ok: false; skip: SourceSkip }> {
     const [owner, repo] = ref.id.split('/');
     let meta: RepoJson;
@@ -237,12 +256,19 @@ export class GitHubSource {
       return { ok: false, skip: { repoId: ref.id, stage: 'resolve', reason: describe(err, 'repository') } };
     }
     const full = { ...toRef(meta), commit: ref.commit };
-    if (full.commit) return { ok: true, ref: full };
+    if (full.commit) {
+      try {
+        const commit = CommitSchema.parse((await this.octokit.request('GET /repos/{owner}/{repo}/commits/{ref}', { owner, repo, ref: full.commit })).data);
+        return { ok: true, ref: { ...full, commitDate: commitDateOf(commit) } };
+      } catch (err) {
+        return { ok: false, skip: { repoId: ref.id, stage: 'resolve', reason: describe(err, `commit ${full.commit}`) } };
+      }
+    }
     try {
       const branch = BranchSchema.parse(
         (await this.octokit.request('GET /repos/{owner}/{repo}/branches/{branch}', { owner, repo, branch: meta.default_branch })).data,
       );
-      return { ok: true, ref: { ...full, commit: branch.commit.sha } };
+      return { ok: true, ref: { ...full, commit: branch.commit.sha, commitDate: commitDateOf(branch.commit) } };
     } catch (err) {
       return { ok: false, skip: { repoId: ref.id, stage: 'resolve', reason: describe(err, `branch ${meta.default_branch}`) } };
     }
@@ -287,7 +313,7 @@ export class GitHubSource {
    * An existing snapshot of the pinned commit is reused without downloading.
    */
   async snapshot(input: RepoRef, store: SnapshotStore, opts: { maxSizeKb?: number; limits?: SnapshotLimits } = {}): Promise<SnapshotResult> {
-    const pinned = input.commit && input.createdAt !== null ? { ok: true as const, ref: input } : await this.pin(input);
+    const pinned = input.commit && input.createdAt !== null && input.commitDate !== undefined ? { ok: true as const, ref: input } : await this.pin(input);
     if (!pinned.ok) return pinned;
     const ref = pinned.ref;
     const commit = ref.commit!;

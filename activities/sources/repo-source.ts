@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { z } from 'zod';
 import type { RepoSource, Split } from '../contracts';
 import { hashTree } from '../store/snapshots';
+import { localCommitDate } from './commit-date';
 import type { Store } from '../store/types';
 import { listSource, RepoLineSchema } from './list';
 import { cleanCheckoutHead } from './git-checkout';
@@ -19,7 +20,7 @@ export const RepoSourceSchema: z.ZodType<RepoSource> = z.union([
     path: z.string().min(1),
     name: z.string().optional(),
     split: z.enum(['train', 'eval']).optional(),
-    pinned: z.object({ repoId: z.string().min(1), commit: z.string().min(1) }).optional(),
+    pinned: z.object({ repoId: z.string().min(1), commit: z.string().min(1), commitDate: z.string().nullable().optional() }).optional(),
   }),
   z.object({ kind: z.literal('github'), fullName: z.string().regex(/^[\w.-]+\/[\w.-]+$/), commit: z.string().optional(), split: z.enum(['train', 'eval']).optional() }),
 ]);
@@ -73,12 +74,13 @@ export function localRepoId(source: Extract<RepoSource, { kind: 'local' }>): str
  * starts (workers on other machines cannot read the folder); an unpinned source is pinned by the
  * io worker, which then must run where the folder is.
  */
-export async function snapshotLocalFolder(store: Store, source: Extract<RepoSource, { kind: 'local' }>): Promise<{ repoId: string; commit: string }> {
-  if (source.pinned) return source.pinned;
+export async function snapshotLocalFolder(store: Store, source: Extract<RepoSource, { kind: 'local' }>): Promise<{ repoId: string; commit: string; commitDate: string | null }> {
+  if (source.pinned) return { ...source.pinned, commitDate: source.pinned.commitDate ?? null };
   const dir = path.resolve(source.path);
   if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new SourceError(`not a directory: ${source.path}`);
   const repoId = localRepoId(source);
   const commit = await pinLocalFolder(dir);
   await store.saveSnapshot(repoId, commit, dir);
-  return { repoId, commit };
+  // A checkout's commit has a date (its packages are resolved as of it); a tree's hash has none.
+  return { repoId, commit, commitDate: await localCommitDate(dir, commit) };
 }

@@ -10,6 +10,8 @@ export interface RepoRef {
   name: string;
   /** Commit SHA (GitHub) or content hash (local folder); null until pinned. */
   commit: string | null;
+  /** When the pinned commit was made (ISO 8601, its committer date); null when unknown, absent until pinned. */
+  commitDate?: string | null;
   /** ISO timestamp of the repository's creation (decides the train/eval split). */
   createdAt: string | null;
   license: string | null;

@@ -46,6 +46,8 @@ export const DatasetRecordSchema = z.object({
   test_correctness_check: z.string().nullable(),
   commit_id: z.string(),
   // Our additions.
+  /** When that commit was made (ISO 8601): the script's packages were resolved as of it. Null when unknown; absent in older records. */
+  commit_date: z.string().nullable().optional(),
   qualname: z.string(),
   function_id: z.string(),
   run_id: z.string(),
@@ -57,7 +59,12 @@ export const DatasetRecordSchema = z.object({
   /** Where `license` came from: `github-api`, `file:<name>` (the repository's license file), `none`; null in records written before it was kept. */
   license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
-  packages: z.array(z.object({ name: z.string(), version: z.string() })),
+  /**
+   * The distributions the script ran with. `as_of`: the cutoff its version was chosen as of (the
+   * commit's date plus the grace period); null: its newest release (no date, or none installable
+   * by then). Absent in records written before versions followed the commit's date.
+   */
+  packages: z.array(z.object({ name: z.string(), version: z.string(), as_of: z.string().nullable().optional() })),
   prompt_versions: z.record(z.string(), z.string()),
   debug_rounds: z.number().int(),
   coverage_rounds: z.number().int(),
@@ -151,6 +158,7 @@ export const FunctionRefSchema: z.ZodType<FunctionRef> = z.object({
   occurrence: z.number().int().positive().optional(),
   split: SplitSchema,
   license: z.string().nullable(),
+  commitDate: z.string().nullable().optional(),
   kind: z.enum(['function', 'class']).optional(),
   licenseSource: z.string().optional(),
 });

@@ -17,8 +17,18 @@ def find_function(tree, qualified_name):
     """Finds `name`, `Class.name` or `Outer.Inner.name`; a bare name may also be a method."""
     parts = qualified_name.split(".")
 
-    def walk(body, path):
+    def same_scope(body):
+        # A definition under `if`, `with`, `try`, `for` or `while` belongs to the enclosing scope.
         for node in body:
+            yield node
+            if isinstance(node, (ast.If, ast.With, ast.AsyncWith, ast.For, ast.AsyncFor, ast.While, ast.Try, getattr(ast, "TryStar", ast.Try))):
+                inner = list(node.body) + list(getattr(node, "orelse", [])) + list(getattr(node, "finalbody", []))
+                for handler in getattr(node, "handlers", []):
+                    inner.extend(handler.body)
+                yield from same_scope(inner)
+
+    def walk(body, path):
+        for node in same_scope(body):
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 here = path + [node.name]
                 if here == parts and not isinstance(node, ast.ClassDef):

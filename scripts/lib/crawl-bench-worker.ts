@@ -41,7 +41,7 @@ async function main(): Promise<void> {
   const io: IoActivities = {
     ...real,
     async snapshotRepository({ source: src }) {
-      return { ok: true, snapshot: { repoId: src.kind === 'local' ? (src.name ?? 'bench') : src.fullName, commit: 'stand-in', split: 'train', license: null } };
+      return { ok: true, snapshot: { repoId: src.kind === 'local' ? (src.name ?? 'bench') : src.fullName, commit: 'stand-in', commitDate: null, split: 'train', license: null } };
     },
     async listCandidates({ run, snapshot, index, source: src }) {
       const pageKeys: string[] = [];

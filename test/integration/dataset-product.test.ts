@@ -225,7 +225,8 @@ print(json.dumps(out))
         sandbox_ast_check: "Value('bool')",
         debug_rounds: "Value('int32')",
         llm_tokens: "Value('int64')",
-        packages: "List({'name': Value('string'), 'version': Value('string')})",
+        packages: "List({'name': Value('string'), 'version': Value('string'), 'as_of': Value('string')})",
+        commit_date: "Value('string')",
       });
       expect([...loaded.train!.unparsable, ...loaded.eval!.unparsable]).toEqual([]);
       const source = readLines(path.join(runDir, 'dataset.jsonl')).map((r) => DatasetRecordSchema.parse(r));

@@ -150,6 +150,8 @@ describe('GitHub source', () => {
     if (!shop.ok) throw new Error(shop.skip.reason);
     const recorded = gh.repos.find((r) => r.full_name === 'acme/shop')!;
     expect(shop.snapshot.commit).toBe(recorded._recorded.head_sha);
+    // The head commit's date comes with the pin: the sandbox resolves packages as of it.
+    expect(shop.ref.commitDate).toBe('2023-03-14T09:12:44.000Z');
     expect(shop.snapshot.reused).toBe(false);
     expect(fs.existsSync(path.join(shop.snapshot.dir, 'shop/core/cart.py'))).toBe(true);
     expect(shop.snapshot.pythonFiles).toBeGreaterThan(5);
@@ -188,11 +190,20 @@ describe('GitHub source', () => {
     const web = out.results[0]!;
     if (!web.ok) throw new Error(web.skip.reason);
     expect(web.snapshot.commit).toBe(sha);
+    expect(web.ref.commitDate).toBe('2023-06-02T17:40:01.000Z');
     expect(fs.existsSync(path.join(web.snapshot.dir, 'app/services/users.py'))).toBe(true);
     expect(gh.faults.get('/repos/acme/webapp')).toEqual([]);
     expect(gh.faults.get('/codeload/acme/webapp')).toEqual([]);
     expect(out.logs.some((l) => /^rate limited on GET/.test(l))).toBe(true);
     expect(out.logs.some((l) => /^secondary rate limit on GET/.test(l))).toBe(true);
+  });
+
+  it('skips a listed commit the repository does not have, before downloading anything', async () => {
+    const before = gh.log.filter((l) => l.includes('/tarball/')).length;
+    const bogus = 'f'.repeat(40);
+    const out = await drive<{ results: SnapshotResult[] }>({ baseURL: gh.baseURL, dataDir, op: 'snapshot', refs: [ref('acme/shop', bogus)] });
+    expect(out.results[0]).toEqual({ ok: false, skip: { repoId: 'acme/shop', stage: 'resolve', reason: expect.stringMatching(new RegExp(`^commit ${bogus}: HTTP 422`)) } });
+    expect(gh.log.filter((l) => l.includes('/tarball/')).length).toBe(before);
   });
 
   it("retries a tarball's server errors within its deadline: no client error retried, no wait begun that would end past the deadline", async () => {

@@ -47,11 +47,14 @@ describe('pinning a local folder whose git configuration is hostile', () => {
   const markers = path.join(base, 'markers');
   const repo = path.join(base, 'hostile');
   let head: string;
+  let headDate: string;
 
   beforeAll(() => {
     fs.mkdirSync(markers);
     fs.mkdirSync(repo);
     head = committedRepository(repo);
+    // Read before the trap is set: the commit's date, which the pin carries for the sandbox.
+    headDate = new Date(Number(git(repo, 'show', '-s', '--format=%ct', 'HEAD')) * 1000).toISOString();
     // The trap: each configured command leaves a marker named by its first argument, and passes
     // its input through (so git, running it, still finds the checkout clean).
     const trap = path.join(base, 'trap');
@@ -105,7 +108,7 @@ describe('pinning a local folder whose git configuration is hostile', () => {
     expect(started).toEqual([]);
     expect(fs.readdirSync(markers)).toEqual([]);
     const source = sources[0]!;
-    expect(source.kind === 'local' && source.pinned).toEqual({ repoId: 'hostile', commit: head });
+    expect(source.kind === 'local' && source.pinned).toEqual({ repoId: 'hostile', commit: head, commitDate: headDate });
     // The snapshot holds the tree without its .git folder.
     const tree = await store.openSnapshot('hostile', head);
     expect(filesOf(tree!)).toEqual(['.gitattributes', '.gitignore', 'pkg/__init__.py', 'pkg/mod.py', 'setup.cfg']);

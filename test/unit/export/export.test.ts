@@ -62,7 +62,14 @@ describe('export columns', () => {
       { step: 'tests', version: 'tests@1' },
     ]);
     const features = huggingFaceFeatures();
-    expect(features.find((f) => f.name === 'packages')).toEqual({ name: 'packages', list: [{ name: 'name', dtype: 'string' }, { name: 'version', dtype: 'string' }] });
+    expect(features.find((f) => f.name === 'packages')).toEqual({
+      name: 'packages',
+      list: [{ name: 'name', dtype: 'string' }, { name: 'version', dtype: 'string' }, { name: 'as_of', dtype: 'string' }],
+    });
+    // A version chosen as of a date carries its cutoff; a newest release (or an older record) an empty one.
+    expect(data.packages).toEqual([{ name: 'numpy', version: '2.0.0', as_of: '' }]);
+    const dated = columnData([{ ...record, packages: [{ name: 'numpy', version: '1.26.4', as_of: '2024-10-06T00:00:00Z' }] }]).find((c) => c.name === 'packages');
+    expect(dated?.data[0]).toEqual([{ name: 'numpy', version: '1.26.4', as_of: '2024-10-06T00:00:00Z' }]);
     expect(features.map((f) => f.name)).toEqual(EXPORT_COLUMNS.map((c) => c.name));
   });
 });

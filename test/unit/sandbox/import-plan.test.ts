@@ -13,6 +13,8 @@ describe('planning installs from a script’s imports', () => {
         imp('ujson', { guarded: true }),
         imp('pandas', { typeChecking: true }),
         imp('six', { dynamic: true }),
+        imp('redis.client', { dynamic: true, guarded: true }),
+        imp('eval_script.requests', { dynamic: true }),
         imp('textkit.clean'),
         imp('helper'),
         imp('google.cloud.storage'),
@@ -24,8 +26,14 @@ describe('planning installs from a script’s imports', () => {
   );
 
   test('unguarded imports are required, guarded ones optional; local, own, TYPE_CHECKING and Python 2 names are left out', () => {
-    expect(plan.required).toEqual(['PyYAML', 'google-cloud-storage', 'numpy']);
-    expect(plan.optional).toEqual(['ujson']);
+    // A literal name given to importlib or a mock patcher is an import like any other.
+    expect(plan.required).toEqual(['PyYAML', 'google-cloud-storage', 'numpy', 'six']);
+    expect(plan.optional).toEqual(['redis', 'ujson']);
+  });
+
+  test("the script's own module is never a package", () => {
+    expect(importedDistribution(plan, 'eval_script')).toBeNull();
+    expect(importedDistribution(plan, 'eval_script.requests')).toBeNull();
   });
 
   test('only names the source imports may be installed later, by longest dotted prefix', () => {

@@ -40,6 +40,32 @@ describe('withNewImplementation', () => {
     expect(out).toContain("        return cls()\n\n    @classmethod\n    def zero_new_implementation(cls, scale: 'float' = 1.0) -> 'Angle':\n        return cls()\n\n\ndef test_zero");
   });
 
+  test('a class defined under with, if or try at module level is still found; one inside a function is not', () => {
+    const script = [
+      'from unittest.mock import patch',
+      "with patch('os.getcwd', return_value='/x'):",
+      '    if True:',
+      '        class Pipe:',
+      '            def recv(self):',
+      '                return 1',
+      '',
+      '        def test_recv():',
+      '            assert Pipe().recv() == Pipe().recv_new_implementation()',
+      '',
+      'def helper():',
+      '    class Hidden:',
+      '        def recv(self):',
+      '            return 2',
+      '',
+    ].join('\n');
+    const out = withNewImplementation(script, 'def recv(self):\n    return 1\n', 'Pipe.recv');
+    expect(out).toContain('                return 1\n\n            def recv_new_implementation(self):\n                return 1\n\n\n        def test_recv');
+    // A class local to a function is another scope: the copy is not put there, but at module level.
+    const hidden = withNewImplementation(script, 'def recv(self):\n    return 2\n', 'Hidden.recv');
+    expect(hidden).not.toMatch(/^ +def recv_new_implementation/m);
+    expect(hidden).toMatch(/^def recv_new_implementation\(self\):\n    return 2$/m);
+  });
+
   test('lines inside a multi-line string are not re-indented', () => {
     const out = withNewImplementation('class A:\n    pass\n', 'def sql(self):\n    return """SELECT *\nFROM t"""\n', 'A.sql');
     expect(out).toContain('    def sql_new_implementation(self):\n        return """SELECT *\nFROM t"""');
