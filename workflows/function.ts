@@ -29,7 +29,7 @@ import type {
 } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { activityFailureReason } from './failures';
-import { boundedDetails, boundedKeyword } from './ids';
+import { boundedKeyword, targetDetails, targetNoun } from './ids';
 import { PIPELINE_PRIORITY } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
 import { solvabilityStage } from './solvability';
@@ -103,8 +103,9 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
    * its stage as a search attribute, so progress views can count running functions by stage.
    */
   let shownStage: FunctionStage | null = null;
+  const noun = targetNoun(fn);
   const progress = (stage: FunctionStage, detail: string) => {
-    setCurrentDetails(boundedDetails(`**${stage}** ${detail}\n\n${fn.repoId} \`${fn.path}::${fn.qualname}\` (${fn.split})`));
+    setCurrentDetails(targetDetails(fn, stage, detail));
     if (stage !== shownStage) {
       shownStage = stage;
       upsertSearchAttributes([{ key: StageKey, value: stage }]);
@@ -278,19 +279,19 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     // Final checks: AST equivalence, with the LLM functionality check when the trees differ
     // (for an evaluation record, equal trees are required).
     stage = 'ast_check';
-    progress(stage, 'comparing the sandboxed function with the original');
+    progress(stage, `comparing the sandboxed ${noun} with the original`);
     const ast = await sandbox(P.checks).astCheck({ run, fn, prepared, scriptKey });
     state.astEquivalent = ast.equivalent;
     if (!ast.equivalent) {
-      if (thresholds.astCheckRequired) return await finish('ast_check', `an evaluation record needs the original function unchanged: ${ast.difference ?? 'the trees differ'}`);
+      if (thresholds.astCheckRequired) return await finish('ast_check', `an evaluation record needs the original ${noun} unchanged: ${ast.difference ?? 'the trees differ'}`);
       stage = 'functionality_check';
-      progress(stage, 'asking whether the sandboxed function behaves the same');
+      progress(stage, `asking whether the sandboxed ${noun} behaves the same`);
       const verdict = await llm(P.checks).checkFunctionality({ run, fn, prepared, scriptKey });
       state.tokens += verdict.tokens;
       if (!verdict.ok) return await finish('functionality_check', `${verdict.failure}: ${verdict.detail}`);
       state.promptVersions.check_functionality = verdict.promptVersion;
       state.functionality = verdict.answer;
-      if (verdict.answer === 'no') return await finish('functionality_check', `sandboxed function differs: ${ast.difference ?? ''} ${verdict.reasoning}`.trim());
+      if (verdict.answer === 'no') return await finish('functionality_check', `sandboxed ${noun} differs: ${ast.difference ?? ''} ${verdict.reasoning}`.trim());
     }
     stage = 'test_check';
     progress(stage, 'asking whether the tests are correct');

@@ -178,6 +178,7 @@ async function buildClassRecord(store: Artifacts, input: RecordInput, thresholds
     coverage_threshold: thresholds.coverage,
     ast_check_required: thresholds.astCheckRequired,
     license: fn.license,
+    license_source: fn.licenseSource ?? null,
     standalone: prepared?.standalone ?? null,
     packages: execution?.packages ?? [],
     prompt_versions: input.promptVersions,

@@ -35,6 +35,7 @@ export const CLASS_ENVIRONMENT_COLUMNS: readonly ExportColumn<ClassDatasetRecord
   col('commit_id', str(), 'the commit the repository was pinned to', (r) => r.commit_id),
   col('class_id', str(), 'deterministic id from repository, commit, path and class name', (r) => r.class_id),
   col('license', str(true), "the repository's license key when known", (r) => r.license),
+  col('license_source', str(true), "where the license came from: 'github-api', 'file:<name>' (the repository's license file) or 'none'", (r) => r.license_source ?? null),
   col('coverage_threshold', { kind: 'scalar', scalar: 'float64', nullable: false }, 'the coverage the split required', (r) => r.coverage_threshold),
   col('ast_check_required', { kind: 'scalar', scalar: 'bool', nullable: false }, 'whether the split required equal ASTs', (r) => r.ast_check_required),
   col('method_names', { kind: 'struct-list', fields: ['name'] }, 'its methods (those of nested classes as Inner.method; `methods` is their number)', (r) => r.methods.map((name) => ({ name }))),

@@ -126,7 +126,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
       await file.add(record);
       classThresholds.get(record.split)!.coverage.add(record.coverage_threshold);
       classThresholds.get(record.split)!.ast.add(record.ast_check_required);
-      const repo = repositories.get(record.repo_name) ?? { license: record.license ?? 'unknown', licenseSource: 'not recorded', records: 0 };
+      const repo = repositories.get(record.repo_name) ?? { license: record.license ?? 'unknown', licenseSource: record.license_source ?? 'not recorded', records: 0 };
       repo.records++;
       repositories.set(record.repo_name, repo);
     }

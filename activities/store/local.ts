@@ -130,6 +130,7 @@ async function appendLine(file: string, line: string): Promise<void> {
 interface CountedRecord {
   mtimeMs: number;
   stage: FunctionStage;
+  isClass: boolean;
   debug_rounds: number;
   coverage_rounds: number;
 }
@@ -322,7 +323,7 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async countRecords(runId: string): Promise<RecordCounts> {
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() };
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan(), classes: { total: 0, accepted: 0 } };
     const known = this.stageCache.get(runId) ?? new Map<string, CountedRecord>();
     this.stageCache.set(runId, known);
     for (const name of await this.recordNames(runId)) {
@@ -335,7 +336,7 @@ export class LocalStore extends FileArtifacts implements Store {
         else {
           const r = StoredRecordSchema.parse(JSON.parse(await fsp.readFile(file, 'utf8')));
           const row = r.accepted ? r.record : r.rejection;
-          counted = { mtimeMs, stage: r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage), debug_rounds: row.debug_rounds, coverage_rounds: row.coverage_rounds };
+          counted = { mtimeMs, stage: r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage), isClass: r.kind === 'class', debug_rounds: row.debug_rounds, coverage_rounds: row.coverage_rounds };
           known.set(name, counted);
         }
       } catch (err) {
@@ -345,6 +346,10 @@ export class LocalStore extends FileArtifacts implements Store {
       counts.total += 1;
       if (counted.stage === 'accepted') counts.accepted += 1;
       counts.byStage[counted.stage] = (counts.byStage[counted.stage] ?? 0) + 1;
+      if (counted.isClass) {
+        counts.classes.total += 1;
+        if (counted.stage === 'accepted') counts.classes.accepted += 1;
+      }
       addRoundsRan(counts.rounds, counted);
     }
     return counts;

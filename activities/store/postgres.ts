@@ -435,18 +435,22 @@ export class PostgresStore implements Store {
   async countRecords(runId: string): Promise<RecordCounts> {
     checkRunId(runId);
     const rounds = (field: string) => `COALESCE((record->'record'->>'${field}')::int, (record->'rejection'->>'${field}')::int, 0)`;
-    const r = await this.pool.query<{ stage: string; n: string; debug_fns: string; debug: string; coverage_fns: string; coverage: string }>(
-      `SELECT stage, count(*) AS n,
+    const r = await this.pool.query<{ stage: string; n: string; classes: string; debug_fns: string; debug: string; coverage_fns: string; coverage: string }>(
+      `SELECT stage, count(*) AS n, sum(CASE WHEN record->>'kind' = 'class' THEN 1 ELSE 0 END) AS classes,
               sum(CASE WHEN ${rounds('debug_rounds')} > 0 THEN 1 ELSE 0 END) AS debug_fns, sum(${rounds('debug_rounds')}) AS debug,
               sum(CASE WHEN ${rounds('coverage_rounds')} > 0 THEN 1 ELSE 0 END) AS coverage_fns, sum(${rounds('coverage_rounds')}) AS coverage
          FROM records WHERE run_id = $1 GROUP BY stage`,
       [runId],
     );
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() };
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan(), classes: { total: 0, accepted: 0 } };
     for (const row of r.rows) {
       const n = Number(row.n);
       counts.total += n;
-      if (row.stage === 'accepted') counts.accepted += n;
+      counts.classes.total += Number(row.classes);
+      if (row.stage === 'accepted') {
+        counts.accepted += n;
+        counts.classes.accepted += Number(row.classes);
+      }
       counts.byStage[row.stage as FunctionStage] = n;
       counts.rounds.debug.functions += Number(row.debug_fns);
       counts.rounds.debug.rounds += Number(row.debug);

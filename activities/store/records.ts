@@ -145,6 +145,8 @@ export const ClassDatasetRecordSchema = z.object({
   coverage_threshold: z.number(),
   ast_check_required: z.boolean(),
   license: z.string().nullable(),
+  /** Where `license` came from, as a function record has it; null in records written before it was kept. */
+  license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
   packages: z.array(z.object({ name: z.string(), version: z.string() })),
   prompt_versions: z.record(z.string(), z.string()),

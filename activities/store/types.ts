@@ -89,6 +89,8 @@ export interface RecordCounts {
   byStage: Partial<Record<FunctionStage, number>>;
   /** Debug and coverage rounds that ran, over the records so far. */
   rounds: RoundsRan;
+  /** Of the records, those of class environments (a record of kind 'class'): all and accepted. */
+  classes: { total: number; accepted: number };
 }
 
 export interface Store extends Artifacts {

@@ -80,6 +80,12 @@ export interface RunStatus {
     /** Debug and coverage rounds that ran, over the functions finished so far. */
     rounds: RoundsRan;
   };
+  /**
+   * Class environments, counted apart from the functions (whose figures above leave them out;
+   * rejections by stage, stages in progress and rounds are over both). Absent or null when the
+   * run makes none.
+   */
+  classes?: { candidates: number; finished: number; accepted: number; rejected: number } | null;
   /** LLM calls of the run so far (exchanges in the store). */
   llm: Usage;
   /** Of those, the answers refused (unparseable, failing a sanity check) and what they cost, by check. */
@@ -106,7 +112,10 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
   const manifest = await store.getRun(runId);
   if (!manifest) throw new RunNotFoundError(`no run ${runId} in the store at ${store.location}`);
   const [repos, counts, llm, refused] = await Promise.all([store.listRepoProgress(runId), store.countRecords(runId), store.runUsage(runId), store.runRefusals(runId)]);
-  const candidates = repos.reduce((n, r) => n + r.outcome.candidates, 0);
+  // A repository's candidates are its functions then its sampled classes.
+  const classCandidates = repos.reduce((n, r) => n + (r.classSelection?.sampled ?? 0), 0);
+  const candidates = repos.reduce((n, r) => n + r.outcome.candidates, 0) - classCandidates;
+  const makesClasses = repos.some((r) => r.classSelection) || counts.classes.total > 0;
   const temporal = options.client ? await temporalStatus(options.client, runId) : null;
   const batch = options.dataDir !== undefined ? summarizeWaiting(await readWaitingRequests(options.dataDir, runId), (options.now ?? Date.now)()) : null;
   // Running functions by stage: Temporal knows each one's stage (a search attribute it updates as
@@ -131,13 +140,16 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
     },
     functions: {
       candidates,
-      finished: counts.total,
-      accepted: counts.accepted,
-      rejected: counts.total - counts.accepted,
+      finished: counts.total - counts.classes.total,
+      accepted: counts.accepted - counts.classes.accepted,
+      rejected: counts.total - counts.accepted - (counts.classes.total - counts.classes.accepted),
       rejectedByStage,
       inProgressByStage,
       rounds: counts.rounds,
     },
+    classes: makesClasses
+      ? { candidates: classCandidates, finished: counts.classes.total, accepted: counts.classes.accepted, rejected: counts.classes.total - counts.classes.accepted }
+      : null,
     llm,
     refused,
     batch,
@@ -167,7 +179,7 @@ async function inProgressFromExchanges(store: Store, runId: string): Promise<Par
 /** Stages a running function can be at (the search attribute its workflow keeps up to date). */
 const RUNNING_STAGES = STAGE_ORDER.filter((s) => s !== 'accepted');
 
-/** The crawl workflow's status, and the run's running function workflows in all and by stage. */
+/** The crawl workflow's status, and the run's running function (and class) workflows in all and by stage. */
 async function temporalStatus(client: Client, runId: string): Promise<{ crawl: string | null; runningFunctions: number; byStage: Partial<Record<FunctionStage, number>> } | { error: string }> {
   try {
     let crawl: string | null = null;
@@ -176,7 +188,8 @@ async function temporalStatus(client: Client, runId: string): Promise<{ crawl: s
     } catch (err) {
       if ((err as Error).name !== 'WorkflowNotFoundError') throw err;
     }
-    const running = `RepostRunId = "${runId}" AND WorkflowType = "functionWorkflow" AND ExecutionStatus = "Running"`;
+    // A class environment's workflow goes through the same stages under its own type.
+    const running = `RepostRunId = "${runId}" AND (WorkflowType = "functionWorkflow" OR WorkflowType = "classWorkflow") AND ExecutionStatus = "Running"`;
     const [all, ...perStage] = await Promise.all([
       client.workflow.count(running),
       ...RUNNING_STAGES.map((stage) => client.workflow.count(`${running} AND RepostStage = "${stage}"`)),
@@ -203,6 +216,7 @@ export function formatRunStatus(s: RunStatus): string {
     `store: ${s.store.kind} at ${s.store.location}`,
     `repositories: ${s.repositories.done}/${s.repositories.total} done (${s.repositories.listed} listed, ${s.repositories.skipped} skipped)`,
     `functions: ${s.functions.finished}/${s.functions.candidates} finished, ${s.functions.accepted} accepted, ${s.functions.rejected} rejected`,
+    ...(s.classes ? [`classes: ${s.classes.finished}/${s.classes.candidates} finished, ${s.classes.accepted} accepted, ${s.classes.rejected} rejected`] : []),
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
     `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
     `  rounds that ran: ${formatRounds(s.functions.rounds)}`,
@@ -240,7 +254,9 @@ export interface ProgressSample {
   elapsedMs: number;
   /** Functions expected in all: candidates listed, plus the repositories not listed yet at the average so far. */
   expectedFunctions: number;
-  /** Functions finished per minute, over the last minutes. */
+  /** Class environments expected in all, likewise (0 when the run makes none). */
+  expectedClasses: number;
+  /** Functions and classes finished per minute, over the last minutes. */
   perMinute: number | null;
   /** Estimated time left, null until there is a rate. */
   etaMs: number | null;
@@ -265,20 +281,24 @@ export class ProgressTracker {
   /** Adds a snapshot (taken now) and derives the rate and the estimate. */
   add(status: RunStatus): ProgressSample {
     const at = this.now();
-    this.history.push({ at, finished: status.functions.finished });
+    const finished = status.functions.finished + (status.classes?.finished ?? 0);
+    this.history.push({ at, finished });
     while (this.history.length > 2 && at - this.history[0]!.at > RATE_WINDOW_MS) this.history.shift();
     const first = this.history[0]!;
-    const done = status.functions.finished - first.finished;
+    const done = finished - first.finished;
     const perMinute = at > first.at && done > 0 ? (done / (at - first.at)) * 60_000 : null;
     const r = status.repositories;
     const listedWithCandidates = Math.max(1, r.listed - r.skipped);
     const unlisted = Math.max(0, r.total - r.listed);
-    const expectedFunctions = status.functions.candidates + Math.round((unlisted * status.functions.candidates) / listedWithCandidates);
-    const left = Math.max(0, expectedFunctions - status.functions.finished);
+    const expected = (candidates: number) => candidates + Math.round((unlisted * candidates) / listedWithCandidates);
+    const expectedFunctions = expected(status.functions.candidates);
+    const expectedClasses = status.classes ? expected(status.classes.candidates) : 0;
+    const left = Math.max(0, expectedFunctions + expectedClasses - finished);
     return {
       status,
       elapsedMs: Math.max(0, at - Date.parse(status.createdAt)),
       expectedFunctions,
+      expectedClasses,
       perMinute,
       etaMs: status.status === 'finished' ? 0 : perMinute ? (left / perMinute) * 60_000 : null,
     };
@@ -297,9 +317,10 @@ function compact(n: number): string {
   return n >= 1e6 ? `${(n / 1e6).toFixed(1)}M` : n >= 1e4 ? `${(n / 1e3).toFixed(0)}k` : String(n);
 }
 
-/** One line: repositories, functions by stage, accepted and rejected, LLM use, time and time left. */
+/** One line: repositories, functions (and classes) by stage, accepted and rejected, LLM use, time and time left. */
 export function formatProgressLine(p: ProgressSample): string {
   const s = p.status;
+  const approx = s.repositories.listed < s.repositories.total ? '~' : '';
   const running = Object.entries(s.functions.inProgressByStage)
     .filter(([, n]) => n)
     .map(([stage, n]) => `${stage} ${n}`)
@@ -308,8 +329,8 @@ export function formatProgressLine(p: ProgressSample): string {
   const eta = p.etaMs === null ? 'time left unknown yet' : p.etaMs === 0 ? 'done' : `~${formatDuration(p.etaMs)} left`;
   return [
     `repos ${s.repositories.done}/${s.repositories.total}`,
-    `functions ${s.functions.finished}/${s.repositories.listed < s.repositories.total ? '~' : ''}${p.expectedFunctions}${running ? ` (running: ${running})` : ''}`,
-    `accepted ${s.functions.accepted}, rejected ${s.functions.rejected}`,
+    `functions ${s.functions.finished}/${approx}${p.expectedFunctions}${s.classes ? `, classes ${s.classes.finished}/${approx}${p.expectedClasses}` : ''}${running ? ` (running: ${running})` : ''}`,
+    `accepted ${s.functions.accepted + (s.classes?.accepted ?? 0)}, rejected ${s.functions.rejected + (s.classes?.rejected ?? 0)}`,
     `rounds: debug ${s.functions.rounds.debug.rounds} in ${s.functions.rounds.debug.functions} fn, coverage ${s.functions.rounds.coverage.rounds} in ${s.functions.rounds.coverage.functions} fn`,
     `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
     `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, $${s.refused.costUsd.toFixed(2)}`,

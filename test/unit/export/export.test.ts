@@ -131,6 +131,8 @@ describe('dataset card', () => {
   it('class environments: their own configuration, split files, features and section', () => {
     const names = CLASS_ENVIRONMENT_COLUMNS.map((c) => c.name);
     expect(new Set(names).size).toBe(names.length);
+    // Where the license was read is a column of the classes as of the functions.
+    expect(names).toEqual(expect.arrayContaining(['license', 'license_source']));
     const card = renderDatasetCard({ ...input([{ repo: 'o/r', license: 'mit', records: 2 }]), classSplits: [{ name: 'train', path: 'data/classes/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }] });
     expect(card).toContain('  - config_name: "classes"\n    data_files:\n      - split: "train"\n        path: "data/classes/train-00000-of-00001.parquet"\n');
     expect(card).toContain('dataset_info:\n  - config_name: "default"\n');

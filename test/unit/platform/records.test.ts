@@ -123,6 +123,21 @@ describe('dataset records', () => {
     expect(top.accepted && top.kind !== 'class' && top.record.orig_func).toBe(plain);
   });
 
+  it("a class's record carries its license and where it was read, as a function's does", async () => {
+    const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'records-')));
+    const keys = { source: await store.put('class A:\n    def f(self):\n        return 1\n'), context: await store.put(''), script: await store.put('def test_A_f():\n    pass\n'), settings: 'k' };
+    const base = input('cccc', 'accepted', keys);
+    const fn = { ...base.fn, kind: 'class' as const, qualname: 'A', name: 'A', licenseSource: 'file:LICENSE' };
+    const stored = await buildStoredRecord(store, { ...base, fn, prepared: { ...base.prepared!, methods: ['f'] } }, thresholds);
+    if (!stored.accepted || stored.kind !== 'class') throw new Error("expected a class's accepted record");
+    expect(stored.record).toMatchObject({ class_name: 'A', license: 'mit', license_source: 'file:LICENSE', test_functions: ['test_A_f'] });
+    const fnStored = await buildStoredRecord(store, { ...base, fn: { ...base.fn, licenseSource: 'file:LICENSE' } }, thresholds);
+    expect(fnStored.accepted && fnStored.kind !== 'class' && fnStored.record.license_source).toBe('file:LICENSE');
+    // Without a recorded source (an older snapshot), it is null, not made up.
+    const older = await buildStoredRecord(store, { ...base, fn: { ...fn, licenseSource: undefined } }, thresholds);
+    expect(older.accepted && older.kind === 'class' && older.record.license_source).toBeNull();
+  });
+
   it('pages through thousands of records in bounded pages', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'records-'));
     const store = new LocalStore(dir);

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import type { FunctionRef } from '../../../activities/contracts';
 import type { ExchangeIndexEntry } from '../../../activities/store/exchanges';
 import { LocalStore } from '../../../activities/store/local';
+import { ClassDatasetRecordSchema } from '../../../activities/store/records';
 import type { StoredRecord } from '../../../activities/store/types';
 import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
 import { datasetRecordOf } from '../../support/records';
@@ -85,9 +86,52 @@ describe('runStatus', () => {
     expect(text).toContain('refused answers: 1 of 4 reviewed, 31 tokens, estimated $0.5000 (by check: test_calls_new_implementation: 1 (31 tokens, $0.5000), test_calls_target: 1 (31 tokens, $0.5000))');
     expect(text).toContain('repositories: 1/3 done (2 listed, 1 skipped)');
     expect(text).toContain('functions: 2/5 finished, 1 accepted, 1 rejected');
+    // A run that makes no class environments has no classes figures.
+    expect(s.classes).toBeNull();
+    expect(text).not.toContain('classes:');
     expect(text).toContain('in progress by stage: tests: 1, debug: 1, prepare: 1');
     expect(text).toContain('rounds that ran: debug 2 function(s), 4 round(s); coverage 1 function(s), 2 round(s)');
     await expect(runStatus(store, 'run-none')).rejects.toBeInstanceOf(RunNotFoundError);
+  });
+});
+
+describe('runStatus of a run that makes class environments', () => {
+  it('counts classes apart from functions, in the status and the live line', async () => {
+    const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'repost-status-')));
+    await store.createRun({ runId: 'run-c', createdAt: '2026-01-01T00:00:00.000Z', settingsKey: await store.putJson({}), sourcesKey: null, sources: 1, outDir: null });
+    const classRef = (id: string): FunctionRef => ({ ...fnRef(id), qualname: `K_${id}`, name: `K_${id}`, kind: 'class' });
+    const page = await store.putJson([...['f1', 'f2', 'f3', 'f4'].map(fnRef), classRef('k1'), classRef('k2')]);
+    const outcome = { repoId: 'acme/r', source: { kind: 'github' as const, fullName: 'acme/r' }, skipped: null, candidates: 6, accepted: 0, rejected: 0 };
+    await store.putRepoProgress('run-c', { index: 0, outcome, candidatePages: [page], classSelection: { found: 3, droppedBy: { test_class: 1 }, kept: 2, sampled: 2 }, done: false });
+    // Functions: f1 accepted, f2 rejected. Classes: k1 accepted, k2 rejected.
+    const f2 = rejected('f2', 'debug', 1);
+    await store.putRecord('run-c', f2);
+    const f1 = rejected('f1', 'x');
+    await store.putRecord('run-c', { accepted: true, fn: f1.fn, record: datasetRecordOf(f1.fn, 'run-c', { orig_func: '', eval_script: '', commit_id: 'c', llm_tokens: 3 }) });
+    const k2 = rejected('k2', 'tests');
+    await store.putRecord('run-c', { ...k2, kind: 'class', fn: classRef('k2') } as StoredRecord);
+    const k1 = classRef('k1');
+    await store.putRecord('run-c', {
+      kind: 'class',
+      accepted: true,
+      fn: k1,
+      record: ClassDatasetRecordSchema.parse({
+        class_name: k1.qualname, idx: 'k1', repo_name: k1.repoId, class_path: k1.path, orig_class: '', orig_context: '', eval_script: '', test_functions: [], coverage_rate: 1, coverage_report: '',
+        method_coverage: [], sandbox_ast_check: true, sandbox_functionality_check: null, test_correctness_check: 'yes', commit_id: k1.commit, qualname: k1.qualname, class_id: 'k1', run_id: 'run-c',
+        split: 'train', coverage_threshold: 0.8, ast_check_required: false, license: null, standalone: true, packages: [], prompt_versions: {}, debug_rounds: 0, coverage_rounds: 0, llm_tokens: 1,
+        methods: [], class_skeleton: '', documentation_level: 'none', metrics: {}, method_metrics: [],
+      }),
+    } as StoredRecord);
+
+    const s = await runStatus(store, 'run-c');
+    expect(s.functions).toMatchObject({ candidates: 4, finished: 2, accepted: 1, rejected: 1 });
+    expect(s.classes).toEqual({ candidates: 2, finished: 2, accepted: 1, rejected: 1 });
+    const text = formatRunStatus(s);
+    expect(text).toContain('functions: 2/4 finished, 1 accepted, 1 rejected');
+    expect(text).toContain('classes: 2/2 finished, 1 accepted, 1 rejected');
+    const sample = new ProgressTracker(store, 'run-c', null, () => Date.parse('2026-01-01T00:01:00.000Z')).add(s);
+    expect(sample).toMatchObject({ expectedFunctions: 4, expectedClasses: 2 });
+    expect(formatProgressLine(sample)).toMatch(/^repos 0\/1 \| functions 2\/4, classes 2\/2 \(running: prepare 2\) \| accepted 2, rejected 2 \|/);
   });
 });
 

@@ -1,4 +1,5 @@
 import {
+  MAX_DETAILS_BYTES,
   MAX_KEYWORD_BYTES,
   MAX_SUMMARY_BYTES,
   MAX_WORKFLOW_ID_BYTES,
@@ -8,6 +9,7 @@ import {
   evalFunctionWorkflowId,
   functionWorkflowId,
   shortHash,
+  targetDetails,
   utf8Length,
 } from '../../../workflows/ids';
 
@@ -92,5 +94,15 @@ describe('search-attribute values and UI texts', () => {
     expect(clipUtf8('aé😀b', 6)).toBe('aé');
     expect(clipUtf8('aé😀b', 7)).toBe('aé😀');
     expect(utf8Length('aé😀b')).toBe(8);
+  });
+
+  it("current details name the target's kind: a class environment's workflow says class, a function's function", () => {
+    const target = { repoId: 'acme/tools', path: 'calc.py', qualname: 'Interval', split: 'train' };
+    const cls = targetDetails({ ...target, kind: 'class' }, 'tests', 'writing equivalence tests');
+    expect(cls).toBe('**tests** writing equivalence tests\n\nclass acme/tools `calc.py::Interval` (train)');
+    expect(targetDetails({ ...target, qualname: 'Interval.merge' }, 'tests', 'x')).toBe('**tests** x\n\nfunction acme/tools `calc.py::Interval.merge` (train)');
+    expect(targetDetails({ ...target, kind: 'function' }, 'tests', 'x')).toContain('\n\nfunction ');
+    // Outside data (a qualified name, a model's failure text) stays within the UI's bound.
+    expect(utf8Length(targetDetails({ ...target, kind: 'class', qualname: 'K'.repeat(100_000) }, 'debug', 'é'.repeat(100_000)))).toBeLessThanOrEqual(MAX_DETAILS_BYTES);
   });
 });
