@@ -39,12 +39,30 @@ export async function writeFileAtomic(file: string, content: string | Buffer): P
  * holds the old content or the whole new one, never an empty or partial file.
  */
 export async function writeFileDurable(file: string, content: string | Buffer): Promise<void> {
+  await writeStreamDurable(file, [typeof content === 'string' ? Buffer.from(content) : content]);
+}
+
+/**
+ * `writeFileDurable` from a stream: chunk by chunk into a temporary file, synced, renamed, the
+ * folder synced. `check` sees the byte count after each chunk and may throw to refuse the file
+ * (nothing is left behind). Returns the bytes written.
+ */
+export async function writeStreamDurable(
+  file: string,
+  source: AsyncIterable<Uint8Array> | Iterable<Uint8Array>,
+  check: (bytes: number) => void = () => undefined,
+): Promise<number> {
   const dir = path.dirname(file);
   await fsp.mkdir(dir, { recursive: true });
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
   const handle = await fsp.open(tmp, 'wx');
+  let bytes = 0;
   try {
-    await handle.writeFile(content);
+    for await (const chunk of source) {
+      bytes += chunk.byteLength;
+      check(bytes);
+      await handle.write(chunk);
+    }
     await handle.sync();
   } catch (err) {
     await handle.close().catch(() => undefined);
@@ -59,6 +77,7 @@ export async function writeFileDurable(file: string, content: string | Buffer): 
   } finally {
     await folder.close();
   }
+  return bytes;
 }
 
 /** An artifact whose bytes do not hash to its key (a damaged disk, a hand edit, a torn copy). */

@@ -14,12 +14,11 @@
  * file flushed to disk, then renamed), the request file before the manifest: a folder without a
  * manifest is a batch whose making was interrupted, never a batch with half its requests.
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { z } from 'zod';
-import { writeFileDurable } from '../../store/artifacts';
+import { writeFileDurable, writeStreamDurable } from '../../store/artifacts';
 import { BatchIdSchema, batchIdProblem, RemoteIdSchema, type BatchId } from './ids';
 import { BATCH_ENDPOINT, BATCH_LIMITS } from './limits';
 import { BatchFileError } from './lines';
@@ -133,32 +132,9 @@ export class BatchFolders {
   async writeFrom(id: string, file: Exclude<BatchFileName, 'manifest'>, source: AsyncIterable<Uint8Array>, maxBytes: number): Promise<number> {
     await this.sizeOf(id, file);
     const target = this.pathOf(id, file);
-    const dir = path.dirname(target);
-    await fsp.mkdir(dir, { recursive: true });
-    const tmp = `${target}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
-    const handle = await fsp.open(tmp, 'wx');
-    let bytes = 0;
-    try {
-      for await (const chunk of source) {
-        bytes += chunk.byteLength;
-        if (bytes > maxBytes) throw new BatchFileError(`${target}: more than the ${maxBytes} bytes a batch file may have`, target, null);
-        await handle.write(chunk);
-      }
-      await handle.sync();
-    } catch (err) {
-      await handle.close().catch(() => undefined);
-      await fsp.rm(tmp, { force: true });
-      throw err;
-    }
-    await handle.close();
-    await fsp.rename(tmp, target);
-    const folder = await fsp.open(dir, 'r');
-    try {
-      await folder.sync();
-    } finally {
-      await folder.close();
-    }
-    return bytes;
+    return writeStreamDurable(target, source, (bytes) => {
+      if (bytes > maxBytes) throw new BatchFileError(`${target}: more than the ${maxBytes} bytes a batch file may have`, target, null);
+    });
   }
 
   async readManifest(id: string): Promise<BatchManifest> {
