@@ -168,13 +168,20 @@ function checkTarget(root: Node, input: FunctionCheckInput, failures: SanityFail
 }
 
 /** The checks both steps start with: the script parses, defines the target, and keeps its size. */
-function checkScriptAndTarget(input: FunctionCheckInput & { script: string }): { root: Node; failures: SanityFailure[]; measures: Record<string, number> } {
+function checkScriptAndTarget(input: FunctionCheckInput & { script: string }): ParsedScript {
+  return parsedScript(input.script, (root, failures, measures) => checkTarget(root, input, failures, measures));
+}
+
+type ParsedScript = { root: Node; failures: SanityFailure[]; measures: Record<string, number> };
+
+/** A script parsed, its syntax error if any, then its target's checks (a function's or a class's). */
+function parsedScript(script: string, checkItsTarget: (root: Node, failures: SanityFailure[], measures: Record<string, number>) => void): ParsedScript {
   const failures: SanityFailure[] = [];
   const measures: Record<string, number> = {};
-  const root = parse(input.script).rootNode;
+  const root = parse(script).rootNode;
   const syntax = firstSyntaxError(root);
   if (syntax) failures.push({ check: 'parses', detail: syntax });
-  checkTarget(root, input, failures, measures);
+  checkItsTarget(root, failures, measures);
   return { root, failures, measures };
 }
 
@@ -281,14 +288,8 @@ function checkClassTarget(root: Node, input: ClassCheckInput, failures: SanityFa
   }
 }
 
-function checkClassScript(input: ClassCheckInput & { script: string }): { root: Node; failures: SanityFailure[]; measures: Record<string, number> } {
-  const failures: SanityFailure[] = [];
-  const measures: Record<string, number> = {};
-  const root = parse(input.script).rootNode;
-  const syntax = firstSyntaxError(root);
-  if (syntax) failures.push({ check: 'parses', detail: syntax });
-  checkClassTarget(root, input, failures, measures);
-  return { root, failures, measures };
+function checkClassScript(input: ClassCheckInput & { script: string }): ParsedScript {
+  return parsedScript(input.script, (root, failures, measures) => checkClassTarget(root, input, failures, measures));
 }
 
 /** Table 11 for a class: the script parses, keeps the class whole and keeps the context it was given. */
