@@ -172,6 +172,15 @@ function errorBody(message: string, type: string, code: string | null = null): s
   return JSON.stringify({ error: { message, type, param: null, code } });
 }
 
+/** The error a scripted fault answers with, the same over HTTP and in a batch's error file. */
+const FAULT_ERRORS = {
+  '429': (): [number, string] => [429, errorBody('Rate limit reached (scripted).', 'rate_limit_exceeded', 'rate_limit_exceeded')],
+  '500': (): [number, string] => [500, errorBody('The server had an error while processing your request (scripted).', 'server_error')],
+  '400': (): [number, string] => [400, errorBody('Invalid request (scripted).', 'invalid_request_error')],
+  '401': (): [number, string] => [401, errorBody('Incorrect API key provided (scripted).', 'invalid_request_error', 'invalid_api_key')],
+  '404': (model: string): [number, string] => [404, errorBody(`The model ${model} does not exist (scripted).`, 'invalid_request_error', 'model_not_found')],
+};
+
 export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedServerOptions = {}): Promise<ScriptedLlmServer> {
   const checked = LlmScriptSchema.parse(script);
   const requests: RecordedRequest[] = [];
@@ -261,15 +270,13 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     if (typeof response === 'string') return status(200, 'text', completion(body.model, promptText, fill(response), 'stop'));
     switch (response.fault) {
       case '429':
-        return status(429, '429', errorBody('Rate limit reached (scripted).', 'rate_limit_exceeded', 'rate_limit_exceeded'));
       case '500':
-        return status(500, '500', errorBody('The server had an error while processing your request (scripted).', 'server_error'));
       case '400':
-        return status(400, '400', errorBody('Invalid request (scripted).', 'invalid_request_error'));
       case '401':
-        return status(401, '401', errorBody('Incorrect API key provided (scripted).', 'invalid_request_error', 'invalid_api_key'));
-      case '404':
-        return status(404, '404', errorBody(`The model ${body.model} does not exist (scripted).`, 'invalid_request_error', 'model_not_found'));
+      case '404': {
+        const [code, text] = FAULT_ERRORS[response.fault](body.model);
+        return status(code, response.fault, text);
+      }
       case 'slow':
         return status(200, 'slow', completion(body.model, promptText, fill(response.text ?? 'slow answer'), 'stop'));
       case 'malformed':
@@ -350,16 +357,16 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     switch (response.fault) {
       case '429': {
         const sec = response.retryAfterSec ?? 1;
-        return reply(429, '429', errorBody('Rate limit reached (scripted).', 'rate_limit_exceeded', 'rate_limit_exceeded'), { 'retry-after': String(sec) });
+        const [code, text] = FAULT_ERRORS['429']();
+        return reply(code, '429', text, { 'retry-after': String(sec) });
       }
       case '500':
-        return reply(500, '500', errorBody('The server had an error while processing your request (scripted).', 'server_error'));
       case '400':
-        return reply(400, '400', errorBody('Invalid request (scripted).', 'invalid_request_error'));
       case '401':
-        return reply(401, '401', errorBody('Incorrect API key provided (scripted).', 'invalid_request_error', 'invalid_api_key'));
-      case '404':
-        return reply(404, '404', errorBody(`The model ${body.model} does not exist (scripted).`, 'invalid_request_error', 'model_not_found'));
+      case '404': {
+        const [code, text] = FAULT_ERRORS[response.fault](body.model);
+        return reply(code, response.fault, text);
+      }
       case 'slow':
         await wait(response.delayMs ?? 30_000);
         return reply(200, 'slow', completion(body.model, promptText, fill(response.text ?? 'slow answer'), 'stop'));
