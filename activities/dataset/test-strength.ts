@@ -4,6 +4,7 @@
  * counted over all records, the mutation rounds taken and the stability verdicts. Added one record
  * at a time; it keeps one number per scored record.
  */
+import { scoreSpread } from '../sandbox/mutation';
 import type { DatasetRecord } from '../store/records';
 
 export interface TestStrength {
@@ -26,14 +27,6 @@ export interface TestStrength {
   improvedByRounds: number;
   mutationRounds: number;
   stability: { stable: number; flaky: number; unchecked: number };
-}
-
-function quantile(sorted: number[], q: number): number | null {
-  if (sorted.length === 0) return null;
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
 }
 
 type StrengthRecord = Pick<DatasetRecord, 'mutation_score' | 'mutants' | 'mutation_rounds' | 'stability'>;
@@ -64,21 +57,10 @@ export class TestStrengthBuilder {
   }
 
   result(): TestStrength {
-    const s = [...this.scores].sort((a, b) => a - b);
-    const histogram = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, records: 0 }));
-    histogram.push({ from: 1, to: 1, records: 0 });
-    for (const score of s) histogram[score >= 1 ? 10 : Math.floor(score * 10)]!.records += 1;
     return {
-      scored: s.length,
+      scored: this.scores.length,
       unscored: this.unscored,
-      mean: s.length ? s.reduce((a, b) => a + b, 0) / s.length : null,
-      p25: quantile(s, 0.25),
-      median: quantile(s, 0.5),
-      p75: quantile(s, 0.75),
-      min: s[0] ?? null,
-      max: s.at(-1) ?? null,
-      histogram,
-      perfect: s.filter((x) => x >= 1).length,
+      ...scoreSpread(this.scores),
       mutants: { ...this.mutants },
       improvedByRounds: this.improvedByRounds,
       mutationRounds: this.mutationRounds,

@@ -198,20 +198,47 @@ export interface MutationDistribution {
   byOperator: Record<string, { made: number; killed: number; rate: number }>;
 }
 
-function quantile(sorted: number[], q: number): number | null {
-  if (sorted.length === 0) return null;
-  const at = (sorted.length - 1) * q;
-  const lo = Math.floor(at);
-  const hi = Math.ceil(at);
-  return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+/** How mutation scores spread: mean, quartiles, extremes, a histogram by tenths (1.0 apart) and how many are 1.0. */
+export interface ScoreSpread {
+  mean: number | null;
+  p25: number | null;
+  median: number | null;
+  p75: number | null;
+  min: number | null;
+  max: number | null;
+  /** Scores per tenth: [0, 0.1), [0.1, 0.2), ..., [0.9, 1.0), and 1.0 alone. */
+  histogram: { from: number; to: number; records: number }[];
+  /** Scores of 1.0: every mutant killed. */
+  perfect: number;
+}
+
+export function scoreSpread(scores: readonly number[]): ScoreSpread {
+  const sorted = [...scores].sort((a, b) => a - b);
+  const quantile = (q: number): number | null => {
+    if (sorted.length === 0) return null;
+    const at = (sorted.length - 1) * q;
+    const lo = Math.floor(at);
+    const hi = Math.ceil(at);
+    return sorted[lo]! + (sorted[hi]! - sorted[lo]!) * (at - lo);
+  };
+  const histogram = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, records: 0 }));
+  histogram.push({ from: 1, to: 1, records: 0 });
+  for (const score of sorted) histogram[score >= 1 ? 10 : Math.floor(score * 10)]!.records += 1;
+  return {
+    mean: sorted.length ? sorted.reduce((a, b) => a + b, 0) / sorted.length : null,
+    p25: quantile(0.25),
+    median: quantile(0.5),
+    p75: quantile(0.75),
+    min: sorted[0] ?? null,
+    max: sorted.at(-1) ?? null,
+    histogram,
+    perfect: sorted.filter((x) => x >= 1).length,
+  };
 }
 
 export function mutationDistribution(summaries: MutationSummary[]): MutationDistribution {
-  const scores = summaries.filter((s) => s.status === 'scored').map((s) => s.score!).sort((a, b) => a - b);
+  const scores = summaries.filter((s) => s.status === 'scored').map((s) => s.score!);
   const sum = (f: (s: MutationSummary) => number) => summaries.reduce((n, s) => n + f(s), 0);
-  const histogram = Array.from({ length: 10 }, (_, i) => ({ from: i / 10, to: (i + 1) / 10, records: 0 }));
-  histogram.push({ from: 1, to: 1, records: 0 });
-  for (const score of scores) histogram[score >= 1 ? 10 : Math.floor(score * 10)]!.records += 1;
   const byOperator: MutationDistribution['byOperator'] = {};
   for (const s of summaries) {
     for (const [op, c] of Object.entries(s.byOperator)) {
@@ -226,14 +253,7 @@ export function mutationDistribution(summaries: MutationSummary[]): MutationDist
     scored: scores.length,
     noMutants: summaries.filter((s) => s.status === 'no_mutants').length,
     groundTruthFailed: summaries.filter((s) => s.status === 'ground_truth_failed').length,
-    mean: scores.length ? scores.reduce((a, b) => a + b, 0) / scores.length : null,
-    median: quantile(scores, 0.5),
-    p25: quantile(scores, 0.25),
-    p75: quantile(scores, 0.75),
-    min: scores[0] ?? null,
-    max: scores.at(-1) ?? null,
-    histogram,
-    perfect: scores.filter((s) => s >= 1).length,
+    ...scoreSpread(scores),
     made: sum((s) => s.made),
     killed: sum((s) => s.killed),
     survived: sum((s) => s.survived),
