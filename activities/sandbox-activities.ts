@@ -124,7 +124,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       const { cap, seed } = runConfig.loops.mutation;
       const outcome = await testMutants(
         executor,
-        { script, originalFunction: original, functionName: fn.qualname, ...request },
+        { script, originalFunction: original, functionName: fn.qualname, kind: fn.kind === 'class' ? 'class' : 'function', ...request },
         { cap, seed },
         activityHooks(),
       );

@@ -241,8 +241,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     // Mutation score, then mutation rounds: ask for tests that kill the surviving mutants; keep a
     // new script only if it passes with the ground truth at the coverage reached, is stable and
     // kills more. Then the minimum decides (docs/architecture.md, invariant 13).
-    // A class target is not mutated: the harness mutates one function's body.
-    const minScore = fn.kind === 'class' ? null : thresholds.mutationScore ?? null;
+    const minScore = thresholds.mutationScore ?? null;
     if (minScore !== null) {
       stage = 'mutation';
       progress(stage, 'scoring the tests against mutants of the target');

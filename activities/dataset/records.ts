@@ -190,6 +190,7 @@ async function buildClassRecord(store: Artifacts, input: RecordInput, thresholds
     documentation_level: facts?.documentation ?? 'none',
     metrics: facts?.metrics ?? {},
     method_metrics: facts?.methodMetrics ?? [],
+    ...strengthFields(input, thresholds, input.mutation ? await textOf(store, input.mutation.survivorsKey) : null),
   };
   return { kind: 'class', accepted: true, fn, record: ClassDatasetRecordSchema.parse(record), ...keyed };
 }

@@ -17,8 +17,8 @@
  */
 import type { MutationSpec } from './harness-command';
 import type { SandboxExecutor } from './executor';
-import type { RunHooks, RunLimits } from './run-request';
-import { newImplementationName, withNewImplementation } from './new-implementation';
+import type { RunHooks, RunLimits, RunRequest } from './run-request';
+import { newImplementationName, withNewClassImplementation, withNewImplementation } from './new-implementation';
 import type { MutantResult, MutationReport, SandboxResult, SandboxStatus } from './schema';
 
 export interface MutationSettings {
@@ -132,8 +132,12 @@ export interface MutationInput {
   script: string;
   /** The ground truth, placed as `<name>_new_implementation` and mutated there. */
   originalFunction: string;
-  /** `name` or `Class.method`. */
+  /** `name` or `Class.method`, or a class's name when `kind` is `class`. */
   functionName: string;
+  /** A class target: the whole class is placed as `<Class>_new_implementation`, its methods' bodies mutated. */
+  kind?: 'function' | 'class';
+  /** Resolve the packages as of the code's date, as its ground-truth run did (see as-of.ts). */
+  packagesAsOf?: RunRequest['packagesAsOf'];
   timeoutSec?: number;
   limits?: RunLimits;
   /** Read the script's imports and install their packages first (as a ground-truth run does); default on. */
@@ -163,9 +167,20 @@ export async function testMutants(
   hooks: RunHooks = {},
 ): Promise<MutationOutcome> {
   const timeoutSec = input.timeoutSec ?? executor.config.timeoutSec;
-  const script = withNewImplementation(input.script, input.originalFunction, input.functionName);
+  const script =
+    input.kind === 'class'
+      ? withNewClassImplementation(input.script, input.originalFunction, input.functionName)
+      : withNewImplementation(input.script, input.originalFunction, input.functionName);
   const result = await executor.mutate(
-    { script, timeoutSec, limits: input.limits, install: input.install ?? true, requirements: input.requirements, localModules: input.localModules },
+    {
+      script,
+      timeoutSec,
+      limits: input.limits,
+      install: input.install ?? true,
+      requirements: input.requirements,
+      localModules: input.localModules,
+      packagesAsOf: input.packagesAsOf,
+    },
     mutationSpec(input.functionName, settings, timeoutSec),
     hooks,
   );

@@ -29,6 +29,22 @@ export const SolvabilityRecordSchema = z.object({
 });
 export type SolvabilityRecord = z.infer<typeof SolvabilityRecordSchema>;
 
+/** A record's test-strength fields (function and class records alike): null when the run did not measure it (written on every record; absent in records written before it existed). */
+const TEST_STRENGTH_FIELDS = {
+  /** Killed / run of the target's mutants (each placed as the new implementation). */
+  mutation_score: z.number().min(0).max(1).nullable().optional(),
+  /** Mutants made, killed (timed-out ones included), survived, timed out and not run. */
+  mutants: z.object({ made: z.number().int(), killed: z.number().int(), survived: z.number().int(), timed_out: z.number().int(), not_run: z.number().int() }).nullable().optional(),
+  /** The surviving mutants' diffs, for a person to judge (an equivalent mutant cannot be told apart automatically). */
+  mutation_survivors: z.string().nullable().optional(),
+  /** The score this record had to reach (null: no minimum applied). */
+  mutation_min_score: z.number().nullable().optional(),
+  mutation_rounds: z.number().int().optional(),
+  /** The stability check's verdict (null: not checked); a flaky record is here only when the run kept flaky records. */
+  stability: z.enum(['stable', 'flaky']).nullable().optional(),
+  stability_reason: z.string().nullable().optional(),
+};
+
 /** One line of `dataset.jsonl`: RepoST's published fields first, then what this factory adds. */
 export const DatasetRecordSchema = z.object({
   /** As RepoST writes it: the qualified name (`Interval.merge` for a method). */
@@ -69,19 +85,7 @@ export const DatasetRecordSchema = z.object({
   debug_rounds: z.number().int(),
   coverage_rounds: z.number().int(),
   llm_tokens: z.number(),
-  // Test strength: null when the run did not measure it (written on every record; absent in records written before it existed).
-  /** Killed / run of the target's mutants (each placed as the new implementation). */
-  mutation_score: z.number().min(0).max(1).nullable().optional(),
-  /** Mutants made, killed (timed-out ones included), survived, timed out and not run. */
-  mutants: z.object({ made: z.number().int(), killed: z.number().int(), survived: z.number().int(), timed_out: z.number().int(), not_run: z.number().int() }).nullable().optional(),
-  /** The surviving mutants' diffs, for a person to judge (an equivalent mutant cannot be told apart automatically). */
-  mutation_survivors: z.string().nullable().optional(),
-  /** The score this record had to reach (null: no minimum applied). */
-  mutation_min_score: z.number().nullable().optional(),
-  mutation_rounds: z.number().int().optional(),
-  /** The stability check's verdict (null: not checked); a flaky record is here only when the run kept flaky records. */
-  stability: z.enum(['stable', 'flaky']).nullable().optional(),
-  stability_reason: z.string().nullable().optional(),
+  ...TEST_STRENGTH_FIELDS,
   /**
    * The solvability stage (evaluation records): of the implementations a model wrote from the
    * prompt alone, the share that passes the tests; null when the record's split does not go
@@ -160,6 +164,7 @@ export const ClassDatasetRecordSchema = z.object({
   /** The class corpus's metrics (its README defines each), by their record keys. */
   metrics: z.record(z.string(), z.number().nullable()),
   method_metrics: z.array(z.object({ name: z.string(), line: z.number().int(), cyclomatic: z.number().int(), essential: z.number().int(), max_nesting: z.number().int() })),
+  ...TEST_STRENGTH_FIELDS,
 });
 export type ClassDatasetRecord = z.infer<typeof ClassDatasetRecordSchema>;
 

@@ -92,7 +92,8 @@ class Candidate:
 
 
 def find_function(tree, target):
-    """The def the name binds last (Python's rule), at the top level or in the class path."""
+    """The def (or, for a class target, the class) the name binds last (Python's rule), at the top
+    level or in the class path. A class target's mutants change its methods' bodies."""
     parts = target.split(".")
     scope = tree.body
     for name in parts[:-1]:
@@ -100,7 +101,7 @@ def find_function(tree, target):
         if not classes:
             raise LookupError(f"class {name} not found for {target}")
         scope = classes[-1].body
-    defs = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == parts[-1]]
+    defs = [n for n in scope if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n.name == parts[-1]]
     if not defs:
         raise LookupError(f"function {target} not found in the script")
     return defs[-1]
@@ -161,6 +162,8 @@ def candidates(function):
         for field, index, child in _children(node):
             if node is function and field != "body":
                 continue  # the target's body only: not its parameters' defaults
+            if isinstance(function, ast.ClassDef) and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and field != "body":
+                continue  # a class target's methods: their bodies only, as for a function
             child_path = path + ((field, index),)
             if (type(node), field) in CONDITIONS:
                 found.append(Candidate("negation", child_path, "negate"))

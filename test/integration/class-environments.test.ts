@@ -29,7 +29,8 @@ describe('classWorkflow: a class environment through the function pipeline stage
   let factory: TestFactory;
   beforeAll(async () => {
     const scripted = { rules: [...loadLlmScript(DEMO_SCRIPTED_RESPONSES).rules, ...loadLlmScript(CLASS_SCRIPTED_RESPONSES).rules] };
-    factory = await startTestFactory(scripted, { crawl: { targets: 'classes' } });
+    // The test-strength stages on, with no minimum to reach: a class is scored and checked for stability like a function.
+    factory = await startTestFactory(scripted, { crawl: { targets: 'classes' }, loops: { mutation: { enabled: true, minScore: 0 }, stability: { runs: 2 } } });
   });
   afterAll(async () => {
     await factory?.close();
@@ -70,6 +71,12 @@ describe('classWorkflow: a class environment through the function pipeline stage
     expect(tally.documentation_level).toBe('partial');
     expect(tally.class_skeleton).toContain('def most_common(self):');
     expect(tally.metrics.methods).toBe(5);
+    // Test strength: mutants of the class's methods, each placed in the whole class copied in; the verdict held over two runs.
+    expect(tally.mutants!.made).toBeGreaterThan(5);
+    expect(tally.mutants!.killed).toBeGreaterThan(0);
+    expect(tally.mutation_score).toBeCloseTo(tally.mutants!.killed / (tally.mutants!.killed + tally.mutants!.survived), 6);
+    expect(tally.mutation_rounds).toBe(0);
+    expect(tally.stability).toBe('stable');
     expect(tally.prompt_versions).toMatchObject({ sandbox: expect.stringMatching(/^class_sandbox@/), debug: expect.stringMatching(/^class_debug@/), coverage: expect.stringMatching(/^class_coverage@/) });
 
     const rejections = readJsonl(path.join(summary.outDir, 'classes-rejections.jsonl')).map((r) => RejectionSchema.parse(r));

@@ -222,6 +222,43 @@ describe('mutants made with ast', () => {
     expect(five.examined).toBeLessThanOrEqual(five.candidates);
   });
 
+  test("a class target: its methods' bodies are mutated, never their defaults, decorators or the class's bases", () => {
+    const script = [
+      'class Base:',
+      '    pass',
+      '',
+      'class Tally(Base):',
+      "    '''Counts.'''",
+      '    def __init__(self, start=0):',
+      '        self.n = start',
+      '',
+      '    @staticmethod',
+      '    def clamp(k, low=1):',
+      '        return max(k, low)',
+      '',
+      '    def add(self, k=1):',
+      '        if k < 0:',
+      "            raise ValueError('neg')",
+      '        self.n += k',
+      '        return self.n',
+      '',
+    ].join('\n');
+    const answer = mutants(script, 'Tally');
+    expect(answer.invalid).toBe(0);
+    expect(changes(answer, 'boundary')).toEqual(['if k < 0: -> if k <= 0:']);
+    expect(changes(answer, 'arithmetic')).toEqual(['self.n += k -> self.n -= k']);
+    expect(changes(answer, 'arguments')).toEqual(['return max(k, low) -> return max(low, k)']);
+    // Every mutant lies inside the class and keeps each signature, decorator and base as it was.
+    for (const m of answer.mutants) {
+      expect(m.script.startsWith('class Base:\n    pass\n')).toBe(true);
+      const removed = change(m).removed;
+      for (const line of ['class Tally(Base):', 'def __init__(self, start=0):', '@staticmethod', 'def clamp(k, low=1):']) {
+        if (!removed.includes(line)) expect(m.script).toContain(line);
+      }
+      expect(change(m).added.join('\n')).not.toMatch(/start=|low=|k=\d/);
+    }
+  });
+
   test('a target the script does not define is an error naming it', () => {
     const r = spawnSync('python3', [MODULE], { input: JSON.stringify({ script: 'def g():\n    return 1\n', target: 'f' }), encoding: 'utf8', timeout: 60_000 });
     expect(r.status).not.toBe(0);
