@@ -7,7 +7,7 @@
  */
 import { CLASS_METRICS } from '../classes/metrics';
 import type { ClassDatasetRecord } from '../store/records';
-import type { ColumnType, ExportColumn } from './columns';
+import { TEST_STRENGTH_COLUMNS, type ColumnType, type ExportColumn } from './columns';
 
 const str = (nullable = false): ColumnType => ({ kind: 'scalar', scalar: 'string', nullable });
 const col = (name: string, type: ColumnType, description: string, value: (r: ClassDatasetRecord) => unknown): ExportColumn<ClassDatasetRecord> => ({ name, type, description, value });
@@ -45,4 +45,5 @@ export const CLASS_ENVIRONMENT_COLUMNS: readonly ExportColumn<ClassDatasetRecord
   col('debug_rounds', { kind: 'scalar', scalar: 'int32', nullable: false }, 'debug rounds it took', (r) => r.debug_rounds),
   col('coverage_rounds', { kind: 'scalar', scalar: 'int32', nullable: false }, 'coverage rounds it took', (r) => r.coverage_rounds),
   col('llm_tokens', { kind: 'scalar', scalar: 'int64', nullable: false }, 'LLM tokens spent on it', (r) => r.llm_tokens),
+  ...TEST_STRENGTH_COLUMNS,
 ];

@@ -6,6 +6,10 @@
  */
 import type { ProductRecord } from '../dataset/product-record';
 import { licenseOf } from '../dataset/product-record';
+import type { DatasetRecord } from '../store/records';
+
+/** What the test-strength columns read of a record (function and class records alike). */
+type TestStrengthRecord = Pick<DatasetRecord, 'mutation_score' | 'mutants' | 'mutation_survivors' | 'mutation_rounds' | 'stability'>;
 
 export type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
 
@@ -22,6 +26,18 @@ export interface ExportColumn<R = ProductRecord> {
 
 const str = (nullable = false): ColumnType => ({ kind: 'scalar', scalar: 'string', nullable });
 const scalar = (s: Scalar, nullable: boolean): ColumnType => ({ kind: 'scalar', scalar: s, nullable });
+
+/** Test strength, the same columns for function and class environments (null when the run did not measure it). */
+export const TEST_STRENGTH_COLUMNS: readonly ExportColumn<TestStrengthRecord>[] = [
+  { name: 'mutation_score', type: scalar('float64', true), description: "share of the target's mutants (small wrong changes, each placed as the new implementation) the tests reject", value: (r) => r.mutation_score ?? null },
+  { name: 'mutants_made', type: scalar('int32', true), description: 'mutants made of the target (at most the cap)', value: (r) => r.mutants?.made ?? null },
+  { name: 'mutants_killed', type: scalar('int32', true), description: 'mutants the tests rejected, timed-out ones included', value: (r) => r.mutants?.killed ?? null },
+  { name: 'mutants_survived', type: scalar('int32', true), description: 'mutants the tests let pass', value: (r) => r.mutants?.survived ?? null },
+  { name: 'mutants_timed_out', type: scalar('int32', true), description: 'mutants killed by the time limit', value: (r) => r.mutants?.timed_out ?? null },
+  { name: 'mutation_survivors', type: str(true), description: 'the surviving mutants as diffs, for a person to judge (some may be equivalent to the target)', value: (r) => r.mutation_survivors ?? null },
+  { name: 'mutation_rounds', type: scalar('int32', true), description: 'rounds asking for tests that kill surviving mutants', value: (r) => r.mutation_rounds ?? null },
+  { name: 'stability', type: str(true), description: "whether the verdict held over runs with another hash seed, run folder and clock ('stable' or 'flaky')", value: (r) => r.stability ?? null },
+];
 
 export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   // RepoST's fields.
@@ -63,15 +79,7 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'debug_rounds', type: scalar('int32', false), description: 'debug rounds the script needed', value: (r) => r.debug_rounds },
   { name: 'coverage_rounds', type: scalar('int32', false), description: 'coverage rounds the script needed', value: (r) => r.coverage_rounds },
   { name: 'llm_tokens', type: scalar('int64', false), description: "LLM tokens spent on the function's steps", value: (r) => r.llm_tokens },
-  // Test strength (null when the run did not measure it).
-  { name: 'mutation_score', type: scalar('float64', true), description: "share of the target's mutants (small wrong changes, each placed as the new implementation) the tests reject", value: (r) => r.mutation_score ?? null },
-  { name: 'mutants_made', type: scalar('int32', true), description: 'mutants made of the target (at most the cap)', value: (r) => r.mutants?.made ?? null },
-  { name: 'mutants_killed', type: scalar('int32', true), description: 'mutants the tests rejected, timed-out ones included', value: (r) => r.mutants?.killed ?? null },
-  { name: 'mutants_survived', type: scalar('int32', true), description: 'mutants the tests let pass', value: (r) => r.mutants?.survived ?? null },
-  { name: 'mutants_timed_out', type: scalar('int32', true), description: 'mutants killed by the time limit', value: (r) => r.mutants?.timed_out ?? null },
-  { name: 'mutation_survivors', type: str(true), description: 'the surviving mutants as diffs, for a person to judge (some may be equivalent to the target)', value: (r) => r.mutation_survivors ?? null },
-  { name: 'mutation_rounds', type: scalar('int32', true), description: 'rounds asking for tests that kill surviving mutants', value: (r) => r.mutation_rounds ?? null },
-  { name: 'stability', type: str(true), description: "whether the verdict held over runs with another hash seed, run folder and clock ('stable' or 'flaky')", value: (r) => r.stability ?? null },
+  ...TEST_STRENGTH_COLUMNS,
   {
     name: 'solve_rate',
     type: scalar('float64', true),
