@@ -161,7 +161,7 @@ export function implementationReads(root: Node, implementations: string[], tests
   for (const region of scope) {
     for (const attr of region.descendantsOfType('attribute')) {
       const name = attr.childForFieldName('attribute')?.text ?? '';
-      const object = attr.childForFieldName('object');
+      const object = attr.childForFieldName('object') ?? undefined;
       if (CODE_ATTRIBUTES.has(name)) report(attr, `reads a code object (${attr.text})`);
       else if (NAME_ATTRIBUTES.has(name) && isImplementation(object) && judged(attr)) report(attr, `compares the implementation's name (${attr.text})`);
     }
