@@ -34,20 +34,8 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
 }
 
-# 1. Node modules, reinstalled only when the lock file changed.
-want=$(sha256sum package-lock.json | cut -c1-64)
-stamp=node_modules/.repost-lock-sha256
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  log "installing node modules (npm ci)"
-  # Some npm 11 releases reject their own lock files for lacking other platforms' optional native
-  # packages (npm/cli#8805); `npm install` then installs the same locked versions.
-  if ! npm ci --no-audit --no-fund >&2 2>"$DATA_DIR/logs/npm-ci.log"; then
-    grep -q 'Missing: .* from lock file' "$DATA_DIR/logs/npm-ci.log" || { cat "$DATA_DIR/logs/npm-ci.log" >&2; fail "npm ci failed"; }
-    log "npm ci refused the lock file (npm/cli#8805); installing the locked versions with npm install"
-    npm install --no-audit --no-fund >&2
-  fi
-  echo "$want" > "$stamp"
-fi
+# 1. Node modules, reinstalled only when the lock file changed; the tracked lock file stays as it is.
+bash scripts/lib/node-modules.sh "$DATA_DIR/logs"
 
 # 2. A Docker engine: the running one, else start (and if needed install) Debian's docker.io.
 docker_ok() { command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1; }
