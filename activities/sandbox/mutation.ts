@@ -9,7 +9,10 @@
  * (see the harness's repost_mutants.py and repost_mutation_run.py). A mutant is killed when the
  * script fails, survives when it passes; a timeout is killed and counted apart.
  *
- * The score is killed / run. Equivalent mutants (changes no input can tell apart) cannot be told
+ * The score is killed / run. Mutants no allowed test can see are left out before they run and
+ * counted by reason (`leftOut`): changes inside printing, logging and warning calls, in the texts
+ * of exception messages (the tests may not compare any of these), and mutants that compile to the
+ * original's bytecode. Other equivalent mutants (changes no input can tell apart) cannot be told
  * from weak tests automatically: the survivors are listed with their diffs for a person to judge.
  *
  * `testMutants` has the shape a pipeline activity wants: a script and a target in, a small
@@ -69,6 +72,8 @@ export interface MutationSummary {
   groundTruth: SandboxStatus;
   /** Mutation sites in the body (before the cap, duplicates and mutants that do not compile). */
   candidates: number;
+  /** Mutants left out because no allowed test can see them, by reason (output, message, equivalent); see the harness. */
+  leftOut: Record<string, number>;
   /** Killed / made per operator. */
   byOperator: Record<string, { made: number; killed: number }>;
   mode: MutationReport['mode'] | null;
@@ -109,6 +114,7 @@ export function summarizeMutation(result: SandboxResult): { summary: MutationSum
     notRun: count('not_run'),
     groundTruth: result.status,
     candidates: report?.candidates ?? 0,
+    leftOut: { ...(report?.leftOut ?? {}) },
     byOperator,
     mode: report?.mode ?? null,
     controlMs: report?.controlMs ?? null,
@@ -209,6 +215,8 @@ export interface MutationDistribution {
   survived: number;
   timedOut: number;
   notRun: number;
+  /** Mutants left out (no allowed test can see them) over all records, by reason. */
+  leftOut: Record<string, number>;
   /** Killed / made per operator over all records. */
   byOperator: Record<string, { made: number; killed: number; rate: number }>;
 }
@@ -262,6 +270,8 @@ export function mutationDistribution(summaries: MutationSummary[]): MutationDist
       entry.killed += c.killed;
     }
   }
+  const leftOut: Record<string, number> = {};
+  for (const s of summaries) for (const [reason, n] of Object.entries(s.leftOut ?? {})) leftOut[reason] = (leftOut[reason] ?? 0) + n;
   for (const entry of Object.values(byOperator)) entry.rate = entry.made === 0 ? 0 : entry.killed / entry.made;
   return {
     records: summaries.length,
@@ -274,6 +284,7 @@ export function mutationDistribution(summaries: MutationSummary[]): MutationDist
     survived: sum((s) => s.survived),
     timedOut: sum((s) => s.timedOut),
     notRun: sum((s) => s.notRun),
+    leftOut,
     byOperator,
   };
 }

@@ -101,6 +101,12 @@ export const MutationReportSchema = z.object({
   examined: z.number().int(),
   duplicates: z.number().int(),
   invalid: z.number().int(),
+  /**
+   * Mutants no allowed test can see, by reason, never run nor scored: `output` (inside a printing,
+   * logging or warning call), `message` (the text of an exception message, or a text only printed
+   * or logged), `equivalent` (the same bytecode as the original). Empty from an older harness.
+   */
+  leftOut: z.record(z.string(), z.number().int()).default({}),
   /** The ground truth's time in the warm parent (null: it could not run). */
   controlMs: z.number().nullable(),
   mutantTimeoutSec: z.number().nullable(),

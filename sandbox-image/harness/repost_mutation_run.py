@@ -450,6 +450,7 @@ def supervise(request, script_path, timeout, launch):
         "examined": answer["examined"],
         "duplicates": answer["duplicates"],
         "invalid": answer["invalid"],
+        "leftOut": answer.get("leftOut", {}),
         "controlMs": control["ms"] if control else None,
         "mutantTimeoutSec": mutant_limit,
         "budgetSec": budget,
