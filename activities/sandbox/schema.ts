@@ -88,6 +88,8 @@ export const MutantResultSchema = z.object({
   /** How a killed mutant failed: the exception's type, `exit N`, `signal N`, `oom`, `unconfirmed`, `lost`, `timeout`. */
   kind: z.string().nullable(),
   ms: z.number(),
+  /** Made only to measure the rules (`keepLeftOut`): why no allowed test can see it (output, message, equivalent); never scored. */
+  leftOut: z.string().nullable().optional(),
 });
 export type MutantResult = z.infer<typeof MutantResultSchema>;
 

@@ -26,7 +26,11 @@ mutants no allowed test can see and that are therefore never run nor scored:
   such as a change in code the compiler drops (`if 1:` -> `if 2:`, anything under `if False:`).
 
 Every site counts in `candidates`; `output` and `message` sites are left out before the sample
-is drawn (all of them are counted), `equivalent` ones as they are examined. `line` is the mutated line within the function (its first line,
+is drawn (all of them are counted), `equivalent` ones as they are examined.
+
+With `"keepLeftOut": true` in the request (a measurement of what leaving them out changes), the
+sample is drawn from every site as if no rule applied and the mutants the rules would leave out
+are made too, each with its reason as `leftOut`; a caller scores them apart. `line` is the mutated line within the function (its first line,
 decorators included, is 1); `diff` a unified diff of the function's source against the
 original; `script` the whole script with the mutant in the function's place, everything else
 unchanged. The same request always gives the same mutants.
@@ -523,13 +527,13 @@ class Mutator:
 
     # --- all of them
 
-    def mutants(self, cap=DEFAULT_CAP, seed=0):
+    def mutants(self, cap=DEFAULT_CAP, seed=0, keep_left_out=False):
         found = candidates(self.function)
         left_out = {reason: 0 for reason in LEFT_OUT_REASONS}
         for candidate in found:
             if candidate.left_out:
                 left_out[candidate.left_out] += 1
-        order = [i for i in range(len(found)) if not found[i].left_out]
+        order = [i for i in range(len(found)) if keep_left_out or not found[i].left_out]
         random.Random(seed).shuffle(order)
         self.seen = seen = {self.original_key}
         original_code = _code_key(compile(self._parse_region("".join(self.region_lines))[0], "<mutant>", "exec"))
@@ -556,11 +560,14 @@ class Mutator:
                 invalid += 1
                 continue
             seen.add(key)
+            reason = candidate.left_out
             if _code_key(code) == original_code:
                 left_out["equivalent"] += 1
-                continue
+                reason = reason or "equivalent"
+                if not keep_left_out:
+                    continue
             node = _resolve(self.function, candidate.path)
-            kept.append((node.lineno, node.col_offset, i, candidate.operator, region))
+            kept.append((node.lineno, node.col_offset, i, candidate.operator, region, reason))
         kept.sort()
         return {
             "candidates": len(found),
@@ -568,7 +575,10 @@ class Mutator:
             "duplicates": duplicates,
             "invalid": invalid,
             "leftOut": left_out,
-            "mutants": [self._describe(operator, lineno, region) for lineno, _, _, operator, region in kept],
+            "mutants": [
+                {**self._describe(operator, lineno, region), **({"leftOut": reason} if keep_left_out and reason else {})}
+                for lineno, _, _, operator, region, reason in kept
+            ],
         }
 
     def _describe(self, operator, lineno, region):
@@ -617,7 +627,7 @@ def handle(request):
     cap = int(request.get("cap", DEFAULT_CAP))
     seed = int(request.get("seed", 0))
     mutator = Mutator(request["script"], request["target"])
-    answer = mutator.mutants(cap=cap, seed=seed)
+    answer = mutator.mutants(cap=cap, seed=seed, keep_left_out=bool(request.get("keepLeftOut", False)))
     answer["target"] = request["target"]
     return answer
 
