@@ -32,7 +32,9 @@ export function mutationLine(m: MutationSummary): string {
   if (m.status === 'ground_truth_failed') return `no score: the script fails with its ground truth (${m.groundTruth})`;
   if (m.status === 'no_mutants') return `no score: the target gave no mutant${m.notes.length ? ` (${m.notes.join('; ').slice(0, 200)})` : ''}`;
   const notRun = m.notRun ? `, ${m.notRun} not run` : '';
-  return `mutation score ${m.score!.toFixed(3)}: ${m.killed} of ${m.killed + m.survived} mutants killed (${m.timedOut} by a timeout), ${m.survived} survived${notRun}`;
+  const leftOut = Object.entries(m.leftOut ?? {}).filter(([, n]) => n > 0);
+  const unseen = leftOut.length ? `; left out as no allowed test can see them: ${leftOut.map(([reason, n]) => `${n} ${reason}`).join(', ')}` : '';
+  return `mutation score ${m.score!.toFixed(3)}: ${m.killed} of ${m.killed + m.survived} mutants killed (${m.timedOut} by a timeout), ${m.survived} survived${notRun}${unseen}`;
 }
 
 export function createSandboxActivities({ config, store, executor }: SandboxDependencies): SandboxActivities {
@@ -138,6 +140,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
         survived: m.survived,
         timedOut: m.timedOut,
         notRun: m.notRun,
+        leftOut: m.leftOut,
         survivorsKey: await store.put(outcome.survivorsText),
         summary: mutationLine(m),
       };

@@ -66,7 +66,16 @@ function strengthFields(input: RecordInput, thresholds: Thresholds, survivors: s
   const m = input.mutation ?? null;
   return {
     mutation_score: m?.score ?? null,
-    mutants: m ? { made: m.made, killed: m.killed, survived: m.survived, timed_out: m.timedOut, not_run: m.notRun } : null,
+    mutants: m
+      ? {
+          made: m.made,
+          killed: m.killed,
+          survived: m.survived,
+          timed_out: m.timedOut,
+          not_run: m.notRun,
+          left_out: { output: m.leftOut?.output ?? 0, message: m.leftOut?.message ?? 0, equivalent: m.leftOut?.equivalent ?? 0 },
+        }
+      : null,
     mutation_survivors: m && m.survived > 0 ? survivors : null,
     mutation_min_score: thresholds.mutationScore ?? null,
     mutation_rounds: input.outcome.mutationRounds ?? 0,

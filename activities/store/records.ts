@@ -34,7 +34,18 @@ const TEST_STRENGTH_FIELDS = {
   /** Killed / run of the target's mutants (each placed as the new implementation). */
   mutation_score: z.number().min(0).max(1).nullable().optional(),
   /** Mutants made, killed (timed-out ones included), survived, timed out and not run. */
-  mutants: z.object({ made: z.number().int(), killed: z.number().int(), survived: z.number().int(), timed_out: z.number().int(), not_run: z.number().int() }).nullable().optional(),
+  /** `left_out`: mutants no allowed test can see (output, message, equivalent), never run; see activities/sandbox/mutation.ts. */
+  mutants: z
+    .object({
+      made: z.number().int(),
+      killed: z.number().int(),
+      survived: z.number().int(),
+      timed_out: z.number().int(),
+      not_run: z.number().int(),
+      left_out: z.object({ output: z.number().int(), message: z.number().int(), equivalent: z.number().int() }).optional(),
+    })
+    .nullable()
+    .optional(),
   /** The surviving mutants' diffs, for a person to judge (an equivalent mutant cannot be told apart automatically). */
   mutation_survivors: z.string().nullable().optional(),
   /** The score this record had to reach (null: no minimum applied). */
