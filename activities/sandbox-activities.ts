@@ -8,12 +8,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { ExecutionSummary, FunctionRef, MutationScore, PreparedFunction } from './contracts';
-import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import { activityHooks, RunConfigs } from './run-context';
-import { newImplementationName, runLimitsOf, summaryLine, withNewClassImplementation, withNewImplementation, type RunRequest, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { newImplementationName, runLimitsOf, summaryLine, type RunRequest, type SandboxExecutor, type SandboxResult } from './sandbox';
 import { testMutants, type MutationSummary } from './sandbox/mutation';
 import { checkStability } from './sandbox/stability';
 import type { Store } from './store/types';
+import { kindOf } from './targets';
 import type { SandboxActivities } from './types';
 
 export interface SandboxDependencies {
@@ -63,7 +63,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
 
   /** The script with the ground truth copied in as `<name>_new_implementation` (the whole class for a class target). */
   function withGroundTruth(fn: FunctionRef, script: string, original: string): string {
-    return fn.kind === 'class' ? withNewClassImplementation(script, original, fn.qualname) : withNewImplementation(script, original, fn.qualname);
+    return kindOf(fn).withGroundTruth(script, original, fn.qualname);
   }
 
   return {
@@ -126,7 +126,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       const { cap, seed } = runConfig.loops.mutation;
       const outcome = await testMutants(
         executor,
-        { script, originalFunction: original, functionName: fn.qualname, kind: fn.kind === 'class' ? 'class' : 'function', ...request },
+        { script, originalFunction: original, functionName: fn.qualname, kind: kindOf(fn).mutationTarget, ...request },
         { cap, seed },
         activityHooks(),
       );
@@ -162,8 +162,9 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
     async astCheck({ run, fn, prepared, scriptKey }) {
       await runs.forRun(run);
       const script = await store.get(scriptKey);
-      const sandboxed = fn.kind === 'class' ? classDefinitionSource(script, fn.qualname) : definitionSource(script, fn.qualname);
-      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.kind === 'class' ? 'top-level class ' : ''}${fn.qualname}` };
+      const kind = kindOf(fn);
+      const sandboxed = kind.definitionSource(script, fn.qualname);
+      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${kind.definitionName(fn.qualname)}` };
       const cmp = await executor.astEquivalent(await store.get(prepared.sourceKey), sandboxed);
       return { equivalent: cmp.equivalent, difference: cmp.difference };
     },
