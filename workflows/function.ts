@@ -20,7 +20,7 @@ import { debugRounds } from './debug-rounds';
 import { activityFailureReason } from './failures';
 import { finalChecks } from './final-checks';
 import { boundedKeyword } from './ids';
-import { coverageOf, pipelineOf, type FunctionWorkflowInput, type Pipeline, type Rejection } from './pipeline';
+import { belowMinScore, coverageOf, pipelineOf, type FunctionWorkflowInput, type Pipeline, type Rejection } from './pipeline';
 import { PIPELINE_PRIORITY as P } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey } from './search-attributes';
 import { solvabilityStage } from './solvability';
@@ -94,14 +94,17 @@ async function solvability(p: Pipeline): Promise<Rejection | null> {
   const { settings, fn, state } = p;
   if (!settings.solvability?.enabled[fn.split] || !workflowKind(fn).solvable) return null;
   p.enter('solvability', 'implementations from the prompt alone');
+  const minScore = p.thresholds.mutationScore ?? null;
   const solvable = await solvabilityStage({
     run: p.run, fn, prepared: p.prepared, scriptKey: p.script.key, exec: p.exec, settings: settings.solvability, coverageThreshold: p.thresholds.coverage, coverageOf,
+    mutationFloor: minScore !== null ? { minScore, below: (m) => belowMinScore(m, minScore) } : null,
     pipeline: settings, queues: p.queues, progress: (detail) => p.progress('solvability', detail),
   });
   state.tokens += solvable.tokens;
   Object.assign(state.promptVersions, solvable.promptVersions);
   if (!solvable.ok) return { stage: 'solvability', reason: solvable.reason };
   p.adopt({ ...p.script, key: solvable.scriptKey, exec: solvable.exec });
+  state.mutation = solvable.mutation ?? state.mutation;
   state.solvability = solvable.result;
   return null;
 }
