@@ -310,6 +310,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       progress(stage, 'implementations from the prompt alone');
       const solvable = await solvabilityStage({
         run, fn, prepared, scriptKey, exec, settings: settings.solvability, coverageThreshold, coverageOf,
+        mutationFloor: minScore !== null ? { minScore, below: (m) => belowMinScore(m, minScore) } : null,
         pipeline: settings, queues: input.queues, progress: (detail) => progress('solvability', detail),
       });
       state.tokens += solvable.tokens;
@@ -317,6 +318,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       if (!solvable.ok) return await finish('solvability', solvable.reason);
       scriptKey = state.scriptKey = solvable.scriptKey;
       exec = state.exec = solvable.exec;
+      state.mutation = solvable.mutation ?? state.mutation;
       state.solvability = solvable.result;
     }
 
