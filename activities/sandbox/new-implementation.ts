@@ -205,7 +205,7 @@ export function withNewImplementation(script: string, originalFunctionSource: st
  * A top-level definition put before where the tests start (test function, test class, `__main__`
  * block), or at the end of a script without tests.
  */
-function insertBeforeTests(script: string, tree: Tree, copy: string): string {
+export function insertBeforeTests(script: string, tree: Tree, copy: string): string {
   const lineStarts = lineStartOffsets(script);
   const statements = tree.rootNode.namedChildren;
   const firstTest = statements.findIndex(startsTests);
@@ -258,4 +258,96 @@ export function renamedClassCopy(classSource: string, className: string): string
 /** The script with the original class copied in as `<Class>_new_implementation` (a class environment's ground truth). */
 export function withNewClassImplementation(script: string, classSource: string, className: string): string {
   return insertBeforeTests(script, parse(script), renamedClassCopy(classSource, className));
+}
+
+/**
+ * An isolated run's two halves (see sandbox-image/harness/repost_isolated.py): the script the
+ * trusted process runs, with a stub as `<name>_new_implementation` that calls the candidate's
+ * process, and the module the candidate's process loads: the script's definitions with the
+ * target's definition replaced by the candidate's, no test, no main block, no copy of the
+ * original. Throws when the target cannot be found or the candidate defines no such function.
+ */
+export interface IsolatedPlacement {
+  /** The evaluation script as the trusted process runs it. */
+  script: string;
+  /** The candidate's module (the caller adds the candidate's preamble). */
+  module: string;
+  target: string;
+  kind: 'function' | 'class';
+}
+
+const HOST = '__repost_candidate__';
+
+function definitionName(node: Node): string | null {
+  const def = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
+  if (def?.type !== 'function_definition' && def?.type !== 'class_definition') return null;
+  return def.childForFieldName('name')?.text ?? null;
+}
+
+/** The last definition of `name` among a scope's statements (the one Python keeps). */
+function lastDefinition(statements: Node[], name: string): Node | null {
+  let found: Node | null = null;
+  for (const n of scopeStatements(statements)) if (definitionName(n) === name) found = n;
+  return found;
+}
+
+/** The candidate's function (or class) named `name`, dedented, with its decorators. */
+function candidateDefinition(candidateCode: string, name: string): string {
+  const source = dedentLike(candidateCode);
+  const root = parse(source).rootNode;
+  const def = lastDefinition(root.namedChildren, name);
+  if (!def) throw new Error(`the candidate defines no ${name}`);
+  return source.slice(def.startIndex, def.endIndex).replace(/\s+$/, '');
+}
+
+/** The script's statements a candidate's module keeps: everything but tests, test classes, the main block and the statements run after the tests start. */
+function definitionsOnly(script: string, replace: { start: number; end: number; text: string } | null): string {
+  const tree = parse(script);
+  const statements = tree.rootNode.namedChildren;
+  const firstTest = statements.findIndex(startsTests);
+  const cut: Edit[] = replace ? [replace] : [];
+  if (firstTest >= 0) {
+    for (const n of statements.slice(firstTest)) {
+      const keep = !startsTests(n) && (n.type === 'import_statement' || n.type === 'import_from_statement' || n.type === 'function_definition' || n.type === 'class_definition' || n.type === 'decorated_definition' || n.type === 'comment');
+      if (!keep) cut.push({ start: n.startIndex, end: n.endIndex, text: '' });
+    }
+  }
+  return applyEdits(script, cut).replace(/\n{4,}/g, '\n\n\n').replace(/\s*$/, '\n');
+}
+
+export function isolatedPlacement(script: string, candidateCode: string, qualname: string, kind: 'function' | 'class' = 'function'): IsolatedPlacement {
+  const parts = qualname.split('.');
+  const name = parts[parts.length - 1]!;
+  const classPath = parts.slice(0, -1);
+  const tree = parse(script);
+  const ready = `${HOST}.ready(globals())`;
+  if (kind === 'class') {
+    const cls = lastDefinition(tree.rootNode.namedChildren, qualname);
+    if (!cls) throw new Error(`the script defines no class ${qualname}`);
+    const stub = `class ${qualname}${NEW_IMPLEMENTATION_SUFFIX}(${HOST}.stub_base()):\n    __repost_target__ = ${JSON.stringify(qualname)}\n\n\n${ready}`;
+    const module = definitionsOnly(script, { start: cls.startIndex, end: cls.endIndex, text: candidateDefinition(candidateCode, qualname) });
+    return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind };
+  }
+  if (classPath.length === 0) {
+    const def = lastDefinition(tree.rootNode.namedChildren, name);
+    const stub = `def ${name}${NEW_IMPLEMENTATION_SUFFIX}(*args, **kwargs):\n    return ${HOST}.call(${JSON.stringify(name)}, args, kwargs)\n\n\n${ready}`;
+    const candidate = candidateDefinition(candidateCode, name);
+    const module = def
+      ? definitionsOnly(script, { start: def.startIndex, end: def.endIndex, text: candidate })
+      : `${definitionsOnly(script, null)}\n\n${candidate}\n`;
+    return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind };
+  }
+  const cls = findClass(tree.rootNode, classPath);
+  const body = cls?.childForFieldName('body');
+  if (!cls || !body || body.namedChildCount === 0) throw new Error(`the script defines no class ${classPath.join('.')}`);
+  const bodyIndent = ' '.repeat(body.namedChildren[0]!.startPosition.column);
+  const stubMethod = `def ${name}(self, *args, **kwargs):\n    return ${HOST}.call_method(${JSON.stringify(qualname)}, self, args, kwargs)`;
+  const withStub = withNewImplementation(script, stubMethod, qualname);
+  const placed = insertBeforeTests(withStub, parse(withStub), ready);
+  const candidate = indent(candidateDefinition(candidateCode, name), bodyIndent).replace(/^\s+/, '');
+  const method = lastDefinition(body.namedChildren, name);
+  const module = method
+    ? definitionsOnly(script, { start: method.startIndex, end: method.endIndex, text: candidate })
+    : definitionsOnly(script, { start: body.endIndex, end: body.endIndex, text: `\n\n${bodyIndent}${candidate}` });
+  return { script: placed, module, target: qualname, kind };
 }
