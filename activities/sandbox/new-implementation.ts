@@ -331,7 +331,9 @@ export function isolatedPlacement(script: string, candidateCode: string, qualnam
   if (classPath.length === 0) {
     const def = lastDefinition(tree.rootNode.namedChildren, name);
     const stub = `def ${name}${NEW_IMPLEMENTATION_SUFFIX}(*args, **kwargs):\n    return ${HOST}.call(${JSON.stringify(name)}, args, kwargs)\n\n\n${ready}`;
-    const candidate = candidateDefinition(candidateCode, name);
+    candidateDefinition(candidateCode, name);
+    // The whole answer: helpers it defines beside the function go with it.
+    const candidate = dedentLike(candidateCode).replace(/\s+$/, '');
     const module = def
       ? definitionsOnly(script, { start: def.startIndex, end: def.endIndex, text: candidate })
       : `${definitionsOnly(script, null)}\n\n${candidate}\n`;

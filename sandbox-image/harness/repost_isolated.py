@@ -306,7 +306,7 @@ class Host:
     def _fail(self, kind, detail):
         if self.failure is None:
             self.failure = {"kind": kind, "detail": detail[:500]}
-        raise CandidateFailure(f"{kind}: {detail}")
+        raise CandidateFailure(f"{kind}: {detail}") from None
 
     def _decode(self, data):
         try:
@@ -626,6 +626,10 @@ class _Conn:
         data = recv_bytes(self.fd)
         if data is None:
             os._exit(0)  # the trusted side is gone: nothing is left to do
+        if self.server.main is None:
+            # The module loads at the first call (its classes are what the call's values are made of),
+            # after the script's own top level ran: what both write to the shared folders is not raced.
+            self.server.load()
         return _CandidateUnpickler(data, self).load()
 
     def op(self, ref, name, args, kwargs):
@@ -757,8 +761,6 @@ class _Server:
             raise SystemExit(3)
 
     def _call(self, name, self_obj, args, kwargs, env):
-        if self.main is None:
-            self.load()
         self._output = ("", "")
         self._apply(env)
         try:
@@ -840,5 +842,11 @@ def serve(fd, candidate, module_path):
     server = _Server(fd, candidate["module"], candidate["target"], candidate["kind"], module_path)
     try:
         server.serve()
+    except BaseException:  # noqa: BLE001 - the harness's own fault: said on stderr, the trusted side sees the channel close
+        import traceback
+
+        print("[repost-sandbox] the candidate's side of the harness failed:", file=sys.stderr)
+        traceback.print_exc()
+        sys.stderr.flush()
     finally:
         os._exit(0)
