@@ -76,15 +76,25 @@ export function renamedCopy(originalFunctionSource: string, methodName: string, 
     throw new Error(`the original function is named ${name.text}, expected ${methodName}`);
   }
   const edits: Edit[] = [{ start: name.startIndex, end: name.endIndex, text: methodName + NEW_IMPLEMENTATION_SUFFIX }];
-  if (postponeAnnotations) {
-    const params = top.childForFieldName('parameters');
-    const annotations = [
-      ...(params ? params.namedChildren.map((p) => p.childForFieldName('type')) : []),
-      top.childForFieldName('return_type'),
-    ].filter((n): n is Node => n !== null && n.type !== 'string' && !(n.namedChildCount === 1 && n.firstNamedChild!.type === 'string'));
-    for (const a of annotations) edits.push({ start: a.startIndex, end: a.endIndex, text: pythonStringLiteral(a.text) });
-  }
+  if (postponeAnnotations) edits.push(...annotationEdits(top));
   return applyEdits(source, edits).replace(/\s+$/, '');
+}
+
+/** A function's annotations as strings (`from __future__ import annotations` would store them so). */
+function annotationEdits(fn: Node): Edit[] {
+  const params = fn.childForFieldName('parameters');
+  const annotations = [
+    ...(params ? params.namedChildren.map((p) => p.childForFieldName('type')) : []),
+    fn.childForFieldName('return_type'),
+  ].filter((n): n is Node => n !== null && n.type !== 'string' && !(n.namedChildCount === 1 && n.firstNamedChild!.type === 'string'));
+  return annotations.map((a) => ({ start: a.startIndex, end: a.endIndex, text: pythonStringLiteral(a.text) }));
+}
+
+/** A method's source with its annotations postponed: inside its class body the class's own name is not bound yet. */
+function postponedMethod(source: string): string {
+  const tree = parse(source);
+  const fn = tree.rootNode.namedChildren.map(functionNode).find((n): n is Node => n !== null);
+  return fn ? applyEdits(source, annotationEdits(fn)) : source;
 }
 
 /** Rows (0-based) that begin inside a multi-line string: indenting them would change the string. */
@@ -343,11 +353,20 @@ export function isolatedPlacement(script: string, candidateCode: string, qualnam
   const body = cls?.childForFieldName('body');
   if (!cls || !body || body.namedChildCount === 0) throw new Error(`the script defines no class ${classPath.join('.')}`);
   const bodyIndent = ' '.repeat(body.namedChildren[0]!.startPosition.column);
-  const stubMethod = `def ${name}(self, *args, **kwargs):\n    return ${HOST}.call_method(${JSON.stringify(qualname)}, self, args, kwargs)`;
+  const method = lastDefinition(body.namedChildren, name);
+  const decorators = method?.type === 'decorated_definition' ? method.namedChildren.filter((c) => c.type === 'decorator').map((d) => d.text.replace(/^@\s*/, '').trim()) : [];
+  const q = JSON.stringify(qualname);
+  // The stub takes the method's kind from the script's own definition: static, class, property or plain.
+  const stubMethod = decorators.includes('staticmethod')
+    ? `@staticmethod\ndef ${name}(*args, **kwargs):\n    return ${HOST}.call_method(${q}, None, args, kwargs)`
+    : decorators.includes('classmethod')
+      ? `@classmethod\ndef ${name}(cls, *args, **kwargs):\n    return ${HOST}.call_method(${q}, cls, args, kwargs)`
+      : decorators.includes('property')
+        ? `@property\ndef ${name}(self):\n    return ${HOST}.get_property(${q}, self)`
+        : `def ${name}(self, *args, **kwargs):\n    return ${HOST}.call_method(${q}, self, args, kwargs)`;
   const withStub = withNewImplementation(script, stubMethod, qualname);
   const placed = insertBeforeTests(withStub, parse(withStub), ready);
-  const candidate = indent(candidateDefinition(candidateCode, name), bodyIndent).replace(/^\s+/, '');
-  const method = lastDefinition(body.namedChildren, name);
+  const candidate = indent(postponedMethod(candidateDefinition(candidateCode, name)), bodyIndent).replace(/^\s+/, '');
   const module = method
     ? definitionsOnly(script, { start: method.startIndex, end: method.endIndex, text: candidate })
     : definitionsOnly(script, { start: body.endIndex, end: body.endIndex, text: `\n\n${bodyIndent}${candidate}` });

@@ -133,8 +133,11 @@ class TrustedUnpickler(pickle.Unpickler):
         self.host = host
 
     def persistent_load(self, pid):
-        if isinstance(pid, tuple) and len(pid) == 2 and pid[0] == "ref" and isinstance(pid[1], int):
-            return self.host.refs.get(pid[1])
+        if isinstance(pid, tuple) and len(pid) == 2 and isinstance(pid[1], int):
+            if pid[0] == "ref" and pid[1] in self.host.refs:
+                return self.host.refs[pid[1]]
+            if pid[0] == "back" and 0 <= pid[1] < len(self.host.shared):
+                return self.host.shared[pid[1]]
         raise pickle.UnpicklingError("a reference the trusted side never gave")
 
     def find_class(self, module, name):
@@ -187,15 +190,80 @@ def _is_mock(obj):
     return mock is not None and isinstance(obj, (mock.NonCallableMock, getattr(mock, "_ANY", mock.NonCallableMock)))
 
 
-class _TrustedPickler(pickle.Pickler):
-    """What goes to the candidate: by value, except what must stay in the trusted process."""
+def _shareable(obj):
+    """Objects whose identity and state the candidate's process gives back: containers and instances."""
+    if isinstance(obj, (list, dict, set, bytearray)):
+        return True
+    if isinstance(obj, (type, types.ModuleType, types.FunctionType, types.MethodType, BaseException)):
+        return False
+    cls = type(obj)
+    if cls.__module__ == "numpy" and cls.__name__ == "ndarray":
+        return True
+    return hasattr(obj, "__dict__") and not isinstance(obj, (str, bytes, int, float, tuple, frozenset))
 
-    def __init__(self, buf, host):
+
+def _state_of(obj):
+    """A shared object's contents, as a new value (what it holds, not itself)."""
+    if isinstance(obj, list):
+        return ("list", list(obj))
+    if isinstance(obj, dict):
+        return ("dict", dict(obj), dict(vars(obj)) if hasattr(obj, "__dict__") else None)
+    if isinstance(obj, set):
+        return ("set", set(obj))
+    if isinstance(obj, bytearray):
+        return ("bytes", bytes(obj))
+    cls = type(obj)
+    if cls.__module__ == "numpy" and cls.__name__ == "ndarray":
+        return ("array", obj.copy())
+    return ("dict", None, dict(vars(obj)))
+
+
+def _set_state(obj, state):
+    """Writes contents the candidate's process sent back into the trusted side's object, in place."""
+    if not isinstance(state, tuple) or not state:
+        return
+    try:
+        kind = state[0]
+        if kind == "list" and isinstance(obj, list):
+            obj[:] = state[1]
+        elif kind == "set" and isinstance(obj, set):
+            obj.clear()
+            obj.update(state[1])
+        elif kind == "bytes" and isinstance(obj, bytearray):
+            obj[:] = state[1]
+        elif kind == "array":
+            if obj.shape == state[1].shape and obj.dtype == state[1].dtype:
+                obj[...] = state[1]
+        elif kind == "dict":
+            if isinstance(obj, dict) and isinstance(state[1], dict):
+                obj.clear()
+                obj.update(state[1])
+            if isinstance(state[2], dict) and hasattr(obj, "__dict__"):
+                obj.__dict__.clear()
+                obj.__dict__.update(state[2])
+    except Exception:  # noqa: BLE001 - an object that cannot take the state back keeps its own
+        pass
+
+
+class _TrustedPickler(pickle.Pickler):
+    """What goes to the candidate: by value, except what must stay in the trusted process. With
+    `collect`, every shareable object met is listed (once), for the candidate to give back."""
+
+    def __init__(self, buf, host, collect=None):
         super().__init__(buf, protocol=5)
         self.host = host
+        self.collect = collect
+        self.collected = set()
 
     def persistent_id(self, obj):
-        if isinstance(obj, (str, bytes, int, float, bool, type(None), tuple, list, dict, set, frozenset)):
+        ref = self._persistent_id(obj)
+        if ref is None and self.collect is not None and id(obj) not in self.collected and _shareable(obj):
+            self.collected.add(id(obj))
+            self.collect.append(obj)
+        return ref
+
+    def _persistent_id(self, obj):
+        if isinstance(obj, (str, bytes, int, float, bool, type(None), tuple, list, dict, set, frozenset, bytearray, complex, range, slice, memoryview, pickle.PickleBuffer)):
             return None
         if isinstance(obj, types.ModuleType):
             return ("module", obj.__name__)
@@ -203,7 +271,8 @@ class _TrustedPickler(pickle.Pickler):
         if isinstance(obj, (types.FunctionType, types.MethodType, types.BuiltinMethodType, types.LambdaType)):
             module = getattr(obj, "__module__", None)
             qualname = getattr(obj, "__qualname__", "")
-            if module == "__main__" or "<locals>" in qualname or "<lambda>" in qualname or isinstance(obj, types.MethodType):
+            bound_to = getattr(obj, "__self__", None)
+            if module == "__main__" or "<locals>" in qualname or "<lambda>" in qualname or isinstance(obj, types.MethodType) or (bound_to is not None and not isinstance(bound_to, types.ModuleType)):
                 return ("ref", host.register(obj))
             return None
         if isinstance(obj, type):
@@ -219,46 +288,15 @@ class _TrustedPickler(pickle.Pickler):
         return None
 
 
-def _dumps_trusted(obj, host):
+def _dumps_trusted(obj, host, shared=None):
+    """`obj` pickled; with `shared` (a list), the objects the candidate gives back are collected first
+    and sent along, so both sides agree on which object is which."""
+    if shared is not None:
+        _TrustedPickler(io.BytesIO(), host, shared).dump(obj)
+        obj = ("shared", obj, shared)
     buf = io.BytesIO()
     _TrustedPickler(buf, host).dump(obj)
     return buf.getvalue()
-
-
-def _sync_into(old, new):
-    """Writes what the candidate's process did to an argument back into the trusted side's object."""
-    if old is new or type(old) is not type(new):
-        return
-    if isinstance(old, (str, bytes, int, float, bool, tuple, frozenset, type(None))):
-        return
-    try:
-        if isinstance(old, list):
-            old[:] = new
-        elif isinstance(old, dict):
-            old.clear()
-            old.update(new)
-            if hasattr(old, "__dict__"):
-                old.__dict__.update(new.__dict__)
-        elif isinstance(old, set):
-            old.clear()
-            old.update(new)
-        elif isinstance(old, bytearray):
-            old[:] = new
-        elif type(old).__module__ == "collections" and type(old).__name__ == "deque":
-            old.clear()
-            old.extend(new)
-        elif type(old).__module__ == "numpy" and type(old).__name__ == "ndarray":
-            if old.shape == new.shape and old.dtype == new.dtype:
-                old[...] = new
-        elif hasattr(old, "__dict__"):
-            old.__dict__.clear()
-            old.__dict__.update(new.__dict__)
-            for cls in type(old).__mro__:
-                for slot in getattr(cls, "__slots__", ()) if isinstance(getattr(cls, "__slots__", ()), (tuple, list)) else ():
-                    if slot not in ("__dict__", "__weakref__") and hasattr(new, slot):
-                        object.__setattr__(old, slot, getattr(new, slot))
-    except Exception:  # noqa: BLE001 - an object that cannot take the state back keeps its own
-        pass
 
 
 class RemoteIterator:
@@ -272,6 +310,16 @@ class RemoteIterator:
 
     def __next__(self):
         return self._host._next(self._id)
+
+
+class RemoteFunction:
+    """A function the candidate returned (a closure, say): calling it runs it in the candidate's process."""
+
+    def __init__(self, host, function_id):
+        self._host, self._id = host, function_id
+
+    def __call__(self, *args, **kwargs):
+        return self._host.invoke(self._id, args, kwargs)
 
 
 class Host:
@@ -290,6 +338,7 @@ class Host:
         self.stub_class = None
         self.baseline = None
         self.patches = []
+        self.shared = []
         self._last_environ = None
         self.calls = 0
 
@@ -316,9 +365,9 @@ class Host:
         except Exception as exc:  # noqa: BLE001 - anything the decoder refuses or cannot build
             self._fail("forbidden_value", f"the candidate sent a value the harness does not decode ({type(exc).__name__}: {exc})")
 
-    def _send(self, message):
+    def _send(self, message, shared=None):
         try:
-            data = _dumps_trusted(message, self)
+            data = _dumps_trusted(message, self, shared)
         except Exception as exc:  # noqa: BLE001
             raise CandidateRaised(f"the harness could not send the call's arguments to the candidate: {type(exc).__name__}: {exc}") from None
         try:
@@ -353,18 +402,48 @@ class Host:
             self._fail("protocol", "a malformed request")
         try:
             if op == "call":
+                self._refuse_original(obj)
                 value = obj(*args, **kwargs)
+            elif op == "getattr" and args == ("__dict__",):
+                value = dict(vars(obj))
+                for v in value.values():
+                    self._refuse_original(getattr(v, "__func__", v))
             elif op == "getattr" and len(args) == 1 and isinstance(args[0], str) and _public(args[0], obj):
                 value = getattr(obj, args[0])
-            elif op in _FORWARDED_DUNDERS:
-                value = getattr(obj, op)(*args, **kwargs)
+            elif op in _OPERATIONS and not kwargs:
+                value = _OPERATIONS[op](obj, *args)
             else:
                 raise AttributeError(f"the harness does not let the candidate use {op!r} of this object")
+            self._refuse_original(value)
             return ("ok", value)
         except CandidateFailure:
             raise
         except Exception as exc:  # noqa: BLE001 - raised in the candidate's process instead
             return ("err", _portable_exception(exc))
+
+    def _originals(self):
+        """The ground truth's own code objects: never called for, nor handed to, the candidate."""
+        main = self.main or sys.modules.get("__main__")
+        codes = set()
+        owner = main
+        for part in self.target.split("."):
+            owner = getattr(owner, part, None) if owner is not None else None
+        if owner is not None:
+            if isinstance(owner, type):
+                codes.update(id(getattr(v, "__code__", None)) for v in vars(owner).values() if getattr(v, "__code__", None) is not None)
+            fn = getattr(owner, "__func__", owner)
+            fn = getattr(fn, "__wrapped__", fn)
+            if getattr(fn, "__code__", None) is not None:
+                codes.add(id(fn.__code__))
+        return codes
+
+    def _refuse_original(self, obj):
+        fn = getattr(obj, "__func__", obj)
+        code = getattr(fn, "__code__", None) if isinstance(fn, (types.FunctionType, types.MethodType)) else None
+        if code is not None and id(code) in self._originals():
+            self._fail("forbidden_value", "the candidate reached for the ground truth through an object the tests handed it")
+        if isinstance(obj, type) and self.kind == "class" and obj.__qualname__ == self.target and obj.__module__ == "__main__":
+            self._fail("forbidden_value", "the candidate reached for the ground truth's class through an object the tests handed it")
 
     # -- the surroundings of a call, as the script's process has them now
     def _surroundings(self):
@@ -416,21 +495,20 @@ class Host:
     # -- calls
     def _roundtrip(self, message, self_obj, args, kwargs):
         self.calls += 1
-        self._send(message)
-        reply = self._receive()
+        shared = []
+        self._send(message, shared)
+        saved, self.shared = self.shared, shared
+        try:
+            reply = self._receive()
+        finally:
+            self.shared = saved
         tag = reply[0]
-        if tag in ("return", "raise") and len(reply) == 7:
-            _, value, self_after, args_after, kwargs_after, env, output = reply
+        if tag in ("return", "raise") and len(reply) == 5:
+            _, value, env, output, states = reply
             self._take_back(env, output)
-            if self_obj is not None and self_after is not None:
-                _sync_into(self_obj, self_after)
-            if isinstance(args_after, tuple) and len(args_after) == len(args):
-                for old, new in zip(args, args_after):
-                    _sync_into(old, new)
-            if isinstance(kwargs_after, dict):
-                for k, old in kwargs.items():
-                    if k in kwargs_after:
-                        _sync_into(old, kwargs_after[k])
+            if isinstance(states, list) and len(states) == len(shared):
+                for obj, state in zip(shared, states):
+                    _set_state(obj, state)
             if tag == "raise":
                 raise _rebuilt_exception(value)
             return self._value(value)
@@ -439,8 +517,11 @@ class Host:
         self._fail("protocol", f"an answer the harness does not expect ({tag!r})")
 
     def _value(self, value):
-        if isinstance(value, tuple) and len(value) == 2 and value[0] == "__repost_generator__" and isinstance(value[1], int):
-            return RemoteIterator(self, value[1])
+        if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], int):
+            if value[0] == "__repost_generator__":
+                return RemoteIterator(self, value[1])
+            if value[0] == "__repost_function__":
+                return RemoteFunction(self, value[1])
         return value
 
     def _next(self, gen_id):
@@ -464,8 +545,17 @@ class Host:
         return self._roundtrip(("call", name, None, args, kwargs, self._surroundings()), None, args, kwargs)
 
     def call_method(self, qualname, obj, args, kwargs):
-        """`obj.method_new_implementation(...)`: the candidate's method on a copy of `obj`, whose state comes back."""
+        """`obj.method_new_implementation(...)`: the candidate's method on a copy of `obj`, whose state comes
+        back (a class for a classmethod, nothing for a staticmethod)."""
         return self._roundtrip(("call", qualname, obj, args, kwargs, self._surroundings()), obj, args, kwargs)
+
+    def get_property(self, qualname, obj):
+        """`obj.prop_new_implementation`: the candidate's property read on a copy of `obj`."""
+        return self._roundtrip(("call", qualname, obj, None, None, self._surroundings()), obj, (), {})
+
+    def invoke(self, function_id, args, kwargs):
+        """A function the candidate returned, called: it runs in the candidate's process."""
+        return self._roundtrip(("invoke", function_id, None, args, kwargs, self._surroundings()), None, args, kwargs)
 
     # -- what the script gives the host before its tests
     def ready(self, namespace):
@@ -475,12 +565,30 @@ class Host:
         _track_patches(self)
 
 
-_FORWARDED_DUNDERS = {"__enter__", "__exit__", "__iter__", "__next__", "__len__", "__getitem__", "__setitem__",
-                      "__contains__", "__bool__", "__str__", "__repr__", "__eq__", "__hash__", "__aenter__", "__aexit__"}
+def _with_enter(obj):
+    return type(obj).__enter__(obj)
+
+
+def _with_exit(obj, *exc_info):
+    return type(obj).__exit__(obj, *exc_info)
+
+
+# What the candidate may do with an object it holds a reference to, done as Python would do it.
+_OPERATIONS = {
+    "__enter__": _with_enter, "__exit__": _with_exit, "__iter__": iter, "__next__": next, "__len__": len,
+    "__getitem__": lambda o, k: o[k], "__setitem__": lambda o, k, v: o.__setitem__(k, v), "__contains__": lambda o, x: x in o,
+    "__bool__": bool, "__str__": str, "__repr__": repr, "__eq__": lambda o, x: o == x, "__hash__": hash,
+}
+_FORWARDED_DUNDERS = set(_OPERATIONS)
 _MOCK_ONLY = ("assert_", "configure_mock", "reset_mock", "attach_mock", "mock_add_spec", "side_effect", "return_value")
+# Dunder attributes the candidate may read of an object of the tests (a class passed to it, say).
+_READABLE_DUNDERS = {"__name__", "__qualname__", "__module__", "__doc__", "__dataclass_fields__", "__attrs_attrs__",
+                     "__annotations__", "__dataclass_params__", "__match_args__"}
 
 
 def _public(name, obj):
+    if name in _READABLE_DUNDERS:
+        return True
     if name.startswith("_"):
         return False
     return not (_is_mock(obj) and name.startswith(_MOCK_ONLY))
@@ -586,13 +694,15 @@ for _name in _FORWARDED_DUNDERS:
 
 
 class _CandidatePickler(pickle.Pickler):
-    def __init__(self, buf):
+    def __init__(self, buf, back=None):
         super().__init__(buf, protocol=5)
+        self.back = back or {}
 
     def persistent_id(self, obj):
         if type(obj) is _Ref:
             return ("ref", object.__getattribute__(obj, "_repost_id"))
-        return None
+        index = self.back.get(id(obj))
+        return None if index is None else ("back", index)
 
 
 class _CandidateUnpickler(pickle.Unpickler):
@@ -614,9 +724,9 @@ class _Conn:
     def __init__(self, fd, server):
         self.fd, self.server = fd, server
 
-    def dumps(self, obj):
+    def dumps(self, obj, back=None):
         buf = io.BytesIO()
-        _CandidatePickler(buf).dump(obj)
+        _CandidatePickler(buf, back).dump(obj)
         return buf.getvalue()
 
     def send(self, message):
@@ -630,7 +740,16 @@ class _Conn:
             # The module loads at the first call (its classes are what the call's values are made of),
             # after the script's own top level ran: what both write to the shared folders is not raced.
             self.server.load()
-        return _CandidateUnpickler(data, self).load()
+        try:
+            message = _CandidateUnpickler(data, self).load()
+        except Exception as exc:  # noqa: BLE001 - e.g. a class the module never got to define
+            cause = self.server.load_error or exc
+            send_bytes(self.fd, self.dumps(("raise", _portable_exception(cause), {}, ("", ""), None)))
+            return None
+        if isinstance(message, tuple) and len(message) == 3 and message[0] == "shared":
+            _, message, shared = message
+            message = message + (shared,)
+        return message
 
     def op(self, ref, name, args, kwargs):
         self.send(("op", ref, name, args, kwargs))
@@ -650,6 +769,7 @@ class _Server:
         self.main = None
         self.load_error = None
         self.generators = {}
+        self.functions = {}
         self.applied = []
 
     def load(self):
@@ -739,6 +859,10 @@ class _Server:
             gen_id = len(self.generators) + 1
             self.generators[gen_id] = value
             return ("__repost_generator__", gen_id)
+        if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType)) or type(value).__name__ == "partial":
+            fn_id = len(self.functions) + 1
+            self.functions[fn_id] = value
+            return ("__repost_function__", fn_id)
         return value
 
     def _captured(self, fn):
@@ -752,36 +876,49 @@ class _Server:
             self._output = (out.getvalue(), err.getvalue())
 
     def handle(self, message):
+        if message is None:
+            return
         tag = message[0]
-        if tag == "call":
+        if tag in ("call", "invoke"):
             self._call(*message[1:])
         elif tag == "next":
             self._next(message[1], message[2])
         else:
             raise SystemExit(3)
 
-    def _call(self, name, self_obj, args, kwargs, env):
+    def _call(self, name, self_obj, args, kwargs, env, shared=()):
         self._output = ("", "")
         self._apply(env)
         try:
             def run():
                 if self.load_error is not None:
                     raise self.load_error
+                if isinstance(name, int):
+                    return self.functions[name](*args, **kwargs)
                 if self.kind == "class" and name == "__new__":
                     return self.main.__dict__[self.target](*args, **kwargs)
+                parts = name.split(".")
                 if self_obj is not None:
-                    return getattr(self_obj, name.split(".")[-1])(*args, **kwargs)
-                return self.main.__dict__[name](*args, **kwargs)
+                    member = getattr(self_obj, parts[-1])
+                else:
+                    member = self.main.__dict__[parts[0]]
+                    for part in parts[1:]:
+                        member = getattr(member, part)
+                return member if args is None else member(*args, **kwargs)
 
             value = self._captured(run)
             tag = "return"
         except BaseException as exc:  # noqa: BLE001 - goes back as the call's exception
+            if os.environ.get("REPOST_ISOLATED_DEBUG"):
+                import traceback; traceback.print_exc(limit=-12)
             value, tag = exc, "raise"
         finally:
             self._restore()
-        self._reply(tag, value, self_obj, args, kwargs)
+        self._reply(tag, value, shared)
 
-    def _reply(self, tag, value, self_obj, args, kwargs):
+    def _reply(self, tag, value, shared):
+        """The call's outcome, the objects it was given as they are now (each by its index: the trusted
+        side writes their state into its own), the random states and the output."""
         states, output = self._states(), self._output
         if tag == "raise":
             if isinstance(value, (SystemExit, KeyboardInterrupt)):
@@ -790,10 +927,11 @@ class _Server:
             value = _portable_exception(value)
         else:
             value = self._value(value)
+        back = {id(o): i for i, o in enumerate(shared)}
         try:
-            data = self.conn.dumps((tag, value, self_obj, args, kwargs, states, output))
+            data = self.conn.dumps((tag, value, states, output, [_state_of(o) for o in shared]), back)
         except Exception as exc:  # noqa: BLE001 - the result does not pickle
-            data = self.conn.dumps(("raise", ("__repost_exception__", "builtins", "TypeError", f"the candidate's result cannot be sent by value: {type(exc).__name__}: {exc}"), None, None, None, states, output))
+            data = self.conn.dumps(("raise", ("__repost_exception__", "builtins", "TypeError", f"the candidate's result cannot be sent by value: {type(exc).__name__}: {exc}"), states, output, None))
         send_bytes(self.conn.fd, data)
 
     def _next(self, gen_id, env):
