@@ -166,6 +166,10 @@ export function findClass(root: Node, path: string[]): Node | null {
 
 /** Is this top-level statement where the tests start (test function, test class, main block)? */
 function startsTests(node: Node): boolean {
+  return startsTestBlock(node);
+}
+
+function startsTestBlock(node: Node): boolean {
   const def = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
   if (def?.type === 'function_definition') return /^test/i.test(def.childForFieldName('name')?.text ?? '');
   if (def?.type === 'class_definition') {
@@ -311,9 +315,11 @@ function candidateDefinition(candidateCode: string, name: string): string {
 }
 
 /** The script's statements a candidate's module keeps: everything but tests, test classes, the main block and the statements run after the tests start. */
-function definitionsOnly(script: string, replace: { start: number; end: number; text: string } | null): string {
+function definitionsOnly(script: string, replace: { start: number; end: number; text: string } | null, target: string): string {
   const tree = parse(script);
   const statements = tree.rootNode.namedChildren;
+  // The target's own definition stays even when it looks like a test (a TestCase's method).
+  const startsTests = (n: Node) => startsTestBlock(n) && definitionName(n) !== target;
   const firstTest = statements.findIndex(startsTests);
   const cut: Edit[] = replace ? [replace] : [];
   if (firstTest >= 0) {
@@ -335,7 +341,7 @@ export function isolatedPlacement(script: string, candidateCode: string, qualnam
     const cls = lastDefinition(tree.rootNode.namedChildren, qualname);
     if (!cls) throw new Error(`the script defines no class ${qualname}`);
     const stub = `class ${qualname}${NEW_IMPLEMENTATION_SUFFIX}(${HOST}.stub_base()):\n    __repost_target__ = ${JSON.stringify(qualname)}\n\n\n${ready}`;
-    const module = definitionsOnly(script, { start: cls.startIndex, end: cls.endIndex, text: candidateDefinition(candidateCode, qualname) });
+    const module = definitionsOnly(script, { start: cls.startIndex, end: cls.endIndex, text: candidateDefinition(candidateCode, qualname) }, qualname);
     return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind };
   }
   if (classPath.length === 0) {
@@ -345,8 +351,8 @@ export function isolatedPlacement(script: string, candidateCode: string, qualnam
     // The whole answer: helpers it defines beside the function go with it.
     const candidate = dedentLike(candidateCode).replace(/\s+$/, '');
     const module = def
-      ? definitionsOnly(script, { start: def.startIndex, end: def.endIndex, text: candidate })
-      : `${definitionsOnly(script, null)}\n\n${candidate}\n`;
+      ? definitionsOnly(script, { start: def.startIndex, end: def.endIndex, text: candidate }, name)
+      : `${definitionsOnly(script, null, name)}\n\n${candidate}\n`;
     return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind };
   }
   const cls = findClass(tree.rootNode, classPath);
@@ -368,7 +374,7 @@ export function isolatedPlacement(script: string, candidateCode: string, qualnam
   const placed = insertBeforeTests(withStub, parse(withStub), ready);
   const candidate = indent(postponedMethod(candidateDefinition(candidateCode, name)), bodyIndent).replace(/^\s+/, '');
   const module = method
-    ? definitionsOnly(script, { start: method.startIndex, end: method.endIndex, text: candidate })
-    : definitionsOnly(script, { start: body.endIndex, end: body.endIndex, text: `\n\n${bodyIndent}${candidate}` });
+    ? definitionsOnly(script, { start: method.startIndex, end: method.endIndex, text: candidate }, classPath[0]!)
+    : definitionsOnly(script, { start: body.endIndex, end: body.endIndex, text: `\n\n${bodyIndent}${candidate}` }, classPath[0]!);
   return { script: placed, module, target: qualname, kind };
 }

@@ -260,6 +260,10 @@ class _TrustedPickler(pickle.Pickler):
         if ref is None and self.collect is not None and id(obj) not in self.collected and _shareable(obj):
             self.collected.add(id(obj))
             self.collect.append(obj)
+            # Its __dict__ is pickled as its state and rebuilt into a new one over there: the object
+            # itself carries that state back, never the dict on its own.
+            if not isinstance(obj, dict) and isinstance(getattr(obj, "__dict__", None), dict):
+                self.collected.add(id(obj.__dict__))
         return ref
 
     def _persistent_id(self, obj):
