@@ -466,7 +466,7 @@ class Host:
             env["environ"] = environ
             self._last_environ = environ
         env["cwd"] = os.getcwd()
-        env["patches"] = [p for p in (_patch_spec(p) for p in list(self.patches)) if p is not None]
+        env["patches"] = [p for p in (_patch_spec(p) for p in list(self.patches)) if p is not None] + self._class_changes()
         if self.baseline is not None and self.main is not None:
             skip = {self.target.split(".")[0], self.target.split(".")[0] + NEW_SUFFIX}
             env["globals"] = {
@@ -566,7 +566,24 @@ class Host:
         """Called by the stub's line before the tests: the script's globals as defined so far."""
         self.main = sys.modules.get("__main__")
         self.baseline = dict(namespace)
+        self.class_baseline = [
+            (v, dict(vars(v))) for v in namespace.values() if isinstance(v, type) and v.__module__ == "__main__" and "<locals>" not in v.__qualname__
+        ]
         _track_patches(self)
+
+    def _class_changes(self):
+        """Attributes the tests set on the script's classes since its definitions ran (a method replaced
+        by hand, say): the candidate's process sees them too. Never the target or its stub."""
+        member = self.target.split(".")[-1]
+        out = []
+        for cls, base in getattr(self, "class_baseline", ()):
+            for name, value in vars(cls).items():
+                if name.startswith("__") or name.endswith(NEW_SUFFIX) or base.get(name) is value:
+                    continue
+                if name == member and cls.__qualname__ == ".".join(self.target.split(".")[:-1]):
+                    continue
+                out.append(("class", "__main__", cls.__qualname__, name, value, isinstance(value, types.FunctionType)))
+        return out
 
 
 def _with_enter(obj):
@@ -657,7 +674,7 @@ def _patch_spec(patcher):
     if isinstance(target, types.ModuleType):
         return ("module", target.__name__, attribute, value)
     if isinstance(target, type) and "<locals>" not in target.__qualname__:
-        return ("class", target.__module__, target.__qualname__, attribute, value)
+        return ("class", target.__module__, target.__qualname__, attribute, value, isinstance(value, types.FunctionType))
     return None
 
 
@@ -695,6 +712,15 @@ def _forward(name):
 
 for _name in _FORWARDED_DUNDERS:
     setattr(_Ref, _name, _forward(_name))
+
+
+def _as_method(ref):
+    """A function of the trusted process set on a class: a real function here, so instances bind it as Python would."""
+
+    def method(*args, **kwargs):
+        return ref(*args, **kwargs)
+
+    return method
 
 
 class _CandidatePickler(pickle.Pickler):
@@ -823,6 +849,8 @@ class _Server:
                     for part in spec[2].split("."):
                         owner = getattr(owner, part)
                     attribute, value = spec[3], spec[4]
+                    if len(spec) > 5 and spec[5] and type(value) is _Ref:
+                        value = _as_method(value)
                 had = attribute in vars(owner)
                 applied.append((owner, attribute, had, vars(owner).get(attribute)))
                 setattr(owner, attribute, value)
