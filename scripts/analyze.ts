@@ -9,12 +9,12 @@
  * and the files that were skipped. --function fills in dependencies, standalone and context for
  * one function whatever the filters say; --deps does so for every kept function; --classes adds
  * class skeletons and metrics. --preset repost applies RepoST's published selection (its rules,
- * line limits, per-kind sampling and the split's context budget; --max and --budget then play no
- * part). Without --json a readable summary is printed.
+ * line limits, per-kind sampling and the split's context budget; --budget then plays no part, and
+ * --max, when given, caps the sample). Without --json a readable summary is printed.
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { ANALYSIS_PRESETS, chooseCandidates, presetAnalysisOptions, RepositoryAnalyzer, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
+import { ANALYSIS_PRESETS, chooseCandidates, presetAnalysisOptions, REPOST_MAX_PER_REPO, RepositoryAnalyzer, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
 import { CommandFailure, runCommand, UsageError } from './lib/cli';
 
 const FlagsSchema = z.object({
@@ -27,7 +27,7 @@ const FlagsSchema = z.object({
   deps: z.boolean().default(false),
   source: z.boolean().default(false),
   json: z.boolean().default(false),
-  max: z.coerce.number().int().positive().default(30),
+  max: z.coerce.number().int().positive().optional(),
   seed: z.coerce.number().int().default(0),
   budget: z.coerce.number().int().nonnegative().default(8000),
   'repo-id': z.string().optional(),
@@ -57,8 +57,10 @@ type Row = Omit<FunctionEntry, 'source'> & Partial<Pick<FunctionEntry, 'source'>
 async function main(flags: Flags): Promise<void> {
   if (!fs.existsSync(flags.repoDir) || !fs.statSync(flags.repoDir).isDirectory()) throw new UsageError(`not a folder: ${flags.repoDir}`);
   const started = Date.now();
+  // As in a crawl: the preset's cap holds its whole sample, a --max given caps it.
+  const max = flags.max ?? (flags.preset === 'repost' ? REPOST_MAX_PER_REPO : 30);
   const analyzer = await RepositoryAnalyzer.open(flags.repoDir, {
-    maxFunctionsPerRepo: flags.max,
+    maxFunctionsPerRepo: max,
     seed: flags.seed,
     contextTokenBudget: flags.budget,
     repoId: flags['repo-id'],
@@ -68,7 +70,7 @@ async function main(flags: Flags): Promise<void> {
     ...presetAnalysisOptions(flags.preset, flags.split),
   });
   const functions = analyzer.functions();
-  const selected = new Set(chooseCandidates(functions, { preset: flags.preset, split: flags.split, max: flags.max, seed: flags.seed }).map((f) => f.id));
+  const selected = new Set(chooseCandidates(functions, { preset: flags.preset, split: flags.split, max, seed: flags.seed }).map((f) => f.id));
   let target: string | null = null;
   if (flags.function) {
     const [path, qualname] = flags.function.split('::') as [string, string];
@@ -116,7 +118,7 @@ async function main(flags: Flags): Promise<void> {
   }
   const out: string[] = [];
   out.push(`${flags.repoDir}: ${stats.files} Python files parsed, ${stats.skippedFiles} skipped`);
-  out.push(`${stats.functions} functions and methods, ${stats.kept} kept, ${stats.selected} selected (max ${flags.max}, seed ${flags.seed})`);
+  out.push(`${stats.functions} functions and methods, ${stats.kept} kept, ${stats.selected} selected (max ${max}, seed ${flags.seed})`);
   const dropped = Object.entries(droppedBy).sort((a, b) => b[1] - a[1]);
   if (dropped.length) out.push(`dropped by: ${dropped.map(([r, n]) => `${r} ${n}`).join(', ')}`);
   if (analysed.length > 1) out.push(`standalone: ${stats.standalone}/${analysed.length} (${((100 * stats.standalone) / analysed.length).toFixed(1)}%)`);

@@ -34,20 +34,8 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >&2
 }
 
-# 1. Node modules, reinstalled only when the lock file changed.
-want=$(sha256sum package-lock.json | cut -c1-64)
-stamp=node_modules/.repost-lock-sha256
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-  log "installing node modules (npm ci)"
-  # Some npm 11 releases reject their own lock files for lacking other platforms' optional native
-  # packages (npm/cli#8805); `npm install` then installs the same locked versions.
-  if ! npm ci --no-audit --no-fund >&2 2>"$DATA_DIR/logs/npm-ci.log"; then
-    grep -q 'Missing: .* from lock file' "$DATA_DIR/logs/npm-ci.log" || { cat "$DATA_DIR/logs/npm-ci.log" >&2; fail "npm ci failed"; }
-    log "npm ci refused the lock file (npm/cli#8805); installing the locked versions with npm install"
-    npm install --no-audit --no-fund >&2
-  fi
-  echo "$want" > "$stamp"
-fi
+# 1. Node modules, reinstalled only when the lock file changed; the tracked lock file stays as it is.
+bash scripts/lib/node-modules.sh "$DATA_DIR/logs"
 
 # 2. A Docker engine: the running one, else start (and if needed install) Debian's docker.io.
 docker_ok() { command -v docker >/dev/null && timeout 20 docker info >/dev/null 2>&1; }
@@ -143,4 +131,50 @@ if [ $FOR_TESTS = 1 ] && [ ! -f "$RADON_TOOLS/.repost-radon-$RADON_VERSION" ]; t
   else
     fail "could not install Python's radon==$RADON_VERSION from PyPI: the class metrics test compares cyclomatic complexity with it"
   fi
+fi
+
+# 8. For the Harbor tests (npm test): Harbor's CLI (PyPI harbor, pinned; Python >= 3.12) in a
+#    project-local venv, and Docker Compose v2, which Harbor's Docker environment calls
+#    (`docker compose`). Debian bookworm ships only Compose v1, so when the docker CLI has no
+#    compose plugin it is built once per machine from the Go module proxy (`go install` refuses
+#    the module: its go.mod has exclude directives, so it is built inside the downloaded module)
+#    and cached under ~/.cache/repost; the binary goes where the docker CLI finds its plugins.
+HARBOR_VERSION=0.25.0
+HARBOR_VENV=$TOOLS_DIR/harbor
+COMPOSE_VERSION=v2.40.3
+if [ $FOR_TESTS = 1 ] && [ ! -f "$HARBOR_VENV/.repost-harbor-$HARBOR_VERSION" ]; then
+  py312=""
+  for candidate in ${REPOST_PYTHON312:-} python3.13 python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.1[2-9]*/bin/python3; do
+    [ -n "$candidate" ] || continue
+    command -v "$candidate" >/dev/null 2>&1 || [ -x "$candidate" ] || continue
+    if "$candidate" -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null; then py312=$candidate; break; fi
+  done
+  [ -n "$py312" ] || fail "Harbor $HARBOR_VERSION needs Python >= 3.12 and none was found (tried python3.13, python3.12 and pyenv's versions).
+  Install one (e.g. pyenv install 3.12, or apt-get install python3.12) or point REPOST_PYTHON312 at its interpreter, and run again."
+  uv_bin=${REPOST_SANDBOX_PACKAGES_UV_PATH:-}
+  [ -n "$uv_bin" ] || { [ -x "$TOOLS_DIR/uv/bin/uv" ] && uv_bin=$TOOLS_DIR/uv/bin/uv; } || uv_bin=$(command -v uv)
+  log "installing Harbor $HARBOR_VERSION into $HARBOR_VENV (Python: $py312)"
+  rm -rf "$HARBOR_VENV"
+  "$uv_bin" venv --quiet --python "$py312" "$HARBOR_VENV" >&2 \
+    && "$uv_bin" pip install --quiet --python "$HARBOR_VENV/bin/python" "harbor==$HARBOR_VERSION" >&2 \
+    || fail "could not install harbor==$HARBOR_VERSION from PyPI into $HARBOR_VENV: the Harbor export tests run its CLI"
+  touch "$HARBOR_VENV/.repost-harbor-$HARBOR_VERSION"
+fi
+if [ $FOR_TESTS = 1 ] && ! docker compose version >/dev/null 2>&1; then
+  cache=${XDG_CACHE_HOME:-$HOME/.cache}/repost/docker-compose-$COMPOSE_VERSION
+  if [ ! -x "$cache" ]; then
+    command -v go >/dev/null || fail "the docker CLI has no Compose v2 plugin ('docker compose'), which Harbor's Docker environment needs, and there is no Go toolchain to build it.
+  Install Docker Compose v2 (https://docs.docker.com/compose/install/linux/) or Go (https://go.dev/dl/), and run again."
+    log "building Docker Compose $COMPOSE_VERSION from the Go module proxy (once per machine; cached at $cache)"
+    mod_dir=$(GOFLAGS=-mod=mod go mod download -json "github.com/docker/compose/v2@$COMPOSE_VERSION" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",\{0,1\}$/\1/p')
+    [ -d "$mod_dir" ] || fail "could not download github.com/docker/compose/v2@$COMPOSE_VERSION from the Go module proxy"
+    mkdir -p "$(dirname "$cache")"
+    (cd "$mod_dir" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -ldflags "-s -w -X github.com/docker/compose/v2/internal.Version=$COMPOSE_VERSION" -o "$cache.tmp" ./cmd) >&2 \
+      || fail "building Docker Compose $COMPOSE_VERSION failed (see above)"
+    mv "$cache.tmp" "$cache"
+  fi
+  plugins=${DOCKER_CONFIG:-$HOME/.docker}/cli-plugins
+  mkdir -p "$plugins"
+  install -m 0755 "$cache" "$plugins/docker-compose"
+  docker compose version >/dev/null 2>&1 || fail "installed Docker Compose into $plugins but 'docker compose version' still fails"
 fi

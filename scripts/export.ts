@@ -6,26 +6,45 @@
  * with `datasets.load_dataset(DIR)` and can be pushed to the Hub as it is.
  *
  *   tsx scripts/export.ts RUN --to DIR
+ *   tsx scripts/export.ts RUN --to DIR --format harbor [--save-image]
  *
  * RUN is a run id in the store (REPOST_STORE_URL, else the data directory) or a run's folder.
  * DIR must be new, empty, or an earlier export, proven by the marker the exporter writes into each
  * (`.repost-export.json`); it is replaced once the new one is complete. Anything else is refused.
+ *
+ * `--format harbor` writes a Harbor dataset folder instead (activities/export/harbor.ts, docs/harbor.md):
+ * one task per accepted function record, its environment built FROM the sandbox image (the one
+ * `REPOST_SANDBOX_IMAGE` names, else this checkout's); `--save-image` also writes that image with
+ * `docker save` to DIR/images/sandbox-image.tar, for machines that cannot build it.
  */
 import { openRunReader } from '../activities/dataset/run-reader';
 import { openStore } from '../activities/store';
 import { exportRun } from '../activities/export/export-run';
+import { exportHarbor } from '../activities/export/harbor';
+import { ensureSandboxImage } from '../sandbox-image/build';
+import { saveImage } from './lib/save-image';
 import { loadConfig } from '../temporal.config';
 import { runCommand, UsageError } from './lib/cli';
 
 runCommand({
   file: __filename,
-  options: { to: { type: 'string' } },
+  options: { to: { type: 'string' }, format: { type: 'string' }, 'save-image': { type: 'boolean' } },
   positionals: { min: 1, max: 1 },
   async run({ values, positionals: [run] }) {
     if (!values.to) throw new UsageError('give the folder to write: --to DIR');
-    const store = await openStore(loadConfig());
+    const format = values.format ?? 'hf';
+    if (format !== 'hf' && format !== 'harbor') throw new UsageError(`--format is hf (a Hugging Face dataset folder, the default) or harbor, not ${JSON.stringify(format).slice(0, 40)}`);
+    const config = loadConfig();
+    const store = await openStore(config);
     try {
       const reader = await openRunReader(store, run!);
+      if (format === 'harbor') {
+        const image = config.sandbox.image ?? (await ensureSandboxImage({ log: (m) => console.error(m) })).tag;
+        const result = await exportHarbor(reader, values.to, { image, memoryMb: config.sandbox.memoryMb, cpus: config.sandbox.cpus, timeoutSec: config.sandbox.timeoutSec });
+        console.log(`exported run ${reader.runId} to ${result.dir}/ as a Harbor dataset: ${result.tasks.length} task(s), FROM ${image}`);
+        if (values['save-image']) console.log(`  ${await saveImage(image, result.dir)}: the sandbox image (docker load -i it on another machine)`);
+        return;
+      }
       const result = await exportRun(reader, values.to);
       console.log(`exported run ${reader.runId} to ${result.dir}/`);
       for (const s of result.splits) console.log(`  ${s.path}: ${s.rows} row(s) (${s.name})`);

@@ -34,7 +34,7 @@ export { classesOf, classSource, isOpenClassGenTestClass, pathWords, type ClassI
 export { CLASS_RULES, classDroppedBy, classSelectionCounts, selectClassCandidates, type ClassCandidate, type ClassRule } from './class-selection';
 export { cyclomaticComplexity, methodMetrics, cohesion, type MethodMetrics } from './class-metrics';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
-export { ANALYSIS_PRESETS, REPOST_SELECTION, presetAnalysisOptions, presetConfigLayer, type AnalysisPreset } from './presets';
+export { ANALYSIS_PRESETS, REPOST_MAX_PER_REPO, REPOST_SELECTION, presetAnalysisOptions, presetConfigLayer, type AnalysisPreset } from './presets';
 
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
 
@@ -366,20 +366,19 @@ export async function analyzeFunction(rootDir: string, path: string, qualname: s
 /**
  * The candidates of a repository under a preset. `default`: at most `max` kept functions
  * (selectCandidates). `repost`: as RepoST samples, per kind, at most 20 functions and 20 methods
- * (training split) or 15 and 15 (evaluation split), those with their docstring first; `max` plays
- * no part. Seeded, returned in file and line order.
+ * (training split) or 15 and 15 (evaluation split), those with their docstring first; then at most
+ * `max` of them (the preset's own cap holds the whole sample, so only a smaller cap the user set
+ * changes it), again documented ones first. Seeded, returned in file and line order.
  */
 export function chooseCandidates(functions: FunctionEntry[], options: { preset: AnalysisPreset; split: 'train' | 'eval'; max: number; seed: number }): FunctionEntry[] {
   if (options.preset !== 'repost') return selectCandidates(functions, options.max, options.seed);
+  const documentedFirst = (kept: FunctionEntry[], k: number): FunctionEntry[] => {
+    const first = selectCandidates(kept.filter((f) => f.sampledFirst), k, options.seed);
+    return first.length < k ? [...first, ...selectCandidates(kept.filter((f) => !f.sampledFirst), k - first.length, options.seed)] : first;
+  };
   const k = REPOST_SELECTION.perKind[options.split];
-  const chosen = new Set<FunctionEntry>();
-  for (const kind of ['function', 'method'] as const) {
-    const kept = functions.filter((f) => f.kept && f.kind === kind);
-    const first = kept.filter((f) => f.sampledFirst);
-    const rest = kept.filter((f) => !f.sampledFirst);
-    for (const f of selectCandidates(first, k, options.seed)) chosen.add(f);
-    if (first.length < k) for (const f of selectCandidates(rest, k - first.length, options.seed)) chosen.add(f);
-  }
+  const sample = (['function', 'method'] as const).flatMap((kind) => documentedFirst(functions.filter((f) => f.kept && f.kind === kind), k));
+  const chosen = new Set(sample.length > options.max ? documentedFirst(sample, options.max) : sample);
   return functions.filter((f) => chosen.has(f));
 }
 

@@ -50,15 +50,21 @@ export const REPOST_SELECTION = {
   },
 } as const;
 
+/** The per-repository cap the preset lays under the user's: room for both kinds of the larger split's sample. */
+export const REPOST_MAX_PER_REPO = 2 * Math.max(REPOST_SELECTION.perKind.train, REPOST_SELECTION.perKind.eval);
+
 /**
  * What `analysis.preset=repost` puts under the configuration the user gave: RepoST's GitHub
- * search filters (`crawl.github`). Values the user set (file, environment, flags) stay theirs.
+ * search filters (`crawl.github`) and a per-repository cap (`crawl.maxFunctionsPerRepo`) that
+ * holds RepoST's whole sample. Values the user set (file, environment, flags) stay theirs: a
+ * smaller `crawl.maxFunctionsPerRepo` caps the preset's sample.
  */
 export function presetConfigLayer(preset: AnalysisPreset | undefined): Record<string, unknown> {
   if (preset !== 'repost') return {};
   const r = REPOST_SELECTION.repositories;
   return {
     crawl: {
+      maxFunctionsPerRepo: REPOST_MAX_PER_REPO,
       github: {
         licenses: [r.license],
         maxRepoSizeKb: r.searchSizeBelowKb - 1,

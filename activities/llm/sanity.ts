@@ -11,6 +11,7 @@
  */
 import type Parser from 'tree-sitter';
 import { createPythonParser } from '../python-parser';
+import { implementationReads } from './implementation-reads';
 import { newImplementationName, testFunctionName } from './prompts';
 import { TestReach } from './test-reach';
 
@@ -44,7 +45,8 @@ export type SanityCheckId =
   | 'test_has_assertions'
   | 'main_block_exists'
   | 'main_calls_test'
-  | 'main_call_not_in_try';
+  | 'main_call_not_in_try'
+  | 'tests_read_implementation';
 
 /**
  * How the test function must reach the two implementations: `literal` (RepoST's rule, the
@@ -135,6 +137,20 @@ function isMainGuard(node: Node): boolean {
   if (node.type !== 'if_statement') return false;
   const cond = node.childForFieldName('condition')?.text.replace(/\s+/g, '').replace(/'/g, '"');
   return cond === '__name__=="__main__"' || cond === '"__main__"==__name__';
+}
+
+/**
+ * Tests must judge behaviour: reading the implementations' code objects, bytecode, source text or
+ * identity fails every faithful reimplementation and kills every mutant (implementation-reads.ts).
+ */
+function checkTestsReadBehaviour(root: Node, implementations: string[], tests: Node[], mains: Node[], failures: SanityFailure[]): void {
+  const reads = implementationReads(root, implementations, tests, mains);
+  if (reads.length === 0) return;
+  const shown = reads.slice(0, 3).map((r) => `line ${r.line}: ${r.what.length > 120 ? `${r.what.slice(0, 117)}...` : r.what}`);
+  failures.push({
+    check: 'tests_read_implementation',
+    detail: `the tests judge the implementation itself, not its behaviour (${shown.join('; ')}${reads.length > 3 ? `; ${reads.length - 3} more` : ''})`,
+  });
 }
 
 function firstSyntaxError(root: Node): string | undefined {
@@ -241,6 +257,7 @@ export function checkTestScript(
   }
 
   const mains = root.namedChildren.filter(isMainGuard);
+  checkTestsReadBehaviour(root, [simple, newImpl], test ? [test] : [], mains, failures);
   if (mains.length === 0) {
     failures.push({ check: 'main_block_exists', detail: 'the script has no if __name__ == "__main__": block' });
   } else {
@@ -343,6 +360,7 @@ export function checkClassTestScript(input: ClassCheckInput & { script: string; 
     if (asserts < MIN_TEST_ASSERTIONS) failures.push({ check: 'test_has_assertions', detail: `the test functions have ${asserts} assert statement(s) in all, fewer than ${MIN_TEST_ASSERTIONS}` });
   }
   const mains = root.namedChildren.filter(isMainGuard);
+  checkTestsReadBehaviour(root, [input.className, copy], tests, mains, failures);
   if (mains.length === 0) {
     failures.push({ check: 'main_block_exists', detail: 'the script has no if __name__ == "__main__": block' });
   } else if (tests.length > 0) {

@@ -116,7 +116,10 @@ export function helperCommand(helper: HarnessHelper, input: unknown, timeoutSec:
 
 /**
  * The launcher's command line: `name count part...` fields (no JSON to decode, which would cost
- * the launcher an import on every run); JSON on stdin when too large or holding NUL characters.
+ * the launcher an import on every run); JSON on stdin when too large or holding NUL characters,
+ * and always for a mutation run: a process's command line is readable by every process in the
+ * container, and a mutant's job comparing its own script with the one on its warm parent's
+ * command line (the supervisor's, inherited) would know it is a mutant.
  */
 export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: Buffer } {
   const fields: [string, string][] = [
@@ -143,12 +146,12 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
     hashSeed: request.hashSeed ?? null,
     clockOffsetSec: request.clockOffsetSec ?? null,
     timeoutSec: request.timeoutSec,
-  }), Boolean(request.candidate));
+  }), Boolean(request.candidate) || Boolean(request.mutation));
 }
 
-function encodeLaunch(fields: [string, string][], asJson: () => unknown, onStdin = false): { cmd: string[]; stdin?: Buffer } {
+function encodeLaunch(fields: [string, string][], asJson: () => unknown, viaStdin = false): { cmd: string[]; stdin?: Buffer } {
   const size = fields.reduce((n, [k, v]) => n + Buffer.byteLength(k) + Buffer.byteLength(v), 0);
-  if (onStdin || size > ARGV_PAYLOAD_LIMIT || fields.some(([k, v]) => k.includes('\0') || v.includes('\0'))) {
+  if (viaStdin || size > ARGV_PAYLOAD_LIMIT || fields.some(([k, v]) => k.includes('\0') || v.includes('\0'))) {
     return { cmd: ['python3', '-I', `${HARNESS_DIR}/launch.py`, '-'], stdin: Buffer.from(JSON.stringify(asJson())) };
   }
   const args = fields.flatMap(([k, v]) => {

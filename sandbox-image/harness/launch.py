@@ -13,7 +13,8 @@ all of that up: so the script can neither signal, trace nor outlive its supervis
 read or write what the supervisor keeps (RESULT_DIR, a root-only tmpfs). Then:
 
 1. the container is made clean by a child as the scripts' uid (their leftover processes killed,
-   the writable mounts emptied, OOM history checked); if that fails it exits with DIRTY_EXIT
+   the writable mounts emptied, OOM history checked), then by the supervisor (every other process
+   killed, the IPC objects an earlier run left removed); if that fails it exits with DIRTY_EXIT
    and the caller retries on a fresh container;
 2. it forks the child, which drops to the scripts' uid with an empty capability bounding set,
    writes the script and its files into a fresh run directory and runs the script as
@@ -136,7 +137,8 @@ def _clean_container():
     survivors = hygiene.kill_others()
     if survivors:
         reasons.append(f"{survivors} processes survived SIGKILL")
-    return reasons
+    # Kernel objects an earlier run left (shared memory, semaphores, message queues), whoever's.
+    return reasons + hygiene.clear_ipc()
 
 
 def _safe_join(root, name):

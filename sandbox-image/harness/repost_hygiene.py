@@ -6,6 +6,13 @@ uid reaches all of them and nothing else (PID 1 runs under another uid); from th
 writable places are small tmpfs mounts that are emptied whole, by the scripts' uid (the
 supervisor has no right to read them). A container found dirty (a process that survives, a file
 that cannot be removed, an OOM kill in its history) is reported so the pool replaces it.
+
+Kernel objects outlive the processes that made them: System V shared memory, semaphore sets and
+message queues (listed in /proc/sysvipc, per IPC namespace: the container has its own) and POSIX
+message queues (files of /dev/mqueue). Only their owner or creator may remove them (the supervisor
+has no CAP_IPC_OWNER), so the supervisor forks a child per uid that owns or created one, which
+becomes that uid and removes what it may; what is left makes the container dirty. Without this a
+run could leave data (or gigabytes of charged memory) for the next run in the same container.
 """
 import os
 import time
@@ -95,6 +102,103 @@ def oom_kills():
         except OSError:
             continue
     return 0
+
+
+SYSV_TABLES = (("shm", "shmid"), ("sem", "semid"), ("msg", "msqid"))
+MQUEUE_DIR = "/dev/mqueue"
+IPC_RMID = 0
+
+
+def ipc_objects():
+    """The IPC objects that exist now: [(kind, id or name, owner uid, creator uid)]."""
+    found = []
+    for kind, id_column in SYSV_TABLES:
+        try:
+            with open(f"/proc/sysvipc/{kind}") as fh:
+                lines = fh.read().splitlines()
+        except OSError:
+            continue
+        if len(lines) < 2:
+            continue
+        header = lines[0].split()
+        at = {name: header.index(name) for name in (id_column, "uid", "cuid")}
+        for line in lines[1:]:
+            cells = line.split()
+            if len(cells) == len(header):
+                found.append((kind, int(cells[at[id_column]]), int(cells[at["uid"]]), int(cells[at["cuid"]])))
+    try:
+        names = os.listdir(MQUEUE_DIR)
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            uid = os.lstat(os.path.join(MQUEUE_DIR, name)).st_uid
+        except OSError:
+            continue
+        found.append(("mqueue", name, uid, uid))
+    return found
+
+
+def _remove_ipc(objects):
+    """Removes the objects this process's uid owns or created (the kernel refuses the others)."""
+    uid = os.getuid()
+    mine = [o for o in objects if uid in (o[2], o[3])]
+    if not mine:
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for kind, ident, _, _ in mine:
+        if kind == "shm":
+            libc.shmctl(ident, IPC_RMID, None)
+        elif kind == "sem":
+            libc.semctl(ident, 0, IPC_RMID)
+        elif kind == "msg":
+            libc.msgctl(ident, IPC_RMID, None)
+        else:
+            try:
+                os.unlink(os.path.join(MQUEUE_DIR, ident))
+            except OSError:
+                pass
+
+
+def _describe(objects):
+    return ", ".join(f"{kind} {ident} of uid {uid}" for kind, ident, uid, _ in objects[:5])
+
+
+def clear_ipc():
+    """Removes every IPC object; returns the reasons the container is not clean (empty: clean).
+
+    As root (the supervisor, with CAP_SETUID/CAP_SETGID), a child per owning or creating uid
+    becomes that uid and removes what it may; as any other uid, what that uid may remove goes.
+    Call it when no process of a run is left (a segment still attached is removed only when its
+    last user detaches).
+    """
+    objects = ipc_objects()
+    if not objects:
+        return []
+    if os.getuid() == 0:
+        for uid in sorted({o[2] for o in objects} | {o[3] for o in objects}):
+            if uid == 0:
+                _remove_ipc(objects)
+                continue
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    os.setgroups([])
+                    os.setgid(uid)
+                    os.setuid(uid)
+                    _remove_ipc(objects)
+                finally:
+                    os._exit(0)
+            os.waitpid(pid, 0)
+    else:
+        _remove_ipc(objects)
+    left = ipc_objects()
+    if os.getuid() != 0:
+        me = os.getuid()
+        left = [o for o in left if me in (o[2], o[3])]
+    return [f"cannot remove IPC objects an earlier run left ({_describe(left)})"] if left else []
 
 
 def make_clean():

@@ -19,9 +19,13 @@ warm parent. Started by launch.py (the supervisor) when the request holds `mutat
    interpreter ends a script (non-daemon threads joined, atexit handlers run, streams flushed)
    without tearing its modules down, which would cost more than most jobs. The warm parent waits for
    it, kills whatever it left (`kill(-1)` as the scripts' uid reaches every process of that uid
-   but itself), empties the writable folders and tells the supervisor the child's wait status.
-   Every job starts from the same warm parent and empty folders: nothing one job does reaches the
-   next.
+   but itself), empties the writable folders, removes the IPC objects it made and tells the
+   supervisor the child's wait status. Every job starts from the same warm parent and empty
+   folders: nothing one job does reaches the next. Every job's stdout and stderr are the warm
+   parent's pipes to the supervisor (the control's output is passed on as the run's, the mutants'
+   dropped), so no job can tell from its descriptors whether it is the control; and the control
+   runs once more among the mutants, at a place drawn at random, with their time limit: tests that
+   pass only as the first job fail the run there.
 4. The supervisor decides each job's verdict as for a run: a pass needs the observed status 0 and
    exactly one clean report of a finished main module on the harness's channel. It enforces each
    job's time limit itself: past it, it kills every process in the container (the warm parent
@@ -204,15 +208,18 @@ def _warm_parent(launch, request, script_path, mutants, preimport, control_r, st
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            _job(launch, request, script_path, script, index != CONTROL, saved_mask, (control_r, status_w), report_w)
+            _job(launch, request, script_path, script, saved_mask, (control_r, status_w), report_w)
         _, status = os.waitpid(pid, 0)
         survivors = launch.hygiene.kill_others()
-        left = _wipe(launch.hygiene)
+        left = _wipe(launch.hygiene) + launch.hygiene.clear_ipc()
         _send_line(status_w, {"kind": "done", "status": status, "survivors": survivors, "unclean": left[:5]})
 
 
-def _job(launch, request, script_path, script, quiet, saved_mask, parent_fds, report_w):
-    """One job in a fork of the warm parent: the script as a run's child runs it; never returns."""
+def _job(launch, request, script_path, script, saved_mask, parent_fds, report_w):
+    """One job in a fork of the warm parent: the script as a run's child runs it; never returns.
+
+    The control and every mutant start alike: the same descriptors (stdout and stderr are the warm
+    parent's pipes to the supervisor, whichever job it is), environment, folder and arguments."""
     import posix
 
     try:
@@ -220,12 +227,6 @@ def _job(launch, request, script_path, script, quiet, saved_mask, parent_fds, re
             os.close(fd)
         signal.pthread_sigmask(signal.SIG_SETMASK, saved_mask)
         _raise_oom_score()
-        if quiet:
-            # A mutant's output is read by no one.
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            os.close(devnull)
         run_dir = request["runDir"]
         launch._prepare_run_dir(run_dir, request["_files"], script_path, script)
         os.chdir(run_dir)
@@ -261,23 +262,34 @@ class WarmParent:
         self.preimport = preimport
         self.pid = None
         self.starts = 0
+        self.outputs = {}
+        # Whether what jobs print reaches the supervisor's own stdout and stderr (the first control's).
+        self.forward = True
 
     def start(self, deadline):
         """Forks a warm parent and waits until it is ready; None, or why it could not start."""
         control_r, control_w = os.pipe()
         status_r, status_w = os.pipe()
         report_r, report_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
         if pid == 0:
-            for fd in (control_w, status_r, report_r):
+            for fd in (control_w, status_r, report_r, out_r, err_r):
                 os.close(fd)
+            # Its stdout and stderr (and so every job's) are pipes, as a run's are the exec's.
+            os.dup2(out_w, 1)
+            os.dup2(err_w, 2)
+            os.close(out_w)
+            os.close(err_w)
             _warm_parent(self.launch, self.request, self.script_path, self.mutants, self.preimport, control_r, status_w, report_w)
-        for fd in (control_r, status_w, report_w):
+        for fd in (control_r, status_w, report_w, out_w, err_w):
             os.close(fd)
         self.starts += 1
         self.pid, self.control_w, self.status_r, self.report_r = pid, control_w, status_r, report_r
+        self.outputs = {out_r: 1, err_r: 2}
         self.pidfd = os.pidfd_open(pid)
         self.status_buffer = b""
         message, _, died, timed_out = self._wait(deadline)
@@ -298,12 +310,30 @@ class WarmParent:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
-        for fd in (self.control_w, self.status_r, self.report_r, self.pidfd):
+        # What its jobs left in the kernel (the warm parent could remove only its own uid's).
+        self.launch.hygiene.clear_ipc()
+        for fd in (self.control_w, self.status_r, self.report_r, self.pidfd, *self.outputs):
             try:
                 os.close(fd)
             except OSError:
                 pass
         self.pid = None
+
+    def _pass_output(self, fd):
+        """What a job printed: the supervisor's own stdout or stderr gets it while `forward` is set
+        (the first control's, as a run's), else it is read and dropped. False at its end."""
+        chunk = os.read(fd, 65536)
+        if not chunk:
+            del self.outputs[fd]
+            os.close(fd)
+            return False
+        if self.forward:
+            while chunk:
+                try:
+                    chunk = chunk[os.write(self.outputs[fd], chunk) :]
+                except OSError:
+                    break
+        return True
 
     def _read_report_chunk(self, report):
         chunk = os.read(self.report_r, 65536)
@@ -330,7 +360,10 @@ class WarmParent:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None, bytes(report), False, True
-            ready = select.select([self.status_r, self.report_r, self.pidfd], [], [], remaining)[0]
+            ready = select.select([self.status_r, self.report_r, self.pidfd, *self.outputs], [], [], remaining)[0]
+            for fd in ready:
+                if fd in self.outputs:
+                    self._pass_output(fd)
             if self.report_r in ready:
                 self._read_report_chunk(report)
             if self.status_r in ready:
@@ -347,6 +380,9 @@ class WarmParent:
         while select.select([self.report_r], [], [], 0)[0]:
             if not self._read_report_chunk(report):
                 break
+        for fd in list(self.outputs):
+            while fd in self.outputs and select.select([fd], [], [], 0)[0] and self._pass_output(fd):
+                pass
         return bytes(report)
 
     def run(self, index, limit):
@@ -422,13 +458,21 @@ def supervise(request, script_path, timeout, launch):
         if control is not None and control["outcome"] == "survived":
             notes.append(f"{first} with the script's modules imported in the warm parent; each job imports them itself")
     mode = "warm" if warm.preimport else "plain"
+    # From here on no job's output is read: the control's was the run's.
+    warm.forward = False
 
     results = []
     mutant_limit = None
+    again = None
     if control is not None and control["outcome"] == "survived":
         fixed = spec.get("mutantTimeoutSec")
         mutant_limit = float(fixed) if fixed else min(timeout, 2.0 + 10.0 * control["ms"] / 1000.0)
+        # The ground truth runs once more, as a job like the mutants' at a place among them no job
+        # can know (see _again).
+        again_before = int.from_bytes(os.urandom(4), "big") % len(mutants) if mutants else None
         for index in range(len(mutants)):
+            if index == again_before:
+                again = _again(warm, mutant_limit, timeout)
             left = budget_end - time.monotonic()
             if left < min(mutant_limit, 1.0):
                 notes.append(f"mutants {index + 1} to {len(mutants)} were not run: the run's budget of {budget:g}s was spent")
@@ -439,7 +483,18 @@ def supervise(request, script_path, timeout, launch):
                     notes.append(f"mutants {index + 1} to {len(mutants)} were not run: a new warm parent could not start: {why}")
                     break
             results.append(warm.run(index, min(mutant_limit, budget_end - time.monotonic())))
+        if mutants and again is None:
+            again = _again(warm, mutant_limit, timeout)
     warm.stop()
+    if mutants and control is not None and control["outcome"] == "survived" and (again is None or again["outcome"] != "survived"):
+        how = f"it ended {again['kind']}" if again else "no warm parent could start for it"
+        why = f"the ground truth did not pass when it ran again among the mutants as one of their jobs ({how}): its tests tell the runs apart (or fail at random), so what the mutants did says nothing"
+        notes.append(why)
+        print(f"[repost-sandbox] {why}", file=sys.stderr)
+        sys.stderr.flush()
+        again = again or {"end": None}
+        code = again.get("exitCode")
+        control = {**again, "outcome": "killed", "ms": control["ms"], "exitCode": code if isinstance(code, int) and code != 0 else 1, "note": why}
     while len(results) < len(mutants):
         results.append({"outcome": "not_run", "kind": None, "exitCode": None, "ms": 0})
 
@@ -461,6 +516,16 @@ def supervise(request, script_path, timeout, launch):
         "notes": notes,
     }
     return _finish(launch, request, control, timeout, mutation)
+
+
+def _again(warm, limit, timeout):
+    """The control once more, among the mutants and with their time limit: a job no test can tell
+    from a mutant's. A script whose tests behave differently when they are not the first job (a
+    higher pid, a later start, something the first job left) fails here, so its mutants' outcomes
+    are not believed. None when no warm parent could start."""
+    if warm.pid is None and warm.start(time.monotonic() + timeout):
+        return None
+    return warm.run(CONTROL, limit)
 
 
 def _run_control(warm, timeout):

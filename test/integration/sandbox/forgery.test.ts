@@ -2,7 +2,7 @@
  * Results a script or a candidate cannot forge: each cheap forgery, tried for real in the warm
  * pool, fails. The verdict comes from what the supervisor observes (the process's status, the
  * harness's one report through its own channel), never from a file in the script's folder or a
- * line it prints. What in-process tampering can still do is written down in the README.
+ * line it prints. What in-process tampering can still do is written down in docs/sandbox.md.
  */
 import type { SandboxExecutor } from '../../../activities/sandbox';
 import { matrixRow, runnerRequest, snippetResults } from '../../../activities/eval/test-runner';

@@ -115,24 +115,42 @@ describe('the repost preset on a fixture repository counted by hand', () => {
   });
 });
 
+/** A candidate as the sampling sees it. */
+const entry = (i: number, kind: 'function' | 'method', sampledFirst: boolean, kept = true): FunctionEntry => ({
+  path: 'm.py',
+  qualname: kind === 'method' ? `C.f${i}` : `f${i}`,
+  name: `f${i}`,
+  kind,
+  startLine: i,
+  endLine: i,
+  signature: '',
+  docstring: null,
+  decorators: [],
+  returns: true,
+  source: '',
+  kept,
+  droppedBy: kept ? null : 'dunder',
+  id: `${kind}-${i}`,
+  occurrence: 0,
+  ...(kept ? { sampledFirst } : {}),
+});
+
 describe('sampling as RepoST does', () => {
-  const entry = (i: number, kind: 'function' | 'method', sampledFirst: boolean, kept = true): FunctionEntry => ({
-    path: 'm.py',
-    qualname: kind === 'method' ? `C.f${i}` : `f${i}`,
-    name: `f${i}`,
-    kind,
-    startLine: i,
-    endLine: i,
-    signature: '',
-    docstring: null,
-    decorators: [],
-    returns: true,
-    source: '',
-    kept,
-    droppedBy: kept ? null : 'dunder',
-    id: `${kind}-${i}`,
-    occurrence: 0,
-    ...(kept ? { sampledFirst } : {}),
+  it('a smaller per-repository cap the user set wins over the sample, documented ones first', () => {
+    // 30 functions (12 documented), 10 methods (all documented): RepoST's sample is 30 of them.
+    const functions = [
+      ...Array.from({ length: 30 }, (_, i) => entry(i, 'function', i % 5 < 2)),
+      ...Array.from({ length: 10 }, (_, i) => entry(100 + i, 'method', true)),
+    ];
+    const four = chooseCandidates(functions, { preset: 'repost', split: 'train', max: 4, seed: 0 });
+    expect(four).toHaveLength(4);
+    expect(four.every((f) => f.kept && f.sampledFirst)).toBe(true);
+    expect(new Set(four).size).toBe(4);
+    expect(chooseCandidates(functions, { preset: 'repost', split: 'train', max: 4, seed: 0 })).toEqual(four);
+    // 22 of the sample are documented: a cap of 27 takes them all and 5 others.
+    const most = chooseCandidates(functions, { preset: 'repost', split: 'train', max: 27, seed: 0 });
+    expect(most.filter((f) => f.sampledFirst)).toHaveLength(22);
+    expect(most).toHaveLength(27);
   });
 
   it('per kind: at most 20 (train) or 15 (eval), documented ones first, in file order', () => {
@@ -142,22 +160,22 @@ describe('sampling as RepoST does', () => {
       ...Array.from({ length: 10 }, (_, i) => entry(100 + i, 'method', true)),
       ...Array.from({ length: 5 }, (_, i) => entry(200 + i, 'function', false, false)),
     ];
-    const train = chooseCandidates(functions, { preset: 'repost', split: 'train', max: 3, seed: 0 });
+    const train = chooseCandidates(functions, { preset: 'repost', split: 'train', max: 40, seed: 0 });
     expect(train.filter((f) => f.kind === 'function')).toHaveLength(20);
     expect(train.filter((f) => f.kind === 'function' && f.sampledFirst)).toHaveLength(12);
     expect(train.filter((f) => f.kind === 'method')).toHaveLength(10);
     expect(train.every((f) => f.kept)).toBe(true);
-    const evalSplit = chooseCandidates(functions, { preset: 'repost', split: 'eval', max: 3, seed: 0 });
+    const evalSplit = chooseCandidates(functions, { preset: 'repost', split: 'eval', max: 40, seed: 0 });
     // 15 functions, all from the 12 documented plus 3 others; the 10 methods.
     expect(evalSplit.filter((f) => f.kind === 'function')).toHaveLength(15);
     expect(evalSplit.filter((f) => f.kind === 'function' && f.sampledFirst)).toHaveLength(12);
     expect(evalSplit.filter((f) => f.kind === 'method')).toHaveLength(10);
     // In file order, and reproducible from the seed.
     expect(train.map((f) => f.startLine)).toEqual([...train.map((f) => f.startLine)].sort((a, b) => a - b));
-    expect(chooseCandidates(functions, { preset: 'repost', split: 'train', max: 3, seed: 0 })).toEqual(train);
+    expect(chooseCandidates(functions, { preset: 'repost', split: 'train', max: 40, seed: 0 })).toEqual(train);
     // 25 documented functions: a sample of 20 of them, no undocumented one.
     const many = Array.from({ length: 25 }, (_, i) => entry(i, 'function', true)).concat(Array.from({ length: 5 }, (_, i) => entry(50 + i, 'function', false)));
-    const sampled = chooseCandidates(many, { preset: 'repost', split: 'train', max: 3, seed: 7 });
+    const sampled = chooseCandidates(many, { preset: 'repost', split: 'train', max: 40, seed: 7 });
     expect(sampled).toHaveLength(20);
     expect(sampled.every((f) => f.sampledFirst)).toBe(true);
     // The default preset takes `max` of the kept ones.
@@ -221,6 +239,17 @@ describe('the preset in the configuration', () => {
     expect(mine.crawl.github.licenses).toEqual(['mit']);
     // Without the preset, the defaults stay.
     expect(loadConfig({ env: {} }).crawl.github).toMatchObject({ maxRepoSizeKb: 10 * 1024, includeArchived: false, trainWindow: { from: '2023-01-31' } });
+  });
+
+  it('holds the whole sample under its per-repository cap, and a cap the user sets wins (file, environment or flag)', () => {
+    expect(loadConfig({ env: {}, overrides: { analysis: { preset: 'repost' } } }).crawl.maxFunctionsPerRepo).toBe(40);
+    expect(loadConfig({ env: {} }).crawl.maxFunctionsPerRepo).toBe(30);
+    const capped = loadConfig({ env: { REPOST_CRAWL_MAX_FUNCTIONS_PER_REPO: '4' }, overrides: { analysis: { preset: 'repost' } } });
+    expect(capped.crawl.maxFunctionsPerRepo).toBe(4);
+    expect(loadConfig({ env: { REPOST_ANALYSIS_PRESET: 'repost' }, overrides: { crawl: { maxFunctionsPerRepo: 4 } } }).crawl.maxFunctionsPerRepo).toBe(4);
+    // The crawl's selection then takes 4 of a repository's candidates.
+    const many = Array.from({ length: 30 }, (_, i) => entry(i, 'function', i % 2 === 0));
+    expect(chooseCandidates(many, { preset: 'repost', split: 'train', max: capped.crawl.maxFunctionsPerRepo, seed: capped.crawl.seed })).toHaveLength(4);
   });
 
   it("keeps the preset's other filters when a key beside them is set (one part of a window, another crawl key)", () => {

@@ -1,7 +1,7 @@
 /**
  * The test-calls rule on the scripted fixtures: every test-writing answer (tests, debug and
  * coverage steps) of the demo's and the zip-code fixture's scripts, checked under RepoST's literal
- * rule and under the reachable one. These are the refusal counts the README reports.
+ * rule and under the reachable one. These are the refusal counts docs/pipeline.md reports.
  */
 import * as path from 'node:path';
 import { definitionSource } from '../../../activities/dataset/script-parts';

@@ -1,7 +1,7 @@
 /**
  * Messages and documentation name configuration keys by their current names: no key renamed in
  * this release appears under its old name (as a key or as its environment variable) outside the
- * configuration's own list of renames and the README's paragraph about them, and every key the
+ * configuration's own list of renames and the configuration page's paragraph about them, and every key the
  * documentation names exists.
  */
 import * as fs from 'node:fs';
@@ -19,9 +19,12 @@ function filesUnder(dir: string): string[] {
 
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** The README without its paragraph listing the renames (which must name the old keys). */
-function readmeOutsideRenames(): string {
-  const text = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+const RENAMES_PAGE = 'docs/configuration.md';
+
+/** A documentation file's text, the configuration page without its paragraph listing the renames (which must name the old keys). */
+function readDoc(file: string): string {
+  const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+  if (file !== RENAMES_PAGE) return text;
   const start = text.indexOf('Renamed in this release');
   expect(start).toBeGreaterThan(0);
   const end = text.indexOf('\n\n', start);
@@ -30,8 +33,7 @@ function readmeOutsideRenames(): string {
 
 describe('configuration names in messages and documentation', () => {
   it('never use a renamed key under its old name', () => {
-    const texts: [string, string][] = SCANNED.flatMap(filesUnder).map((f) => [f, fs.readFileSync(path.join(ROOT, f), 'utf8')]);
-    texts.push(['README.md', readmeOutsideRenames()]);
+    const texts: [string, string][] = [...SCANNED.flatMap(filesUnder), 'README.md'].map((f) => [f, readDoc(f)]);
     const old = RENAMED_KEYS.flatMap((r) => [r.from, ...(envNameFor(r.from) !== envNameFor(r.to) ? [envNameFor(r.from)] : [])]);
     const found: string[] = [];
     for (const [file, text] of texts) {
@@ -52,8 +54,7 @@ describe('configuration names in messages and documentation', () => {
       const prefix = name.endsWith('.*') ? name.slice(0, -2) : name;
       return keys.some((k) => k === prefix || k.startsWith(`${prefix}.`));
     };
-    const docs: [string, string][] = SCANNED.flatMap(filesUnder).filter((f) => f.endsWith('.md')).map((f) => [f, fs.readFileSync(path.join(ROOT, f), 'utf8')]);
-    docs.push(['README.md', readmeOutsideRenames()]);
+    const docs: [string, string][] = [...SCANNED.flatMap(filesUnder).filter((f) => f.endsWith('.md')), 'README.md'].map((f) => [f, readDoc(f)]);
     const missing: string[] = [];
     for (const [file, text] of docs) {
       for (const m of text.matchAll(/`([a-z][A-Za-z]*(?:\.(?:[A-Za-z*]+|\{[A-Za-z, ]+\}))+)(?:=[^`]*)?`/g)) {

@@ -50,8 +50,11 @@ describe('harness commands', () => {
       }
       return fields;
     };
+    // A mutation run's request never travels on the command line, which its jobs could read.
     const small = launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5, mutation, hashSeed: 3, clockOffsetSec: 90061.5 });
-    expect(fieldsOf(small.cmd)).toMatchObject({ mutation: JSON.stringify(mutation), hashSeed: '3', clockOffsetSec: '90061.5' });
+    expect(small.cmd.slice(-1)).toEqual(['-']);
+    expect(small.cmd.join(' ')).not.toContain('x = 1');
+    expect(JSON.parse(small.stdin!.toString())).toMatchObject({ script: 'x = 1', mutation, hashSeed: 3, clockOffsetSec: 90061.5 });
     const seedZero = launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5, hashSeed: 0, clockOffsetSec: 0 });
     expect(fieldsOf(seedZero.cmd)).toMatchObject({ hashSeed: '0', clockOffsetSec: '0' });
     const plain = fieldsOf(launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5 }).cmd);

@@ -1,15 +1,15 @@
-/** The README's sandbox section states the users and capabilities the containers really get (activities/sandbox/container-spec.ts). */
+/** The sandbox page (docs/sandbox.md) states the users and capabilities the containers really get (activities/sandbox/container-spec.ts). */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { INIT_USER, runContainerOptions, SCRIPT_USER, sourceBuildContainerOptions, SUPERVISOR_CAPABILITIES, SUPERVISOR_USER } from '../../../activities/sandbox/container-spec';
 
-const README = fs.readFileSync(path.resolve(__dirname, '../../../README.md'), 'utf8');
-const SECTION = README.slice(README.indexOf('\n## The sandbox\n'), README.indexOf('\n### Packages\n'));
+const PAGE = fs.readFileSync(path.resolve(__dirname, '../../../docs/sandbox.md'), 'utf8');
+const SECTION = PAGE.slice(0, PAGE.indexOf('\n## Packages\n'));
 const NUMBER_WORDS = ['none', 'one', 'two', 'three', 'four', 'five', 'six'];
 const uid = (user: string) => user.split(':')[0]!;
 const limits = { memoryMb: 512, cpus: 1, pidsLimit: 64, scratchMb: 64 };
 
-describe("the README's sandbox section", () => {
+describe("the sandbox page's isolation part", () => {
   it('names the run container as it is made: root, every capability dropped but the supervisor\'s, and the uids it drops to', () => {
     expect(SECTION.length).toBeGreaterThan(1000);
     const run = runContainerOptions({ image: 'i', limits, envsDir: '/e', workerId: 'w', role: 'pool' });

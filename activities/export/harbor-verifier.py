@@ -1,0 +1,287 @@
+"""The verifier of an exported Harbor task (tests/verify.py in every task folder).
+
+Runs in the task's verifier container (Harbor's `separate` mode: a fresh container of the task's
+image, never the agent's), started by tests/test.sh as root. It reads the agent's answer
+(/app/solution.py, brought over by Harbor as the task's artifact), places the definition of the
+target in the record's evaluation script as `<name>_new_implementation` where the factory's own
+harness puts it (the slot the exporter marked in tests/task.json), runs the script through the
+sandbox harness (`launch.py` in the image: ONE entry, `run_candidate` below), and writes
+/logs/verifier/reward.txt (1 or 0), reward.json (Harbor reads numbers only: the reward, the
+duration and a 0/1 per failure kind) and verdict.json (passed, the failure kind as eval.ts names
+them, the exception type, a one-line summary, the duration, the tests that ran).
+
+Only Python's standard library is used: this file runs under the image's python3.
+"""
+import ast
+import json
+import os
+import re
+import sys
+import textwrap
+import time
+
+TASK_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "task.json")
+ANSWER = os.environ.get("REPOST_ANSWER_FILE", "/app/solution.py")
+LOG_DIR = os.environ.get("REPOST_VERIFIER_LOG_DIR", "/logs/verifier")
+HARNESS = "/opt/repost/harness/launch.py"
+RESULT_DIR = "/run/repost"
+MAX_ANSWER_BYTES = 256 * 1024
+SLOT = "#@@REPOST_ANSWER_SLOT@@"
+SUFFIX = "_new_implementation"
+SYNTAX_ERRORS = {"SyntaxError", "IndentationError", "TabError"}
+
+
+KINDS = ("no_code", "syntax_error", "assertion", "exception", "timeout", "harness")
+
+
+def write_verdict(verdict):
+    """reward.txt (1 or 0); reward.json, Harbor's numbers only (the reward, the duration, one 0/1
+    per failure kind, so a job's means are the rates of each); verdict.json, the whole verdict."""
+    os.makedirs(LOG_DIR, exist_ok=True)
+    with open(os.path.join(LOG_DIR, "reward.txt"), "w") as fh:
+        fh.write("1\n" if verdict["passed"] else "0\n")
+    numbers = {"reward": verdict["reward"], "duration_sec": verdict["duration"]}
+    numbers.update({f"kind_{k}": int(verdict["kind"] == k) for k in KINDS})
+    with open(os.path.join(LOG_DIR, "reward.json"), "w") as fh:
+        json.dump(numbers, fh)
+        fh.write("\n")
+    with open(os.path.join(LOG_DIR, "verdict.json"), "w") as fh:
+        json.dump(verdict, fh, indent=2)
+        fh.write("\n")
+
+
+def outcome(passed, kind, summary, exception_type=None, duration=0.0, tests=None):
+    return {
+        "reward": 1 if passed else 0,
+        "passed": passed,
+        "kind": kind,
+        "exceptionType": exception_type,
+        "summary": summary[:300],
+        "duration": round(duration, 3),
+        "tests": tests or [],
+    }
+
+
+def _definition_nodes(tree, name, kind):
+    """The target's definition in the answer: at the top level, else (a method) in any class."""
+    wanted = (ast.ClassDef,) if kind == "class" else (ast.FunctionDef, ast.AsyncFunctionDef)
+    for node in tree.body:
+        if isinstance(node, wanted) and node.name == name:
+            return node, None
+    if kind != "class":
+        for cls in tree.body:
+            if isinstance(cls, ast.ClassDef):
+                for node in cls.body:
+                    if isinstance(node, wanted) and node.name == name:
+                        return node, cls
+    return None, None
+
+
+def _segment(lines, node):
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+    return first, node.end_lineno
+
+
+def _dedent(block):
+    widths = [len(l) - len(l.lstrip()) for l in block if l.strip()]
+    cut = min(widths) if widths else 0
+    return [l[cut:] if l.strip() else "" for l in block]
+
+
+def place(answer, task):
+    """The evaluation script with the answer's definition in the slot, its imports and helpers on top.
+
+    Returns (script, None) or (None, outcome) when the answer cannot be placed."""
+    name, kind, script = task["name"], task["kind"], task["script"]
+    answer = textwrap.dedent(answer.replace("\r\n", "\n"))
+    try:
+        tree = ast.parse(answer)
+    except SyntaxError as exc:
+        return None, outcome(False, "syntax_error", f"the answer does not parse: {exc.msg} (line {exc.lineno})", type(exc).__name__)
+    node, owner = _definition_nodes(tree, name, kind)
+    if node is None:
+        what = "class" if kind == "class" else "function"
+        return None, outcome(False, "no_code", f"{ANSWER} defines no {what} {name}")
+    lines = answer.split("\n")
+    first, last = _segment(lines, node)
+    block = _dedent(lines[first - 1 : last])
+    # Rename the definition (its `def name` / `class name` line), nothing else.
+    row = node.lineno - first
+    keyword = "class" if kind == "class" else "def"
+    block[row] = re.sub(r"\b(" + keyword + r"\s+)" + re.escape(name) + r"\b", lambda m: m.group(1) + name + SUFFIX, block[row], count=1)
+    indent = task["indent"]
+    placed = "\n".join(indent + l if l else l for l in block)
+    script_tree = ast.parse(script.replace(SLOT, "pass"))
+    bound = set()
+    for stmt in script_tree.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(stmt.name)
+        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in stmt.names)
+    # Imports and (for a top-level target) helper functions beside it go above the script; a
+    # name the script defines stays the script's.
+    preamble = []
+    for stmt in tree.body:
+        if stmt is node or stmt is owner:
+            continue
+        if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
+            continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (owner is None and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in bound):
+            s, e = _segment(lines, stmt)
+            preamble.append("\n".join(lines[s - 1 : e]))
+    at = task["preambleAt"]
+    body = script[:at] + ("\n".join(preamble) + "\n\n" if preamble else "") + script[at:]
+    return body.replace(indent + SLOT, placed, 1), None
+
+
+class _SupervisorExit(Exception):
+    def __init__(self, code):
+        super().__init__(code)
+        self.code = code
+
+
+class _OsOfSupervisor:
+    """launch.py's `os`, except that `_exit` in this process (the supervisor) returns here."""
+
+    def __init__(self, real, pid):
+        self._real, self._pid = real, pid
+
+    def __getattr__(self, name):
+        return getattr(self._real, name)
+
+    def _exit(self, code):
+        if self._real.getpid() == self._pid:
+            raise _SupervisorExit(code)
+        self._real._exit(code)
+
+
+def run_candidate(script, timeout_sec):
+    """The one harness entry: the script with the candidate placed, run by launch.py. Returns
+    (exit status, stderr, the supervisor's result or None, seconds).
+
+    launch.py's supervisor runs in this very process. When the script ends, the supervisor kills
+    every other process in the container but PID 1, so it must be the process Harbor waits on
+    (test.sh execs this file) for the verdict to be written afterwards."""
+    import io
+
+    request = {"runDir": "/scratch/run-verify", "script": script, "files": {}, "coverage": None, "packageDir": None, "runner": None, "timeoutSec": timeout_sec}
+    sys.path.insert(0, os.path.dirname(HARNESS))
+    import launch
+
+    launch.os = _OsOfSupervisor(os, os.getpid())
+    log_fd = os.open(os.path.join(RESULT_DIR, "verify-output.log"), os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
+    saved = os.dup(1), os.dup(2)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    sys.argv = [HARNESS, "-"]
+    sys.stdin = io.TextIOWrapper(io.BytesIO(json.dumps(request).encode()))
+    os.environ.update({"HOME": "/scratch", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"})
+    started = time.monotonic()
+    code = None
+    try:
+        launch.main()
+    except _SupervisorExit as done:
+        code = done.code
+    duration = time.monotonic() - started
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.dup2(saved[0], 1)
+    os.dup2(saved[1], 2)
+    os.lseek(log_fd, 0, 0)
+    output = os.read(log_fd, 1 << 20).decode("utf-8", "replace")
+    os.close(log_fd)
+    result = None
+    try:
+        with open(os.path.join(RESULT_DIR, "run-verify.json")) as fh:
+            result = json.load(fh)
+    except (OSError, ValueError):
+        pass
+    return code, output, result, duration
+
+
+def exception_of(stderr):
+    """The exception the traceback on stderr ends with: (type, line) or (None, None)."""
+    lines = [l for l in stderr.strip().split("\n") if l.strip()]
+    for line in reversed(lines[-20:]):
+        m = re.match(r"^([A-Za-z_][\w.]*)(?::\s?(.*))?$", line)
+        if m and (m.group(1).endswith(("Error", "Exception", "Exit", "Interrupt")) or "." in m.group(1)):
+            return m.group(1).split(".")[-1], line
+    return None, None
+
+
+def classify(code, stderr, result, duration, test_names):
+    """As the factory's executor and eval.ts classify a run (activities/sandbox/executor.ts, eval/outcome.ts)."""
+    exc_type, line = exception_of(stderr)
+    last = (line or (stderr.strip().split("\n")[-1] if stderr.strip() else "")).strip()
+    # One run of the script decides: its test functions are listed, not scored one by one.
+    tests = [{"name": "eval_script", "testFunctions": list(test_names)}]
+    if result and result.get("timedOut"):
+        kind, passed, summary = "timeout", False, "the run exceeded its time limit and was killed"
+    elif code == 0:
+        kind, passed, summary, exc_type = None, True, "passed", None
+    elif exc_type == "AssertionError" or re.search(r"^FAILED \(failures=\d+\)$", stderr, re.M):
+        kind, passed, summary = "assertion", False, last or "a test assertion failed"
+        exc_type = exc_type or "AssertionError"
+    elif exc_type in SYNTAX_ERRORS:
+        kind, passed, summary = "syntax_error", False, last
+    elif code == 137 and not exc_type:
+        kind, passed, summary, exc_type = "exception", False, "killed (out of memory?)", "MemoryError"
+    else:
+        kind, passed, summary = "exception", False, last or f"exit code {code}"
+        exc_type = exc_type or f"exit {code}"
+    for t in tests:
+        t.update({"outcome": "passed" if passed else "failed", "kind": kind, "duration": round(duration, 3)})
+    return outcome(passed, kind, summary, exc_type, duration, tests)
+
+
+def hold_callers_output():
+    """Keeps the caller's stdout and stderr open until this process ends. The harness ends every
+    other process in the container when the script ends, the shell that started test.sh too; the
+    command that runs test.sh (Harbor's exec) waits for these streams, so it returns only once
+    the verdict is written, not when its shell dies."""
+    held = []
+    for fd in (1, 2):
+        try:
+            held.append(os.open(f"/proc/{os.getppid()}/fd/{fd}", os.O_WRONLY))
+        except OSError:
+            pass
+    return held
+
+
+def main():
+    _held = hold_callers_output()
+    with open(TASK_FILE) as fh:
+        task = json.load(fh)
+    try:
+        size = os.path.getsize(ANSWER)
+    except OSError:
+        write_verdict(outcome(False, "no_code", f"no answer: {ANSWER} does not exist"))
+        return
+    if size > MAX_ANSWER_BYTES:
+        write_verdict(outcome(False, "no_code", f"the answer is larger than {MAX_ANSWER_BYTES} bytes"))
+        return
+    with open(ANSWER, "rb") as fh:
+        answer = fh.read().decode("utf-8", "replace")
+    if not answer.strip():
+        write_verdict(outcome(False, "no_code", f"the answer is empty ({ANSWER})"))
+        return
+    script, failed = place(answer, task)
+    if failed:
+        write_verdict(failed)
+        return
+    code, err, result, duration = run_candidate(script, float(task["timeoutSec"]))
+    if code is None:
+        write_verdict(outcome(False, "harness", "the harness ended without an exit status"))
+        return
+    if code == 199:
+        write_verdict(outcome(False, "harness", "the container was not clean: nothing was run"))
+        return
+    verdict = classify(code, err, result, duration, task.get("tests", []))
+    sys.stderr.write(err[-4000:])
+    write_verdict(verdict)
+
+
+if __name__ == "__main__":
+    main()
