@@ -499,7 +499,8 @@ export function createEvalIoActivities({ config, store }: EvalDependencies): Eva
         const result = await store.getJson<SandboxResult>(f.resultKey);
         let at: ScriptAssertion | null = null;
         try {
-          const placed = candidateScript(record.evalScript, { ok: true, ...candidate }, record.qualname, names);
+          // The script the run's traceback speaks of: the trusted process's, as runCandidate placed it.
+          const placed = isolatedPlacement(record.evalScript, candidate.code, record.qualname);
           at = failingAssertion(placed.script, record.evalScript, result.exception?.traceback ?? '');
         } catch {
           at = null;

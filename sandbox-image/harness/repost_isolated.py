@@ -316,6 +316,44 @@ class RemoteIterator:
         return self._host._next(self._id)
 
 
+class _Fingerprints:
+    """A stand-in host for fingerprinting a call's arguments: what would stay in the trusted process counts by identity."""
+
+    @staticmethod
+    def register(obj):
+        return id(obj)
+
+
+_SEQUENCES = (list, tuple, set, frozenset)
+
+
+def _type_name(value):
+    if isinstance(value, (types.GeneratorType, RemoteIterator)):
+        return "generator"
+    if isinstance(value, (types.FunctionType, types.MethodType, types.BuiltinFunctionType, RemoteFunction)):
+        return "function"
+    t = type(value)
+    return t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+
+
+def _signature(value, depth=0):
+    """The exact types in a value, a few levels deep (the kinds of elements of a container, not their order)."""
+    name = _type_name(value)
+    if depth >= 3:
+        return name
+    if isinstance(value, _SEQUENCES):
+        items = list(value)[:64]
+        return (name, tuple(sorted({repr(_signature(x, depth + 1)) for x in items})))
+    if isinstance(value, dict):
+        items = list(value.items())[:64]
+        return (name, tuple(sorted({repr((_signature(k, depth + 1), _signature(v, depth + 1))) for k, v in items})))
+    return name
+
+
+def _describe_signature(sig):
+    return sig if isinstance(sig, str) else f"{sig[0]} of {', '.join(sig[1]) or 'nothing'}"[:200]
+
+
 class RemoteFunction:
     """A function the candidate returned (a closure, say): calling it runs it in the candidate's process."""
 
@@ -343,6 +381,7 @@ class Host:
         self.baseline = None
         self.patches = []
         self.shared = []
+        self._signatures = {}
         self._last_environ = None
         self.calls = 0
 
@@ -546,12 +585,81 @@ class Host:
 
     def call(self, name, args, kwargs):
         """`name_new_implementation(*args, **kwargs)`: the candidate's `name` in its process."""
-        return self._roundtrip(("call", name, None, args, kwargs, self._surroundings()), None, args, kwargs)
+        key = self._key((args, kwargs))
+        value = self._roundtrip(("call", name, None, args, kwargs, self._surroundings()), None, args, kwargs)
+        self._observed("candidate", key, value)
+        return value
 
     def call_method(self, qualname, obj, args, kwargs):
         """`obj.method_new_implementation(...)`: the candidate's method on a copy of `obj`, whose state comes
         back (a class for a classmethod, nothing for a staticmethod)."""
-        return self._roundtrip(("call", qualname, obj, args, kwargs, self._surroundings()), obj, args, kwargs)
+        key = self._key((obj, args, kwargs))
+        value = self._roundtrip(("call", qualname, obj, args, kwargs, self._surroundings()), obj, args, kwargs)
+        self._observed("candidate", key, value)
+        return value
+
+    # -- the type of what the ground truth returns on the same call
+    def _key(self, value):
+        """What identifies a call: its arguments (and object) as they are before it, pickled; None when they do not pickle."""
+        import hashlib
+
+        buf = io.BytesIO()
+        try:
+            _TrustedPickler(buf, _Fingerprints()).dump(value)
+        except Exception:  # noqa: BLE001
+            return None
+        return hashlib.sha1(buf.getvalue()).hexdigest()
+
+    def _observed(self, side, key, value):
+        """Records the type of one side's result for a call; a candidate whose result on a call the
+        ground truth also answered has another type fails the run (`wrong_type`), whatever the tests say."""
+        if key is None:
+            return
+        seen = self._signatures.setdefault(key, {})
+        seen.setdefault(side, _signature(value))
+        if "truth" in seen and "candidate" in seen and seen["truth"] != seen["candidate"] and self.failure is None:
+            self.failure = {
+                "kind": "wrong_type",
+                "detail": f"on the same call the ground truth returns {_describe_signature(seen['truth'])} and the candidate {_describe_signature(seen['candidate'])}"[:500],
+            }
+
+    def _watch(self, namespace):
+        """Wraps the original target (a function, or a plain method) so the type of what it returns on each
+        call the tests make is known; calls it makes to itself go straight through."""
+        import functools
+
+        parts = self.target.split(".")
+        owner = namespace if len(parts) == 1 else None
+        if owner is None:
+            cls = namespace.get(parts[0])
+            for part in parts[1:-1]:
+                cls = getattr(cls, part, None)
+            if not isinstance(cls, type) or not isinstance(vars(cls).get(parts[-1]), types.FunctionType):
+                return
+            original, method = vars(cls)[parts[-1]], True
+        else:
+            original, method = namespace.get(parts[0]), False
+            if not isinstance(original, types.FunctionType):
+                return
+        host, depth = self, [0]
+
+        @functools.wraps(original)
+        def watched(*args, **kwargs):
+            if depth[0]:
+                return original(*args, **kwargs)
+            key = host._key((args[0], args[1:], kwargs) if method else (args, kwargs))
+            depth[0] += 1
+            try:
+                value = original(*args, **kwargs)
+            finally:
+                depth[0] -= 1
+            host._observed("truth", key, value)
+            return value
+
+        if method:
+            setattr(cls, parts[-1], watched)
+        else:
+            namespace[parts[0]] = watched
 
     def get_property(self, qualname, obj):
         """`obj.prop_new_implementation`: the candidate's property read on a copy of `obj`."""
@@ -570,6 +678,8 @@ class Host:
             (v, dict(vars(v))) for v in namespace.values() if isinstance(v, type) and v.__module__ == "__main__" and "<locals>" not in v.__qualname__
         ]
         _track_patches(self)
+        if self.kind == "function":
+            self._watch(namespace)
 
     def _class_changes(self):
         """Attributes the tests set on the script's classes since its definitions ran (a method replaced
