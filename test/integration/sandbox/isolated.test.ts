@@ -85,6 +85,15 @@ describe('isolated candidate runs', () => {
     expect(outcomeOf(await run(SORT_SCRIPT, wrongBase, 'total'))).toMatchObject({ passed: false, kind: 'assertion' });
   });
 
+  test('a result of another type than the ground truth\'s on the same call fails as wrong_type, even when the tests cannot tell', async () => {
+    const looseScript = SORT_SCRIPT.split('\n').filter((l) => !l.includes('type(total')).join('\n');
+    const asFloat = 'def total(xs):\n    xs.sort()\n    return float(sum(xs))';
+    const result = await run(looseScript, asFloat, 'total');
+    expect(outcomeOf(result)).toMatchObject({ passed: false, kind: 'wrong_type' });
+    expect(result.candidate?.detail).toBe('on the same call the ground truth returns int and the candidate float');
+    expect(outcomeOf(await run(looseScript, RIGHT, 'total'))).toMatchObject({ passed: true });
+  });
+
   test('a value that equals everything is not decoded', async () => {
     const alwaysEqual = [
       'class Anything(list):',
