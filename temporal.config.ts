@@ -58,9 +58,11 @@ export const ConfigSchema = z.object({
     .object({
       /** host:port of an existing Temporal frontend; unset = start the embedded dev server. */
       address: z.string().min(1).optional(),
+      /** The Temporal namespace the factory's workflows run in. */
       namespace: z.string().min(1).default('default'),
       /** Port of the embedded dev server's frontend and of its web UI. */
       port: z.number().int().min(1).max(65535).default(7233),
+      /** Port of the embedded dev server's web UI. */
       uiPort: z.number().int().min(1).max(65535).default(8233),
       /**
        * A long activity (an LLM call, a container run) whose worker has not heartbeated for this
@@ -79,6 +81,7 @@ export const ConfigSchema = z.object({
         .prefault({}),
       /** The `temporal` CLI to use; unset = PATH, then the project-local tools folder. */
       cliPath: z.string().min(1).optional(),
+      /** Task queue names, one per kind of work (workers of a role poll its queue); the same everywhere a crawl's workers run. */
       taskQueues: z
         .object({
           workflows: z.string().min(1).default('repost-workflows'),
@@ -98,6 +101,7 @@ export const ConfigSchema = z.object({
       sandboxConcurrency: positiveInt.default(2),
       /** Concurrent repository I/O activities (snapshots, analysis, dataset writes). */
       ioConcurrency: positiveInt.default(2),
+      /** Workflow tasks run at once per worker process. */
       workflowTaskConcurrency: positiveInt.default(20),
       /** Task-queue-wide LLM activity rate (activities per second), unset = unlimited. */
       llmActivitiesPerSecond: z.number().positive().optional(),
@@ -108,9 +112,11 @@ export const ConfigSchema = z.object({
     .object({
       /** The OpenAI-compatible endpoint. */
       baseUrl: z.string().url().default('http://127.0.0.1:11434/v1').meta(PER_PROCESS),
+      /** The endpoint's API key (any text for a local server that asks for none). */
       apiKey: z.string().default('not-needed').meta(PER_PROCESS),
       /** Default model; each pipeline step may name its own below. */
       model: z.string().min(1).default('gpt-4o'),
+      /** The model of one step (sandbox script, tests, debug and coverage rounds, the LLM checks, docstrings, solving); unset = `llm.model`. */
       models: z
         .object({
           sandbox: z.string().min(1).optional(),
@@ -128,6 +134,7 @@ export const ConfigSchema = z.object({
        * checks live).
        */
       mode: LlmMode.default('live'),
+      /** `live` or `batch` for one crawl step; unset = `llm.mode`. */
       modes: z
         .object({
           sandbox: LlmMode.optional(),
@@ -153,22 +160,27 @@ export const ConfigSchema = z.object({
           windowSec: positiveInt.default(24 * 3600),
         })
         .prefault({}),
+      /** Sampling temperature of the crawl's LLM calls. */
       temperature: z.number().min(0).max(2).default(0),
+      /** The longest answer asked for, in tokens. */
       maxTokens: positiveInt.default(4096),
       /** The longest one call may take; retries are left to Temporal, the client itself does not retry. */
       timeoutSec: positiveInt.default(120),
       /** Per-process rate limits. */
       requestsPerMinute: positiveInt.optional().meta(PER_PROCESS),
+      /** Tokens per minute this process may use (unset = unlimited). */
       tokensPerMinute: positiveInt.optional().meta(PER_PROCESS),
       /** The longest a call waits for a slot under this process's rate limits: an LLM activity may take this plus `timeoutSec`. */
       rateLimitWaitSec: positiveInt.default(300).meta(PER_PROCESS),
       cache: z
         .object({
+          /** Answers are cached by content, so unchanged work is not asked again. */
           enabled: z.boolean().default(true),
           /** Cache answers sampled above temperature 0 too (off: sampling stays random). */
           aboveZeroTemperature: z.boolean().default(false),
         })
         .prefault({}),
+      /** Prices per model in USD per million tokens (`inputPerMTok`, `outputPerMTok`; `batchInputPerMTok`, `batchOutputPerMTok` for batch answers, default half), for cost estimates; a model not listed is counted at $0. */
       prices: z.record(z.string(), PriceSchema).default({
         'gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10 },
         'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 },
@@ -179,12 +191,17 @@ export const ConfigSchema = z.object({
     .object({
       /** Image reference; unset = the locally built `repost-sandbox:<inputs-hash>`. */
       image: z.string().min(1).optional().meta(PER_PROCESS),
+      /** Memory of one run's container (no swap), MiB. */
       memoryMb: positiveInt.default(2048),
+      /** CPUs of one run's container. */
       cpus: z.number().positive().default(1),
+      /** Processes one run's container may hold. */
       pidsLimit: positiveInt.default(256),
+      /** Wall-clock limit of one run, enforced inside the container too. */
       timeoutSec: positiveInt.default(120),
       /** Bytes of stdout and of stderr kept per run (head and tail). */
       outputLimitBytes: positiveInt.default(64 * 1024),
+      /** Size of each tmpfs scratch folder of a run, MiB. */
       scratchMb: positiveInt.default(256),
       /** How often a sandbox worker sweeps leftover containers (by label and age, whatever their worker). */
       sweepIntervalSec: positiveInt.default(300).meta(PER_PROCESS),
@@ -216,6 +233,7 @@ export const ConfigSchema = z.object({
           uvCacheDir: z.string().min(1).optional().meta(PER_PROCESS),
         })
         .prefault({}),
+      /** The warm container pool: runs reuse cleaned containers (false: a fresh container per run). */
       pool: z
         .object({
           enabled: z.boolean().default(true),
@@ -329,11 +347,13 @@ export const ConfigSchema = z.object({
   }).prefault({}),
   crawl: z
     .object({
+      /** Candidate functions sampled per repository (seeded by `crawl.seed`); under `--preset repost`, a value you set caps RepoST's sample. */
       maxFunctionsPerRepo: positiveInt.default(30),
       /** What a crawl makes environments of: functions (RepoST), `both` functions and classes, or `classes` only (start.ts --classes, --classes-only). */
       targets: z.enum(['functions', 'both', 'classes']).default('functions'),
       /** Class environments sampled per repository (seeded, like the functions) when classes are made. */
       maxClassesPerRepo: positiveInt.default(10),
+      /** Seed of the per-repository samples of functions and classes. */
       seed: z.number().int().default(0),
       /** Children running at once per repository workflow (sliding window). */
       functionWindow: positiveInt.default(8),
@@ -357,7 +377,9 @@ export const ConfigSchema = z.object({
         .object({
           /** Licenses (GitHub keys) the search asks for; with `checkLocalLicenses`, the ones a local folder must state. */
           licenses: z.array(z.string().min(1)).default(['mit']),
+          /** The largest repository the GitHub search asks for (GitHub's size, KB). */
           maxRepoSizeKb: positiveInt.default(10 * 1024),
+          /** The fewest stars a repository found by the GitHub search has. */
           minStars: nonNegativeInt.default(0),
           /** Include archived repositories in the search (RepoST's search does). */
           includeArchived: z.boolean().default(false),
@@ -365,7 +387,9 @@ export const ConfigSchema = z.object({
           maxTarballMb: positiveInt.default(100),
           /** One tarball download's deadline: every attempt, every wait between attempts, every redirect and byte. */
           downloadTimeoutSec: positiveInt.default(600),
+          /** Creation dates (`from`, `to`, YYYY-MM-DD) of the training split's repositories: the search window of `--github train`, and the split of a listed GitHub repository. */
           trainWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2023-01-31', to: '2024-08-31' }),
+          /** The same for the evaluation split (`--github eval`). */
           evalWindow: z.object({ from: isoDate, to: isoDate }).default({ from: '2024-09-01', to: '2026-12-31' }),
         })
         .prefault({}),
@@ -374,7 +398,9 @@ export const ConfigSchema = z.object({
   /** Where GitHub is, and the credentials to use it. */
   github: z
     .object({
+      /** The GitHub API (a GitHub Enterprise server's, or a local stand-in). */
       baseUrl: z.string().url().default('https://api.github.com'),
+      /** A GitHub token for the search and downloads (higher rate limits). */
       token: z.string().optional(),
     })
     .prefault({})
@@ -384,7 +410,7 @@ export const ConfigSchema = z.object({
 export type Config = z.infer<typeof ConfigSchema>;
 
 /** Well-known variable names of the ecosystem, mapped onto config paths. */
-const ENV_ALIASES: Record<string, string> = {
+export const ENV_ALIASES: Readonly<Record<string, string>> = {
   TEMPORAL_ADDRESS: 'temporal.address',
   TEMPORAL_NAMESPACE: 'temporal.namespace',
   OPENAI_BASE_URL: 'llm.baseUrl',

@@ -243,6 +243,8 @@ export interface MutationScore {
   survived: number;
   timedOut: number;
   notRun: number;
+  /** Mutants no allowed test can see, left out before running, by reason (output, message, equivalent). */
+  leftOut?: Record<string, number>;
   /** Artifact: the surviving mutants' diffs, for a person to judge (an equivalent mutant cannot be told apart automatically). */
   survivorsKey: string;
   /** One line for histories and rejections. */

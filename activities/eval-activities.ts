@@ -522,7 +522,7 @@ export function createEvalIoActivities({ config, store }: EvalDependencies): Eva
     async removeAssertions({ run, item, assertions }) {
       await runs.forEvalRun(run);
       const stored = await store.getJson<StoredEvalRecord>(item.recordKey);
-      const removal = removeAssertions(stored.record.evalScript, assertions);
+      const removal = removeAssertions(stored.record.evalScript, assertions, stored.record.qualname);
       if (!removal.ok) return removal;
       const next: StoredEvalRecord = { ...stored, record: { ...stored.record, evalScript: removal.script } };
       return { ok: true, item: { ...item, recordKey: await store.putJson(next) }, scriptKey: await store.put(removal.script), removed: removal.removed };

@@ -7,17 +7,15 @@ import * as path from 'node:path';
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
 import { chooseCandidates, classSelectionCounts, presetAnalysisOptions, RepositoryAnalyzer, selectClassCandidates } from './analysis';
-import { metricsRecord } from './classes/metrics';
-import type { CandidateList, ClassCandidateList, ClassFacts, ClassRef, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
-import { buildStoredRecord } from './dataset/records';
+import type { CandidateList, ClassCandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
 import { summarizeRun } from './dataset/run-files';
 import { writeRunOutputs } from './report/run-outputs';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { snapshotGitHubRepository, splitOf } from './sources';
 import { detectLicense, licenseAllowed, repositoryLicense } from './sources/license';
-import { topLevelModules } from './sources/modules';
 import { RepoSourceSchema, snapshotLocalFolder, SourceError } from './sources/repo-source';
 import type { Store } from './store/types';
+import { buildStoredRecord, classKind, functionKind, kindOf } from './targets';
 import type { IoActivities } from './types';
 
 /** A function whose workflow failed was never checked against a threshold (and a rejection carries none). */
@@ -88,20 +86,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
         const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit, snapshot.split);
         const all = analyzer.functions();
         const chosen = chooseCandidates(all, { preset: runConfig.analysis.preset, split: snapshot.split, max: runConfig.crawl.maxFunctionsPerRepo, seed: runConfig.crawl.seed });
-        const refs: FunctionRef[] = chosen.map((f) => ({
-          functionId: f.id,
-          repoId: snapshot.repoId,
-          commit: snapshot.commit,
-          path: f.path,
-          qualname: f.qualname,
-          name: f.name,
-          ...(f.occurrence > 0 ? { occurrence: f.occurrence } : {}),
-          split: snapshot.split,
-          license: snapshot.license,
-          // The sandbox resolves the function's packages as of its commit's date.
-          ...(snapshot.commitDate ? { commitDate: snapshot.commitDate } : {}),
-          ...(snapshot.licenseSource ? { licenseSource: snapshot.licenseSource } : {}),
-        }));
+        const refs: FunctionRef[] = chosen.map((f) => functionKind.ref(snapshot, f));
         const pageKeys: string[] = [];
         for (let i = 0; i < refs.length; i += CANDIDATE_PAGE_SIZE) pageKeys.push(await store.putJson(refs.slice(i, i + CANDIDATE_PAGE_SIZE)));
         const list: CandidateList = {
@@ -128,17 +113,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
         const analyzer = await analyzerOf(runConfig, snapshot.repoId, snapshot.commit, snapshot.split);
         const all = analyzer.classCandidates();
         const chosen = selectClassCandidates(all, runConfig.crawl.maxClassesPerRepo, runConfig.crawl.seed);
-        const refs: ClassRef[] = chosen.map((c) => ({
-          functionId: c.id,
-          repoId: snapshot.repoId,
-          commit: snapshot.commit,
-          path: c.info.path,
-          qualname: c.info.qualname,
-          name: c.info.name,
-          split: snapshot.split,
-          license: snapshot.license,
-          kind: 'class',
-        }));
+        const refs = chosen.map((c) => classKind.ref(snapshot, { id: c.id, path: c.info.path, qualname: c.info.qualname, name: c.info.name }));
         const pageKeys: string[] = [];
         for (let i = 0; i < refs.length; i += CANDIDATE_PAGE_SIZE) pageKeys.push(await store.putJson(refs.slice(i, i + CANDIDATE_PAGE_SIZE)));
         const counts = classSelectionCounts(all);
@@ -168,44 +143,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
       return whileHeartbeating(async () => {
         try {
           const analyzer = await analyzerOf(runConfig, fn.repoId, fn.commit, fn.split);
-          if (fn.kind === 'class') {
-            // The whole class: its source, the context of all its methods, and what its record carries.
-            const a = analyzer.analyzeClass(fn.path, fn.qualname, fn.occurrence ?? 0);
-            const info = analyzer.classCandidates().find((c) => c.id === fn.functionId)?.info;
-            if (!info) return { ok: false as const, reason: `analysis failed: class ${fn.qualname} (id ${fn.functionId}) is not in ${fn.path} at ${fn.commit}` };
-            const facts: ClassFacts = {
-              skeleton: a.skeleton,
-              documentation: a.documentation,
-              metrics: metricsRecord(info.metrics),
-              methodMetrics: info.methods.map((m) => ({ name: m.name, line: m.line, cyclomatic: m.cyclomatic, essential: m.essential, max_nesting: m.maxNesting })),
-            };
-            return {
-              ok: true as const,
-              prepared: {
-                sourceKey: await store.put(a.source),
-                contextKey: await store.put(a.context),
-                crossFile: a.dependencies.some((d) => d.path !== fn.path),
-                standalone: a.standalone,
-                dependencyCount: a.dependencies.length,
-                localModules: topLevelModules(analyzer.repo.modules.keys()),
-                methods: a.methods,
-                classFactsKey: await store.putJson(facts),
-              },
-            };
-          }
-          const a = analyzer.analyze(fn.path, fn.qualname, fn.occurrence ?? 0);
-          const crossFile = a.dependencies.some((d) => d.path !== fn.path);
-          return {
-            ok: true as const,
-            prepared: {
-              sourceKey: await store.put(a.source),
-              contextKey: await store.put(a.context),
-              crossFile,
-              standalone: a.standalone,
-              dependencyCount: a.dependencies.length,
-              localModules: topLevelModules(analyzer.repo.modules.keys()),
-            },
-          };
+          return await kindOf(fn).prepare(analyzer, fn, store);
         } catch (err) {
           if (err instanceof SourceError) throw err;
           return { ok: false as const, reason: `analysis failed: ${(err as Error).message}` };

@@ -1,6 +1,6 @@
 /**
- * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked. A class
- * target (`fn.kind === 'class'`) takes the class variant of each step's prompt and sanity check.
+ * LLM activities (task queue `llm`): one prompt, one answer, parsed and sanity-checked. Each
+ * step's prompt and sanity check are its target kind's (activities/targets: a function's, a class's).
  * An unusable answer (no code block, truncated, failed sanity check) is a value the workflow
  * counts and regenerates; transport faults become retryable or non-retryable activity failures.
  */
@@ -8,7 +8,6 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { CompleteAsyncError, Context } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { FunctionRef, LlmStepResult, PreparedFunction, PreviousAnswer, RunRef, VerdictResult } from './contracts';
-import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import {
   DEFAULT_SANDBOX_CACHE_DIR,
   type ExchangeRecord,
@@ -16,8 +15,6 @@ import {
   type ChatOutcome,
   type LlmGateway,
   type LlmStep,
-  type PromptKind,
-  type PromptVars,
   type VerdictAnswer,
 } from './llm';
 import { BatchCollector, type PendingRequest } from './llm/batch/collector';
@@ -28,11 +25,10 @@ import { FOLLOW_UP_VERSION, followUpMessages } from './llm/prompts';
 import { reviewCode, reviewVerdict, type CodeReview, type ReviewedAnswer, type VerdictReview } from './llm/review';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import type { Store } from './store/types';
-import { checkClassSandboxScript, checkClassTestScript, checkSandboxScript, checkTestScript } from './llm/sanity';
-import type { CoverageReport } from './sandbox/schema';
 import { parseInstallCommands } from './sandbox/install-commands';
 import { errorMessageOf } from './sandbox/result-text';
 import type { SandboxResult } from './sandbox/schema';
+import { kindOf, type PromptRequest } from './targets';
 import type { LlmActivities } from './types';
 
 /**
@@ -107,16 +103,15 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
    * the gateway records on the exchange which checks refused it, so a run can show what its
    * refused answers cost.
    */
-  async function ask<K extends PromptKind, R extends { refusedBy: string[] }>(
-    kind: K,
-    vars: PromptVars[K],
+  async function ask<R extends { refusedBy: string[] }>(
+    { kind, vars }: PromptRequest,
     ctx: { run: RunRef; fn: FunctionRef; attempt?: number; previous?: PreviousAnswer },
     review: (answer: ReviewedAnswer, runConfig: Config) => R,
   ): Promise<{ answer: ChatOutcome; promptVersion: string; review: R }> {
     const runConfig = await runs.forRun(ctx.run);
     let reviewed: R | undefined;
     const reviewOnce = (a: ReviewedAnswer) => (reviewed = review(a, runConfig)).refusedBy;
-    const prompt = renderPrompt(kind, vars);
+    const prompt = renderPrompt(kind, vars as never);
     await runs.checkPromptVersion(ctx.run, kind, prompt.promptVersion);
     const before = await previousText(ctx.previous);
     const messages = before !== null && ctx.previous ? followUpMessages(prompt, before, ctx.previous.failure, ctx.previous.detail) : prompt.messages;
@@ -163,34 +158,18 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
 
   const verdictReview = (allowed: readonly VerdictAnswer[]) => (a: ReviewedAnswer) => reviewVerdict(a, allowed);
 
-  /** A class target's checks: the class kept whole (a token allowance per method). */
-  const classInput = (fn: FunctionRef, prepared: PreparedFunction, originalClass: string) => ({ className: fn.qualname, originalClass, methods: prepared.methods?.length ?? 1 });
-
-  /** A class's coverage per method, one line each, for its coverage round. */
-  const methodLines = (cov: CoverageReport | null) =>
-    cov?.methods?.length ? cov.methods.map((m) => `- ${m.name}: ${Math.round(m.rate * 1000) / 10}% (${m.hasBranches ? `${m.branches.taken}/${m.branches.total} branch arcs` : `${m.lines.covered}/${m.lines.total} lines`})`).join('\n') : '(no method reached)';
-
-  /**
-   * The sanity check of a script with tests: a class target's (both classes built, the class kept
-   * whole) or a function's.
-   */
-  const testScriptCheck = (fn: FunctionRef, prepared: PreparedFunction, original: string, sandboxScript: string, c: Config) => (script: string) =>
-    fn.kind === 'class'
-      ? checkClassTestScript({ ...classInput(fn, prepared, original), script, sandboxScript })
-      : checkTestScript({ functionName: fn.qualname, originalFunction: original, script, sandboxScript, testCalls: c.loops.sanity.testCalls });
+  /** The sanity check of a script with tests, as the target's kind makes it. */
+  const testScriptCheck = (fn: FunctionRef, prepared: PreparedFunction, original: string, sandboxScript: string, config: Config) =>
+    kindOf(fn).testCheck({ fn, prepared, original, config }, sandboxScript);
 
   const activities: LlmActivities = {
     async generateSandboxScript({ run, fn, prepared, attempt, previous }) {
       const context = await store.get(prepared.contextKey);
       const original = await store.get(prepared.sourceKey);
-      const vars = { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR };
-      const kind = fn.kind === 'class' ? 'class_sandbox' : prepared.crossFile ? 'aggregate' : 'sandbox';
-      const { answer, promptVersion, review } = await ask(kind, vars, { run, fn, attempt, previous }, (a) =>
-        reviewCode(a, (script) =>
-          fn.kind === 'class'
-            ? checkClassSandboxScript({ ...classInput(fn, prepared, original), script, context })
-            : checkSandboxScript({ functionName: fn.qualname, originalFunction: original, script, context }),
-        ),
+      const kind = kindOf(fn);
+      const prompt = kind.sandboxPrompt(fn, prepared, { functionName: fn.qualname, filePath: fn.path, context, cacheDir: SANDBOX_CACHE_DIR });
+      const { answer, promptVersion, review } = await ask(prompt, { run, fn, attempt, previous }, (a, config) =>
+        reviewCode(a, kind.sandboxCheck({ fn, prepared, original, config }, context)),
       );
       return codeStep(answer, promptVersion, review);
     },
@@ -198,10 +177,8 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
     async generateTests({ run, fn, prepared, sandboxScriptKey, attempt, previous }) {
       const sandboxScript = await store.get(sandboxScriptKey);
       const original = await store.get(prepared.sourceKey);
-      const kind = fn.kind === 'class' ? 'class_tests' : 'tests';
-      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR }, { run, fn, attempt, previous }, (a, c) =>
-        reviewCode(a, testScriptCheck(fn, prepared, original, sandboxScript, c)),
-      );
+      const prompt = kindOf(fn).testsPrompt({ functionName: fn.qualname, script: sandboxScript, cacheDir: SANDBOX_CACHE_DIR });
+      const { answer, promptVersion, review } = await ask(prompt, { run, fn, attempt, previous }, (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, sandboxScript, c)));
       return codeStep(answer, promptVersion, review);
     },
 
@@ -209,13 +186,8 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
       const script = await store.get(scriptKey);
       const result = await store.getJson<SandboxResult>(resultKey);
       const original = await store.get(prepared.sourceKey);
-      const kind = fn.kind === 'class' ? 'class_debug' : 'debug';
-      const { answer, promptVersion, review } = await ask(
-        kind,
-        { functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR },
-        { run, fn, attempt: round, previous },
-        (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, '', c)),
-      );
+      const prompt = kindOf(fn).debugPrompt({ functionName: fn.qualname, script, errorMessage: errorMessageOf(result), cacheDir: SANDBOX_CACHE_DIR });
+      const { answer, promptVersion, review } = await ask(prompt, { run, fn, attempt: round, previous }, (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, '', c)));
       return codeStep(answer, promptVersion, review);
     },
 
@@ -232,10 +204,10 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
         coverage: cov?.rate ?? 0,
         cacheDir: SANDBOX_CACHE_DIR,
       };
-      const ctx = { run, fn, attempt: round, previous };
-      const review = (a: ReviewedAnswer, c: Config) => reviewCode(a, testScriptCheck(fn, prepared, original, script, c));
-      const asked = fn.kind === 'class' ? await ask('class_coverage', { ...vars, methodCoverage: methodLines(cov) }, ctx, review) : await ask('coverage', vars, ctx, review);
-      return codeStep(asked.answer, asked.promptVersion, asked.review);
+      const { answer, promptVersion, review } = await ask(kindOf(fn).coveragePrompt(vars, cov), { run, fn, attempt: round, previous }, (a, c) =>
+        reviewCode(a, testScriptCheck(fn, prepared, original, script, c)),
+      );
+      return codeStep(answer, promptVersion, review);
     },
 
     async killMutants({ run, fn, prepared, scriptKey, survivorsKey, score, round, previous }) {
@@ -243,8 +215,7 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
       const survivors = await store.get(survivorsKey);
       const original = await store.get(prepared.sourceKey);
       const { answer, promptVersion, review } = await ask(
-        'mutation',
-        { functionName: fn.qualname, script, survivors, score, cacheDir: SANDBOX_CACHE_DIR },
+        { kind: 'mutation', vars: { functionName: fn.qualname, script, survivors, score, cacheDir: SANDBOX_CACHE_DIR } },
         { run, fn, attempt: round, previous },
         (a, c) => reviewCode(a, testScriptCheck(fn, prepared, original, script, c)),
       );
@@ -254,18 +225,13 @@ export function createLlmActivities({ config, store, gateway, handOver }: LlmDep
     async checkFunctionality({ run, fn, prepared, scriptKey }) {
       const script = await store.get(scriptKey);
       const original = await store.get(prepared.sourceKey);
-      const review = verdictReview(['same', 'yes', 'no']);
-      const asked =
-        fn.kind === 'class'
-          ? await ask('class_check_functionality', { functionName: fn.qualname, originalFunction: original, sandboxedFunction: classDefinitionSource(script, fn.qualname) ?? script }, { run, fn }, review)
-          : await ask('check_functionality', { originalFunction: original, sandboxedFunction: definitionSource(script, fn.qualname) ?? script, functionName: fn.name }, { run, fn }, review);
+      const asked = await ask(kindOf(fn).checkFunctionalityPrompt(fn, original, script), { run, fn }, verdictReview(['same', 'yes', 'no']));
       return verdictStep(asked.answer, asked.promptVersion, asked.review);
     },
 
     async checkTests({ run, fn, scriptKey }) {
       const script = await store.get(scriptKey);
-      const kind = fn.kind === 'class' ? 'class_check_tests' : 'check_tests';
-      const { answer, promptVersion, review } = await ask(kind, { functionName: fn.qualname, script }, { run, fn }, verdictReview(['yes', 'no']));
+      const { answer, promptVersion, review } = await ask(kindOf(fn).checkTestsPrompt({ functionName: fn.qualname, script }), { run, fn }, verdictReview(['yes', 'no']));
       return verdictStep(answer, promptVersion, review);
     },
   };

@@ -8,12 +8,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { Config } from '../temporal.config';
 import type { ExecutionSummary, FunctionRef, MutationScore, PreparedFunction } from './contracts';
-import { classDefinitionSource, definitionSource } from './dataset/script-parts';
 import { activityHooks, RunConfigs } from './run-context';
-import { newImplementationName, runLimitsOf, summaryLine, withNewClassImplementation, withNewImplementation, type RunRequest, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { newImplementationName, runLimitsOf, summaryLine, type RunRequest, type SandboxExecutor, type SandboxResult } from './sandbox';
 import { testMutants, type MutationSummary } from './sandbox/mutation';
 import { checkStability } from './sandbox/stability';
 import type { Store } from './store/types';
+import { kindOf } from './targets';
 import type { SandboxActivities } from './types';
 
 export interface SandboxDependencies {
@@ -32,7 +32,9 @@ export function mutationLine(m: MutationSummary): string {
   if (m.status === 'ground_truth_failed') return `no score: the script fails with its ground truth (${m.groundTruth})`;
   if (m.status === 'no_mutants') return `no score: the target gave no mutant${m.notes.length ? ` (${m.notes.join('; ').slice(0, 200)})` : ''}`;
   const notRun = m.notRun ? `, ${m.notRun} not run` : '';
-  return `mutation score ${m.score!.toFixed(3)}: ${m.killed} of ${m.killed + m.survived} mutants killed (${m.timedOut} by a timeout), ${m.survived} survived${notRun}`;
+  const leftOut = Object.entries(m.leftOut ?? {}).filter(([, n]) => n > 0);
+  const unseen = leftOut.length ? `; left out as no allowed test can see them: ${leftOut.map(([reason, n]) => `${n} ${reason}`).join(', ')}` : '';
+  return `mutation score ${m.score!.toFixed(3)}: ${m.killed} of ${m.killed + m.survived} mutants killed (${m.timedOut} by a timeout), ${m.survived} survived${notRun}${unseen}`;
 }
 
 export function createSandboxActivities({ config, store, executor }: SandboxDependencies): SandboxActivities {
@@ -61,7 +63,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
 
   /** The script with the ground truth copied in as `<name>_new_implementation` (the whole class for a class target). */
   function withGroundTruth(fn: FunctionRef, script: string, original: string): string {
-    return fn.kind === 'class' ? withNewClassImplementation(script, original, fn.qualname) : withNewImplementation(script, original, fn.qualname);
+    return kindOf(fn).withGroundTruth(script, original, fn.qualname);
   }
 
   return {
@@ -124,7 +126,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       const { cap, seed } = runConfig.loops.mutation;
       const outcome = await testMutants(
         executor,
-        { script, originalFunction: original, functionName: fn.qualname, kind: fn.kind === 'class' ? 'class' : 'function', ...request },
+        { script, originalFunction: original, functionName: fn.qualname, kind: kindOf(fn).mutationTarget, ...request },
         { cap, seed },
         activityHooks(),
       );
@@ -138,6 +140,7 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
         survived: m.survived,
         timedOut: m.timedOut,
         notRun: m.notRun,
+        leftOut: m.leftOut,
         survivorsKey: await store.put(outcome.survivorsText),
         summary: mutationLine(m),
       };
@@ -159,8 +162,9 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
     async astCheck({ run, fn, prepared, scriptKey }) {
       await runs.forRun(run);
       const script = await store.get(scriptKey);
-      const sandboxed = fn.kind === 'class' ? classDefinitionSource(script, fn.qualname) : definitionSource(script, fn.qualname);
-      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${fn.kind === 'class' ? 'top-level class ' : ''}${fn.qualname}` };
+      const kind = kindOf(fn);
+      const sandboxed = kind.definitionSource(script, fn.qualname);
+      if (!sandboxed) return { equivalent: false, difference: `the script defines no ${kind.definitionName(fn.qualname)}` };
       const cmp = await executor.astEquivalent(await store.get(prepared.sourceKey), sandboxed);
       return { equivalent: cmp.equivalent, difference: cmp.difference };
     },

@@ -24,7 +24,7 @@ import { z } from 'zod';
 import { isolatedPlacement, SandboxExecutor, type RunRequest, type SandboxResult } from '../activities/sandbox';
 import { isCodeDate } from '../activities/sandbox/as-of';
 import { buildDatasetImage } from '../activities/sandbox/dataset-image';
-import { DEFAULT_MUTATION_SETTINGS, mutationDistribution, summarizeMutation, testMutants, type MutationSummary, type SurvivingMutant } from '../activities/sandbox/mutation';
+import { DEFAULT_MUTATION_SETTINGS, leftOutComparison, mutationDistribution, summarizeMutation, testMutants, type MutationSummary, type SurvivingMutant } from '../activities/sandbox/mutation';
 import { groundTruthRequest, mapConcurrent, parseRecords, parseRecordsJsonl, runGroundTruth, type GroundTruthOutcome } from '../activities/sandbox/repost-records';
 import { checkStability, type StabilityResult } from '../activities/sandbox/stability';
 import { ensureSandboxImage } from '../sandbox-image/build';
@@ -139,8 +139,10 @@ function summarize(outcomes: GroundTruthOutcome[]) {
 async function cmdBatch(values: Values, positionals: string[]): Promise<number> {
   if (positionals.length !== 1 || !values['ground-truth']) throw new UsageError('batch takes one records file and runs its records with their ground truth: batch <records.jsonl|records.json> --ground-truth');
   const coverageOf = z.enum(['original', 'new-implementation']).parse(values['coverage-of'] ?? 'original');
+  // The mutants no allowed test can see run too, tagged, so the scores before and after leaving them out print side by side.
   const mutationSettings = {
     ...DEFAULT_MUTATION_SETTINGS,
+    keepLeftOut: true,
     ...(values.mutants ? { cap: positive.parse(values.mutants) } : {}),
     ...(values['mutation-seed'] ? { seed: z.coerce.number().int().min(0).parse(values['mutation-seed']) } : {}),
     ...(values['mutant-timeout'] ? { mutantTimeoutSec: z.coerce.number().positive().parse(values['mutant-timeout']) } : {}),
@@ -202,13 +204,18 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
     const summary = {
       ...summarize(outcomes),
       ...(values.mutation ? { mutation: mutationDistribution(outcomes.map((o) => o.mutation!.summary)) } : {}),
+      ...(values.mutation ? { mutationLeftOut: leftOutComparison(outcomes.map((o) => o.mutation!.summary)) } : {}),
       ...(stabilityRuns ? { stability: stabilityCounts(outcomes.map((o) => o.stability!)) } : {}),
       wallMs: Date.now() - started,
       concurrency,
       mode: executor.mode,
     };
     if (values.json) console.log(JSON.stringify({ summary, outcomes }, null, 2));
-    else console.log(`\n${JSON.stringify(summary)}`);
+    else {
+      const { mutationLeftOut, ...rest } = summary;
+      if (mutationLeftOut) console.log(`\nmutation scores with the mutants no allowed test can see (before) and without them (after):\n${mutationLeftOut.text}`);
+      console.log(`\n${JSON.stringify(rest)}`);
+    }
     return summary.passed === summary.records ? 0 : 1;
   } finally {
     await executor.close();
@@ -219,7 +226,9 @@ function mutationLine(m: MutationSummary): string {
   if (m.status === 'ground_truth_failed') return 'mutants: not run (the script fails with its ground truth)';
   if (m.status === 'no_mutants') return `mutants: none${m.notes.length ? ` (${m.notes.join('; ')})` : ''}`;
   const notRun = m.notRun ? `, ${m.notRun} not run` : '';
-  return `mutants ${m.made}: killed ${m.killed} (${m.timedOut} timed out), survived ${m.survived}${notRun}; score ${m.score!.toFixed(2)}`;
+  const left = Object.entries(m.leftOut).filter(([, n]) => n > 0);
+  const before = left.length && m.scoreWithLeftOut !== null ? ` (${m.scoreWithLeftOut.toFixed(2)} with the left-out ones; left out ${left.map(([r, n]) => `${n} ${r}`).join(', ')})` : '';
+  return `mutants ${m.made}: killed ${m.killed} (${m.timedOut} timed out), survived ${m.survived}${notRun}; score ${m.score!.toFixed(2)}${before}`;
 }
 
 function stabilityCounts(results: StabilityResult[]) {

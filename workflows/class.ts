@@ -16,6 +16,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import type { ClassRef, FunctionOutcome, FunctionRef } from '../activities/contracts';
 import { functionWorkflow, type FunctionWorkflowInput } from './function';
+import { workflowKind } from './target-kinds';
 
 export interface ClassWorkflowInput extends FunctionWorkflowInput {
   fn: ClassRef;
@@ -23,6 +24,6 @@ export interface ClassWorkflowInput extends FunctionWorkflowInput {
 
 export async function classWorkflow(input: ClassWorkflowInput): Promise<FunctionOutcome> {
   const fn: FunctionRef = input.fn;
-  if (fn.kind !== 'class') throw ApplicationFailure.nonRetryable(`classWorkflow was given ${fn.qualname}, which is not a class target`, 'NotAClass');
+  if (workflowKind(fn).workflowType !== 'classWorkflow') throw ApplicationFailure.nonRetryable(`classWorkflow was given ${fn.qualname}, which is not a class target`, 'NotAClass');
   return functionWorkflow(input);
 }

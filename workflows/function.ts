@@ -29,10 +29,11 @@ import type {
 } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { activityFailureReason } from './failures';
-import { boundedKeyword, targetDetails, targetNoun } from './ids';
+import { boundedKeyword } from './ids';
 import { PIPELINE_PRIORITY } from './priorities';
 import { FunctionKey, OutcomeKey, RepoKey, RunIdKey, SplitKey, StageKey } from './search-attributes';
 import { solvabilityStage } from './solvability';
+import { targetDetails, targetNoun, workflowKind } from './target-kinds';
 
 export interface FunctionWorkflowInput {
   run: RunRef;
@@ -304,11 +305,12 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
     // Solvability (evaluation records): can a model implement the function from what its prompt
     // shows? Assertions on behaviour the prompt does not determine are removed, or reject it.
     // The stage asks for a function from its prompt; a class target is evaluated as a whole class (eval.ts --classes).
-    if (settings.solvability?.enabled[fn.split] && fn.kind !== 'class') {
+    if (settings.solvability?.enabled[fn.split] && workflowKind(fn).solvable) {
       stage = 'solvability';
       progress(stage, 'implementations from the prompt alone');
       const solvable = await solvabilityStage({
         run, fn, prepared, scriptKey, exec, settings: settings.solvability, coverageThreshold, coverageOf,
+        mutationFloor: minScore !== null ? { minScore, below: (m) => belowMinScore(m, minScore) } : null,
         pipeline: settings, queues: input.queues, progress: (detail) => progress('solvability', detail),
       });
       state.tokens += solvable.tokens;
@@ -316,6 +318,7 @@ export async function functionWorkflow(input: FunctionWorkflowInput): Promise<Fu
       if (!solvable.ok) return await finish('solvability', solvable.reason);
       scriptKey = state.scriptKey = solvable.scriptKey;
       exec = state.exec = solvable.exec;
+      state.mutation = solvable.mutation ?? state.mutation;
       state.solvability = solvable.result;
     }
 

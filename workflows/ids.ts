@@ -156,16 +156,3 @@ export function boundedSummary(text: string): string {
 export function boundedDetails(text: string): string {
   return boundedText(text, MAX_DETAILS_BYTES);
 }
-
-/** What a pipeline target is called in the UI: a class environment's target is a class, any other a function. */
-export function targetNoun(target: { kind?: string }): 'class' | 'function' {
-  return target.kind === 'class' ? 'class' : 'function';
-}
-
-/**
- * The current details of a function's (or a class's) workflow in the UI: its stage and how the
- * step goes, then which target it is (`class` or `function`, repository, `path::qualname`, split).
- */
-export function targetDetails(target: { kind?: string; repoId: string; path: string; qualname: string; split: string }, stage: string, detail: string): string {
-  return boundedDetails(`**${stage}** ${detail}\n\n${targetNoun(target)} ${target.repoId} \`${target.path}::${target.qualname}\` (${target.split})`);
-}

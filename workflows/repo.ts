@@ -16,10 +16,10 @@ import {
 import type { CandidateList, FunctionOutcome, FunctionRef, PipelineSettings, RepoOutcome, RepoSnapshot, RepoSource, RunRef, TaskQueues } from '../activities/contracts';
 import { activityProxies } from './activities';
 import { failureText } from './failures';
-import { classWorkflow } from './class';
-import { functionWorkflow } from './function';
-import { boundedKeyword, boundedSummary, classWorkflowId, functionWorkflowId } from './ids';
+import type { functionWorkflow } from './function';
+import { boundedKeyword } from './ids';
 import { RepoKey, RunIdKey } from './search-attributes';
+import { workflowKind } from './target-kinds';
 import { streamingWindow } from './window';
 
 export interface RepoWorkflowInput {
@@ -102,20 +102,13 @@ export async function repoWorkflow(input: RepoWorkflowInput): Promise<RepoOutcom
         workflowExecutionTimeout: settings.timeouts.functionWorkflowMs,
       };
       // Ids and summaries readable in the UI (repository and qualified name), bounded, and the same on every re-run.
-      outcome =
-        fn.kind === 'class'
-          ? await executeChild(classWorkflow, {
-              ...options,
-              workflowId: classWorkflowId(run.runId, fn),
-              args: [{ run, fn: { ...fn, kind: 'class' }, settings, queues }],
-              staticSummary: boundedSummary(`${fn.repoId} ${fn.path}::class ${fn.qualname}`),
-            })
-          : await executeChild(functionWorkflow, {
-              ...options,
-              workflowId: functionWorkflowId(run.runId, fn),
-              args: [{ run, fn, settings, queues }],
-              staticSummary: boundedSummary(`${fn.repoId} ${fn.path}::${fn.qualname}`),
-            });
+      const kind = workflowKind(fn);
+      outcome = await executeChild<typeof functionWorkflow>(kind.workflowType, {
+        ...options,
+        workflowId: kind.workflowId(run.runId, fn),
+        args: [{ run, fn, settings, queues }],
+        staticSummary: kind.summary(fn),
+      });
     } catch (err) {
       // One failure never ends the repository (docs/architecture.md, invariant 8): it is recorded with its reason.
       try {

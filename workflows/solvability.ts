@@ -7,12 +7,15 @@
  *   -> k implementations from the prompt alone (LLM), each run against the tests (sandbox)
  *   -> while none passes, up to `rounds` times:
  *        the assertions the failing runs stopped at (io) -> each judged: does the prompt
- *        determine what it checks? (LLM) -> those it does not: removed (io), the script run
- *        again with the ground truth and its coverage measured (sandbox), the implementations
- *        run again (sandbox); or the record rejected, the assertions named
+ *        determine what it checks? (LLM) -> those it does not: removed (io: refused when a test,
+ *        its helpers counted, would check nothing or no assertion on the target's result would
+ *        be left), the script run again with the ground truth and its coverage measured
+ *        (sandbox), its tests scored against mutants again when the mutation stage is on
+ *        (sandbox), the implementations run again (sandbox); or the record rejected, the
+ *        assertions named
  *   -> the record's solve rate: the implementations that pass, of those scored.
  */
-import type { ExecutionSummary, FunctionRef, PipelineSettings, PreparedFunction, RunRef, SolvabilityResult, SolvabilitySettings, TaskQueues } from '../activities/contracts';
+import type { ExecutionSummary, FunctionRef, MutationScore, PipelineSettings, PreparedFunction, RunRef, SolvabilityResult, SolvabilitySettings, TaskQueues } from '../activities/contracts';
 import type { CandidateRef, CandidateRun, FailingAssertion } from '../activities/eval/contracts';
 import type { Usage } from '../activities/store/usage';
 import { activityProxies, evalActivityProxies } from './activities';
@@ -31,6 +34,11 @@ export interface SolvabilityInput {
   /** The coverage the record's split requires, and how a run's coverage is read. */
   coverageThreshold: number;
   coverageOf: (exec: ExecutionSummary) => number;
+  /**
+   * When the mutation stage is on: the split's minimum score and how a score is held to it. A
+   * removal is scored again, and one that leaves the tests below it rejects the record.
+   */
+  mutationFloor: { minScore: number; below: (m: MutationScore) => boolean } | null;
   pipeline: PipelineSettings;
   queues: TaskQueues;
   /** Shows where the stage is in the Temporal UI. */
@@ -44,7 +52,7 @@ interface Common {
 }
 
 export type SolvabilityOutcome =
-  | (Common & { ok: true; scriptKey: string; exec: ExecutionSummary; result: SolvabilityResult })
+  | (Common & { ok: true; scriptKey: string; exec: ExecutionSummary; result: SolvabilityResult; /** The tests' score after removals (mutation stage on, something removed). */ mutation: MutationScore | null })
   | (Common & { ok: false; reason: string });
 
 interface Sample {
@@ -66,6 +74,7 @@ export async function solvabilityStage(input: SolvabilityInput): Promise<Solvabi
   };
   const reject = (reason: string): SolvabilityOutcome => ({ ok: false, reason, tokens, promptVersions });
   let { scriptKey, exec } = input;
+  let mutation: MutationScore | null = null;
 
   // The task: the function as the evaluation will see it.
   const task = await evaluation.io.solvabilityTask({ run, fn, prepared, scriptKey, packages: exec.packages });
@@ -145,6 +154,16 @@ export async function solvabilityStage(input: SolvabilityInput): Promise<Solvabi
     if (reached < input.coverageThreshold) {
       return reject(`asserts behaviour its prompt does not determine, and without it coverage ${reached.toFixed(3)} is below ${input.coverageThreshold}: ${named(undetermined)}`);
     }
+    if (input.mutationFloor) {
+      // The tests without them, against the target's mutants again: a removal must not hollow them out.
+      input.progress(`round ${round}: scoring the tests without them against mutants`);
+      const rescored = await sandbox(P).scoreMutants({ run, fn, prepared, scriptKey: cut.scriptKey, installs: exec.packages.map((p) => `${p.name}==${p.version}`) });
+      const { minScore, below } = input.mutationFloor;
+      if (rescored.status === 'ground_truth_failed' || below(rescored)) {
+        return reject(`asserts behaviour its prompt does not determine, and without it the tests fall below the minimum mutation score ${minScore} (${rescored.summary}): ${named(undetermined)}`);
+      }
+      mutation = rescored;
+    }
     ({ item, scriptKey } = cut);
     exec = next;
     removed.push(...cut.removed);
@@ -156,6 +175,7 @@ export async function solvabilityStage(input: SolvabilityInput): Promise<Solvabi
     ok: true,
     scriptKey,
     exec,
+    mutation,
     tokens,
     promptVersions,
     result: {

@@ -132,6 +132,7 @@ export const AnalysisOptionsSchema = z.object({
   repoId: z.string().min(1).optional(),
   /** Pinned commit used in function ids; 'local' for a working folder. */
   commit: z.string().min(1).default('local'),
+  /** The candidate filters (RepoST's and R2E's), each a switch: `requireDocstring` (off by default), `requireArguments`, `requireReturn`, `noTrivialLiteral`, `sizeLimits`, `noDunder`, `noTestCode`, `noShadowed`, `keywords`. */
   rules: FilterRulesSchema.prefault({}),
   /**
    * Which selection applies: `default` (the rules above) or `repost` (RepoST's published rules,
@@ -143,12 +144,17 @@ export const AnalysisOptionsSchema = z.object({
   split: z.enum(['train', 'eval']).default('train'),
   /** Size limits (lines of the function span) of the sizeLimits rule. */
   minLines: z.number().int().positive().default(3),
+  /** The longest function span the sizeLimits rule keeps, in lines. */
   maxLines: z.number().int().positive().default(200),
   /** The class filters, and the limits of their `methods` and `size` rules (methods in the class body; lines of the class). */
   classRules: ClassRulesSchema.prefault({}),
+  /** The fewest methods a class may have (the class `methods` rule). */
   minClassMethods: z.number().int().positive().default(3),
+  /** The most methods a class may have (the class `methods` rule). */
   maxClassMethods: z.number().int().positive().default(20),
+  /** The fewest lines a class may have (the class `size` rule). */
   minClassLines: z.number().int().positive().default(8),
+  /** The most lines a class may have (the class `size` rule). */
   maxClassLines: z.number().int().positive().default(150),
   /** Extra keywords appended to the built-in keyword filters (of functions and of classes). */
   extraKeywords: z.array(z.string().min(1)).default([]),

@@ -12,11 +12,9 @@ import * as path from 'node:path';
 import { once } from 'node:events';
 import type { Artifacts } from '../store/artifacts';
 import { writeFileAtomic } from '../store/artifacts';
-import type { ClassFacts, FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
-import { testFunctionNames } from '../llm/sanity';
-import { ClassDatasetRecordSchema, DatasetRecordSchema, type ClassDatasetRecord, type DatasetRecord, type StoredRecord } from '../store/records';
+import type { FunctionStage, RecordInput, SolvabilityResult } from '../contracts';
+import type { DatasetRecord } from '../store/records';
 import { addUsage, callUsage, emptyUsage, type Usage, type UsageEntry } from '../store/usage';
-import { dedentDefinition } from './dedent-definition';
 
 /** Stages in pipeline order; a function rejected at a stage passed every stage before it. */
 export const STAGE_ORDER: readonly FunctionStage[] = [
@@ -51,7 +49,7 @@ export function runPaths(outDir: string) {
   };
 }
 
-async function textOf(store: Artifacts, key: string | null | undefined): Promise<string> {
+export async function textOf(store: Artifacts, key: string | null | undefined): Promise<string> {
   return key ? store.get(key) : '';
 }
 
@@ -66,7 +64,16 @@ function strengthFields(input: RecordInput, thresholds: Thresholds, survivors: s
   const m = input.mutation ?? null;
   return {
     mutation_score: m?.score ?? null,
-    mutants: m ? { made: m.made, killed: m.killed, survived: m.survived, timed_out: m.timedOut, not_run: m.notRun } : null,
+    mutants: m
+      ? {
+          made: m.made,
+          killed: m.killed,
+          survived: m.survived,
+          timed_out: m.timedOut,
+          not_run: m.notRun,
+          left_out: { output: m.leftOut?.output ?? 0, message: m.leftOut?.message ?? 0, equivalent: m.leftOut?.equivalent ?? 0 },
+        }
+      : null,
     mutation_survivors: m && m.survived > 0 ? survivors : null,
     mutation_min_score: thresholds.mutationScore ?? null,
     mutation_rounds: input.outcome.mutationRounds ?? 0,
@@ -76,7 +83,7 @@ function strengthFields(input: RecordInput, thresholds: Thresholds, survivors: s
 }
 
 /** What the record builders read of a run's result artifact: the coverage report (and a class's per method). */
-interface StoredCoverage {
+export interface StoredCoverage {
   coverage?: {
     summary?: string;
     rate?: number;
@@ -84,52 +91,51 @@ interface StoredCoverage {
   } | null;
 }
 
-/** Builds the stored form of a function's (or a class's) end; texts are read from the artifacts. */
-export async function buildStoredRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord> {
-  const { run, fn, outcome, execution } = input;
-  if (fn.kind === 'class') return buildClassRecord(store, input, thresholds, settingsKey);
-  if (outcome.accepted) {
-    const result = execution ? await store.getJson<{ coverage?: { summary?: string; rate?: number } | null }>(execution.resultKey) : null;
-    const m = input.mutation ?? null;
-    const record: DatasetRecord = {
-      func_name: fn.qualname,
-      idx: fn.functionId,
-      repo_name: fn.repoId,
-      func_path: fn.path,
-      // As RepoST stores it: a method without its class's indentation, decorators included.
-      orig_func: dedentDefinition(await textOf(store, input.prepared?.sourceKey)),
-      orig_context: await textOf(store, input.prepared?.contextKey),
-      eval_script: await textOf(store, input.scriptKey),
-      coverage_rate: result?.coverage?.rate ?? null,
-      coverage_report: result?.coverage?.summary ?? '',
-      sandbox_ast_check: input.astEquivalent,
-      sandbox_functionality_check: input.functionality,
-      test_correctness_check: input.testCorrectness,
-      commit_id: fn.commit,
-      commit_date: fn.commitDate ?? null,
-      qualname: fn.qualname,
-      function_id: fn.functionId,
-      run_id: run.runId,
-      split: fn.split,
-      coverage_threshold: thresholds.coverage,
-      ast_check_required: thresholds.astCheckRequired,
-      license: fn.license,
-      license_source: fn.licenseSource ?? null,
-      standalone: input.prepared?.standalone ?? null,
-      packages: (execution?.packages ?? []).map((p) => ({ name: p.name, version: p.version, as_of: p.asOf ?? null })),
-      prompt_versions: input.promptVersions,
-      debug_rounds: outcome.debugRounds,
-      coverage_rounds: outcome.coverageRounds,
-      llm_tokens: outcome.tokens,
-      ...strengthFields(input, thresholds, m ? await textOf(store, m.survivorsKey) : null),
-      ...(await solvabilityFields(store, input.solvability ?? null)),
-    };
-    return { accepted: true, fn, record: DatasetRecordSchema.parse(record), ...(settingsKey ? { settingsKey } : {}) };
-  }
-  return { accepted: false, fn, rejection: rejectionOf(input), ...(settingsKey ? { settingsKey } : {}) };
+/** The final run's result artifact (its coverage report), when the target got that far. */
+export async function finalResult(store: Artifacts, input: RecordInput): Promise<StoredCoverage | null> {
+  return input.execution ? store.getJson<StoredCoverage>(input.execution.resultKey) : null;
 }
 
-function rejectionOf(input: RecordInput) {
+/**
+ * The fields every accepted record carries, whatever its target's kind, written once: where it
+ * comes from (commit, its date, license and its source), its script, coverage, checks, packages
+ * (each with the date its version was chosen as of), thresholds, rounds and test strength. A
+ * kind's record adds its own names (`func_name`/`class_name`, ...) and fields.
+ */
+export async function sharedRecordFields(store: Artifacts, input: RecordInput, thresholds: Thresholds, result: StoredCoverage | null) {
+  const { run, fn, outcome, execution, prepared } = input;
+  const m = input.mutation ?? null;
+  return {
+    idx: fn.functionId,
+    repo_name: fn.repoId,
+    orig_context: await textOf(store, prepared?.contextKey),
+    eval_script: await textOf(store, input.scriptKey),
+    coverage_rate: result?.coverage?.rate ?? null,
+    coverage_report: result?.coverage?.summary ?? '',
+    sandbox_ast_check: input.astEquivalent,
+    sandbox_functionality_check: input.functionality,
+    test_correctness_check: input.testCorrectness,
+    commit_id: fn.commit,
+    commit_date: fn.commitDate ?? null,
+    qualname: fn.qualname,
+    run_id: run.runId,
+    split: fn.split,
+    coverage_threshold: thresholds.coverage,
+    ast_check_required: thresholds.astCheckRequired,
+    license: fn.license,
+    license_source: fn.licenseSource ?? null,
+    standalone: prepared?.standalone ?? null,
+    packages: (execution?.packages ?? []).map((p) => ({ name: p.name, version: p.version, as_of: p.asOf ?? null })),
+    prompt_versions: input.promptVersions,
+    debug_rounds: outcome.debugRounds,
+    coverage_rounds: outcome.coverageRounds,
+    llm_tokens: outcome.tokens,
+    ...strengthFields(input, thresholds, m ? await textOf(store, m.survivorsKey) : null),
+  };
+}
+
+/** A target's rejection: its stage, reason and rounds (the same for every kind). */
+export function rejectionOf(input: RecordInput) {
   const { fn, outcome } = input;
   return {
     function_id: fn.functionId,
@@ -147,56 +153,8 @@ function rejectionOf(input: RecordInput) {
   };
 }
 
-/** A class environment's end: its `classes-dataset.jsonl` line when accepted, else its rejection. */
-async function buildClassRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord> {
-  const { run, fn, outcome, execution, prepared } = input;
-  const keyed = settingsKey ? { settingsKey } : {};
-  if (!outcome.accepted) return { kind: 'class', accepted: false, fn, rejection: rejectionOf(input), ...keyed };
-  const result = execution ? await store.getJson<StoredCoverage>(execution.resultKey) : null;
-  const facts = prepared?.classFactsKey ? await store.getJson<ClassFacts>(prepared.classFactsKey) : null;
-  const evalScript = await textOf(store, input.scriptKey);
-  const record: ClassDatasetRecord = {
-    class_name: fn.qualname,
-    idx: fn.functionId,
-    repo_name: fn.repoId,
-    class_path: fn.path,
-    orig_class: await textOf(store, prepared?.sourceKey),
-    orig_context: await textOf(store, prepared?.contextKey),
-    eval_script: evalScript,
-    test_functions: testFunctionNames(evalScript),
-    coverage_rate: result?.coverage?.rate ?? null,
-    coverage_report: result?.coverage?.summary ?? '',
-    method_coverage: (result?.coverage?.methods ?? []).map((m) => ({ method: m.name, rate: m.rate, line_rate: m.lines.rate, branch_rate: m.branches.rate, has_branches: m.hasBranches })),
-    sandbox_ast_check: input.astEquivalent,
-    sandbox_functionality_check: input.functionality,
-    test_correctness_check: input.testCorrectness,
-    commit_id: fn.commit,
-    qualname: fn.qualname,
-    class_id: fn.functionId,
-    run_id: run.runId,
-    split: fn.split,
-    coverage_threshold: thresholds.coverage,
-    ast_check_required: thresholds.astCheckRequired,
-    license: fn.license,
-    license_source: fn.licenseSource ?? null,
-    standalone: prepared?.standalone ?? null,
-    packages: execution?.packages ?? [],
-    prompt_versions: input.promptVersions,
-    debug_rounds: outcome.debugRounds,
-    coverage_rounds: outcome.coverageRounds,
-    llm_tokens: outcome.tokens,
-    methods: prepared?.methods ?? [],
-    class_skeleton: facts?.skeleton ?? '',
-    documentation_level: facts?.documentation ?? 'none',
-    metrics: facts?.metrics ?? {},
-    method_metrics: facts?.methodMetrics ?? [],
-    ...strengthFields(input, thresholds, input.mutation ? await textOf(store, input.mutation.survivorsKey) : null),
-  };
-  return { kind: 'class', accepted: true, fn, record: ClassDatasetRecordSchema.parse(record), ...keyed };
-}
-
 /** The record's solvability fields (null when its split does not go through the stage). */
-async function solvabilityFields(store: Artifacts, s: SolvabilityResult | null): Promise<Pick<DatasetRecord, 'solve_rate' | 'solvability' | 'generated_docstring'>> {
+export async function solvabilityFields(store: Artifacts, s: SolvabilityResult | null): Promise<Pick<DatasetRecord, 'solve_rate' | 'solvability' | 'generated_docstring'>> {
   if (!s) return { solve_rate: null, solvability: null, generated_docstring: null };
   return {
     solve_rate: s.samples > 0 ? s.passed / s.samples : null,

@@ -22,7 +22,8 @@ export interface TestStrength {
   histogram: { from: number; to: number; records: number }[];
   /** Records whose every mutant was killed. */
   perfect: number;
-  mutants: { made: number; killed: number; survived: number; timedOut: number; notRun: number };
+  /** `leftOut`: mutants no allowed test can see, never run (output and message changes, same-bytecode mutants). */
+  mutants: { made: number; killed: number; survived: number; timedOut: number; notRun: number; leftOut: { output: number; message: number; equivalent: number } };
   /** Records that took at least one mutation round, and the rounds in all. */
   improvedByRounds: number;
   mutationRounds: number;
@@ -35,6 +36,7 @@ export class TestStrengthBuilder {
   private readonly scores: number[] = [];
   private unscored = 0;
   private readonly mutants = { made: 0, killed: 0, survived: 0, timedOut: 0, notRun: 0 };
+  private readonly leftOut = { output: 0, message: 0, equivalent: 0 };
   private improvedByRounds = 0;
   private mutationRounds = 0;
   private readonly stability = { stable: 0, flaky: 0, unchecked: 0 };
@@ -48,6 +50,12 @@ export class TestStrengthBuilder {
       this.mutants.survived += r.mutants.survived;
       this.mutants.timedOut += r.mutants.timed_out;
       this.mutants.notRun += r.mutants.not_run;
+      const left = r.mutants.left_out;
+      if (left) {
+        this.leftOut.output += left.output;
+        this.leftOut.message += left.message;
+        this.leftOut.equivalent += left.equivalent;
+      }
     }
     const rounds = r.mutation_rounds ?? 0;
     this.mutationRounds += rounds;
@@ -61,7 +69,7 @@ export class TestStrengthBuilder {
       scored: this.scores.length,
       unscored: this.unscored,
       ...scoreSpread(this.scores),
-      mutants: { ...this.mutants },
+      mutants: { ...this.mutants, leftOut: { ...this.leftOut } },
       improvedByRounds: this.improvedByRounds,
       mutationRounds: this.mutationRounds,
       stability: { ...this.stability },

@@ -121,13 +121,121 @@ const isTestFunction = (def: SyntaxNode) => {
   return !cls || cls.type !== 'class_definition' || /^Test/.test(cls.childForFieldName('name')?.text ?? '') || /TestCase/.test(cls.childForFieldName('superclasses')?.text ?? '');
 };
 
-/** Test functions (top level, or methods of test classes) and how many assertions each holds. */
-function assertionsPerTest(root: SyntaxNode): Map<string, number> {
-  const out = new Map<string, number>();
+/** The script's functions (at any depth) by simple name. */
+function functionsByName(root: SyntaxNode): Map<string, SyntaxNode[]> {
+  const out = new Map<string, SyntaxNode[]>();
+  for (const def of root.descendantsOfType('function_definition')) {
+    const name = def.childForFieldName('name')?.text;
+    if (name) out.set(name, [...(out.get(name) ?? []), def]);
+  }
+  return out;
+}
+
+/** Simple names a node calls (`f(...)`, `obj.f(...)`). */
+function calledNames(node: SyntaxNode): string[] {
+  return node.descendantsOfType('call').flatMap((call) => {
+    const fn = call.childForFieldName('function');
+    if (fn?.type === 'identifier') return [fn.text];
+    if (fn?.type === 'attribute') return [fn.childForFieldName('attribute')?.text ?? ''];
+    return [];
+  });
+}
+
+/**
+ * A test function and the script's functions it calls (transitively, by name), leaving out the
+ * code under test (`exclude`: the target and its new implementation): the code whose assertions
+ * are the test's, wherever they are written.
+ */
+function testCode(def: SyntaxNode, byName: Map<string, SyntaxNode[]>, exclude: ReadonlySet<string>): SyntaxNode[] {
+  const seen = new Map<number, SyntaxNode>();
+  const queue = [def];
+  while (queue.length) {
+    const node = queue.pop()!;
+    if (seen.has(node.id)) continue;
+    seen.set(node.id, node);
+    for (const name of calledNames(node)) if (!exclude.has(name)) queue.push(...(byName.get(name) ?? []));
+  }
+  return [...seen.values()];
+}
+
+/** The distinct assertions of some code (a helper nested in a test is counted once). */
+function assertionsOf(code: SyntaxNode[]): SyntaxNode[] {
+  const found = new Map<number, SyntaxNode>();
+  for (const node of code) for (const a of assertionsIn(node.childForFieldName('body') ?? node)) found.set(a.id, a);
+  return [...found.values()];
+}
+
+/** Test functions (top level, or methods of test classes) and the assertions each reaches: its own and its helpers'. */
+function assertionsPerTest(root: SyntaxNode, exclude: ReadonlySet<string>): Map<string, SyntaxNode[]> {
+  const out = new Map<string, SyntaxNode[]>();
+  const byName = functionsByName(root);
   for (const def of root.descendantsOfType('function_definition')) {
     if (!isTestFunction(def)) continue;
     const name = `${scopeOf(def) ? `${scopeOf(def)}.` : ''}${def.childForFieldName('name')!.text}`;
-    out.set(name, (out.get(name) ?? 0) + assertionsIn(def.childForFieldName('body')!).length);
+    out.set(name, [...(out.get(name) ?? []), ...assertionsOf(testCode(def, byName, exclude))]);
+  }
+  return out;
+}
+
+/**
+ * Whether an assertion checks what the code under test gave: its expression uses a call of (or a
+ * reference to) one of `names`, or a name the surrounding function bound from one (through
+ * assignments, loops and `with`, and parameters of a helper some call handed such a value to).
+ */
+function checksResult(assertion: SyntaxNode, names: ReadonlySet<string>, tainted: ReadonlyMap<number, ReadonlySet<string>>): boolean {
+  let fn: SyntaxNode | null = assertion.parent;
+  while (fn && fn.type !== 'function_definition' && fn.type !== 'lambda') fn = fn.parent;
+  const bound = fn ? (tainted.get(fn.id) ?? new Set<string>()) : new Set<string>();
+  return usesAny(assertion, names, bound);
+}
+
+function usesAny(node: SyntaxNode, names: ReadonlySet<string>, bound: ReadonlySet<string>): boolean {
+  for (const id of [node, ...node.descendantsOfType(['identifier'])]) {
+    if (id.type !== 'identifier') continue;
+    if (names.has(id.text) || bound.has(id.text)) return true;
+  }
+  return false;
+}
+
+/** For each function of the script: the names in it that hold a value from the code under test. */
+function taintedNames(root: SyntaxNode, names: ReadonlySet<string>): Map<number, Set<string>> {
+  const out = new Map<number, Set<string>>();
+  const byName = functionsByName(root);
+  const defs = root.descendantsOfType('function_definition');
+  const get = (def: SyntaxNode) => out.get(def.id) ?? out.set(def.id, new Set()).get(def.id)!;
+  // Until nothing changes: assignments and loops inside a function, then the parameters of the
+  // script's functions a tainted value is handed to (bounded: each pass only adds names).
+  for (let pass = 0; pass < 20; pass++) {
+    let changed = false;
+    const add = (def: SyntaxNode, name: string) => {
+      const set = get(def);
+      if (!set.has(name)) {
+        set.add(name);
+        changed = true;
+      }
+    };
+    for (const def of defs) {
+      const body = def.childForFieldName('body');
+      if (!body) continue;
+      const bound = get(def);
+      for (const node of body.descendantsOfType(['assignment', 'augmented_assignment', 'for_statement', 'for_in_clause', 'with_item'])) {
+        const left = node.type === 'with_item' ? node.descendantsOfType('as_pattern_target')[0] : node.childForFieldName('left');
+        const right = node.type === 'with_item' ? node.childForFieldName('value') : node.childForFieldName('right');
+        if (!left || !right || !usesAny(right, names, bound)) continue;
+        for (const id of [left, ...left.descendantsOfType('identifier')]) if (id.type === 'identifier') add(def, id.text);
+      }
+      for (const call of body.descendantsOfType('call')) {
+        const args = call.childForFieldName('arguments');
+        if (!args || !usesAny(args, names, bound)) continue;
+        const fn = call.childForFieldName('function');
+        const callee = fn?.type === 'identifier' ? fn.text : fn?.type === 'attribute' ? fn.childForFieldName('attribute')?.text : undefined;
+        for (const target of callee && !names.has(callee) ? (byName.get(callee) ?? []) : []) {
+          const params = target.childForFieldName('parameters');
+          for (const id of params?.descendantsOfType('identifier') ?? []) add(target, id.text);
+        }
+      }
+    }
+    if (!changed) break;
   }
   return out;
 }
@@ -143,10 +251,13 @@ const onItsOwnLines = (script: string, node: SyntaxNode) => {
  * The script without the given assertions. A statement alone on its lines goes with its lines;
  * one sharing a line (`x = f(); assert x`) goes with its `;`; a block left without a statement
  * gets `pass`. Refused, with the reason, when an assertion is not where it is said to be, when the
- * result does not parse, or when a test function would be left without any assertion (it would
- * check nothing), so what is returned is always a script that still tests.
+ * result does not parse, when a test function would be left without any assertion (it would
+ * check nothing; a test's assertions are its own and those of the script's functions it calls,
+ * so one removed from a helper counts like one in the test), or, given the target's name
+ * (`Class.method` or `name`), when no assertion of the tests would be left on what the target or
+ * its new implementation gives. What is returned is always a script that still tests the target.
  */
-export function removeAssertions(script: string, assertions: readonly ScriptAssertion[]): Removal {
+export function removeAssertions(script: string, assertions: readonly ScriptAssertion[], target?: string): Removal {
   const root = parsePython(script).rootNode;
   const all = assertionsIn(root);
   const nodes: SyntaxNode[] = [];
@@ -187,11 +298,24 @@ export function removeAssertions(script: string, assertions: readonly ScriptAsse
   for (const e of edits.sort((a, b) => b.start - a.start)) out = out.slice(0, e.start) + e.text + out.slice(e.end);
   const after = parsePython(out).rootNode;
   if (after.hasError) return { ok: false, reason: 'the script does not parse once they are removed' };
-  const before = assertionsPerTest(root);
-  const left = assertionsPerTest(after);
-  const empty = [...before].filter(([name, n]) => n > 0 && (left.get(name) ?? 0) === 0).map(([name]) => name);
+  const simple = target?.split('.').pop();
+  const underTest = new Set(simple ? [simple, `${simple}_new_implementation`] : []);
+  const before = assertionsPerTest(root, underTest);
+  const left = assertionsPerTest(after, underTest);
+  const empty = [...before].filter(([name, a]) => a.length > 0 && (left.get(name) ?? []).length === 0).map(([name]) => name);
   if (empty.length > 0) return { ok: false, reason: `${empty.join(', ')} would be left without an assertion` };
   if (assertionsIn(after).length === 0) return { ok: false, reason: 'the script would be left without an assertion' };
+  if (simple) {
+    const tainted = taintedNames(after, underTest);
+    // Without test functions (tests written in the `__main__` block), every assertion outside the code under test.
+    const inCodeUnderTest = (a: SyntaxNode) => {
+      for (let p = a.parent; p; p = p.parent) if (p.type === 'function_definition' && underTest.has(p.childForFieldName('name')?.text ?? '')) return true;
+      return false;
+    };
+    const pool = left.size > 0 ? [...left.values()].flat() : assertionsIn(after).filter((a) => !inCodeUnderTest(a));
+    const onResult = pool.some((a) => checksResult(a, underTest, tainted));
+    if (!onResult) return { ok: false, reason: `no assertion on what ${simple} gives would be left` };
+  }
   return { ok: true, script: out, removed: nodes.map(asAssertion) };
 }
 

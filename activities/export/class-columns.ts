@@ -33,6 +33,7 @@ export const CLASS_ENVIRONMENT_COLUMNS: readonly ExportColumn<ClassDatasetRecord
   col('sandbox_functionality_check', str(true), "the LLM's functionality verdict when the ASTs differ", (r) => r.sandbox_functionality_check),
   col('test_correctness_check', str(true), "the LLM's verdict on the tests ('yes' admits them)", (r) => r.test_correctness_check),
   col('commit_id', str(), 'the commit the repository was pinned to', (r) => r.commit_id),
+  col('commit_date', str(true), "when that commit was made; the script's packages are the releases of then", (r) => r.commit_date ?? null),
   col('class_id', str(), 'deterministic id from repository, commit, path and class name', (r) => r.class_id),
   col('license', str(true), "the repository's license key when known", (r) => r.license),
   col('license_source', str(true), "where the license came from: 'github-api', 'file:<name>' (the repository's license file) or 'none'", (r) => r.license_source ?? null),

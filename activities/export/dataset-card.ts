@@ -169,6 +169,7 @@ function testStrengthSection(t: TestStrength): string {
         ['min, max', `${f(t.min)}, ${f(t.max)}`],
         ['every mutant killed', String(t.perfect)],
         ['mutants made, killed, survived, timed out', `${t.mutants.made}, ${t.mutants.killed}, ${t.mutants.survived}, ${t.mutants.timedOut}`],
+        ['mutants left out (no allowed test can see them): output, message, equivalent', `${t.mutants.leftOut?.output ?? 0}, ${t.mutants.leftOut?.message ?? 0}, ${t.mutants.leftOut?.equivalent ?? 0}`],
         ['records improved by mutation rounds', `${t.improvedByRounds} (${t.mutationRounds} rounds)`],
         ['stability: stable, flaky (kept), not checked', `${t.stability.stable}, ${t.stability.flaky}, ${t.stability.unchecked}`],
       ],

@@ -80,6 +80,8 @@ export interface MutationSpec {
   mutantTimeoutSec: number | null;
   /** No mutant is started once the run has taken this long. */
   budgetSec: number;
+  /** A measurement: sample as if no mutant were left out and run the left-out ones too, tagged (never scored). */
+  keepLeftOut?: boolean;
 }
 
 /**

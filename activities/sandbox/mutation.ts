@@ -9,7 +9,10 @@
  * (see the harness's repost_mutants.py and repost_mutation_run.py). A mutant is killed when the
  * script fails, survives when it passes; a timeout is killed and counted apart.
  *
- * The score is killed / run. Equivalent mutants (changes no input can tell apart) cannot be told
+ * The score is killed / run. Mutants no allowed test can see are left out before they run and
+ * counted by reason (`leftOut`): changes inside printing, logging and warning calls, in the texts
+ * of exception messages (the tests may not compare any of these), and mutants that compile to the
+ * original's bytecode. Other equivalent mutants (changes no input can tell apart) cannot be told
  * from weak tests automatically: the survivors are listed with their diffs for a person to judge.
  *
  * `testMutants` has the shape a pipeline activity wants: a script and a target in, a small
@@ -28,6 +31,11 @@ export interface MutationSettings {
   seed: number;
   /** Each mutant's time limit in seconds; null: 2 s plus 10 times the ground truth's time, at most the run's limit. */
   mutantTimeoutSec: number | null;
+  /**
+   * A measurement of the left-out rules: the sample is drawn as if no mutant were left out and the
+   * left-out ones run too, tagged; they never count in the score, only in `scoreWithLeftOut`.
+   */
+  keepLeftOut?: boolean;
   /** No mutant starts once the run has taken this long; null: five times the run's time limit. */
   budgetSec: number | null;
 }
@@ -43,6 +51,7 @@ export function mutationSpec(functionName: string, settings: Partial<MutationSet
     seed: s.seed,
     mutantTimeoutSec: s.mutantTimeoutSec,
     budgetSec: s.budgetSec ?? 5 * timeoutSec,
+    ...(s.keepLeftOut ? { keepLeftOut: true } : {}),
   };
 }
 
@@ -69,6 +78,13 @@ export interface MutationSummary {
   groundTruth: SandboxStatus;
   /** Mutation sites in the body (before the cap, duplicates and mutants that do not compile). */
   candidates: number;
+  /** Mutants left out because no allowed test can see them, by reason (output, message, equivalent); see the harness. */
+  leftOut: Record<string, number>;
+  /**
+   * The score had the left-out mutants counted (the rule before they were left out): only a run
+   * with `keepLeftOut` runs them, otherwise it equals `score`.
+   */
+  scoreWithLeftOut: number | null;
   /** Killed / made per operator. */
   byOperator: Record<string, { made: number; killed: number }>;
   mode: MutationReport['mode'] | null;
@@ -86,7 +102,11 @@ export interface SurvivingMutant {
 /** The summary and the survivors of a mutation run's result (pure). */
 export function summarizeMutation(result: SandboxResult): { summary: MutationSummary; survivors: SurvivingMutant[] } {
   const report = result.mutation ?? null;
-  const mutants: MutantResult[] = report?.mutants ?? [];
+  const all: MutantResult[] = report?.mutants ?? [];
+  // Mutants made only to measure the left-out rules are never scored.
+  const mutants = all.filter((m) => !m.leftOut);
+  const isKilled = (m: MutantResult) => m.outcome === 'killed' || m.outcome === 'timeout';
+  const allRan = all.filter((m) => isKilled(m) || m.outcome === 'survived');
   const count = (outcome: MutantResult['outcome']) => mutants.filter((m) => m.outcome === outcome).length;
   const timedOut = count('timeout');
   const killed = count('killed') + timedOut;
@@ -102,6 +122,7 @@ export function summarizeMutation(result: SandboxResult): { summary: MutationSum
   const summary: MutationSummary = {
     status,
     score: status === 'scored' ? killed / ran : null,
+    scoreWithLeftOut: result.status === 'passed' && allRan.length > 0 ? allRan.filter(isKilled).length / allRan.length : null,
     made: mutants.length,
     killed,
     survived,
@@ -109,6 +130,7 @@ export function summarizeMutation(result: SandboxResult): { summary: MutationSum
     notRun: count('not_run'),
     groundTruth: result.status,
     candidates: report?.candidates ?? 0,
+    leftOut: { ...(report?.leftOut ?? {}) },
     byOperator,
     mode: report?.mode ?? null,
     controlMs: report?.controlMs ?? null,
@@ -209,6 +231,8 @@ export interface MutationDistribution {
   survived: number;
   timedOut: number;
   notRun: number;
+  /** Mutants left out (no allowed test can see them) over all records, by reason. */
+  leftOut: Record<string, number>;
   /** Killed / made per operator over all records. */
   byOperator: Record<string, { made: number; killed: number; rate: number }>;
 }
@@ -262,6 +286,8 @@ export function mutationDistribution(summaries: MutationSummary[]): MutationDist
       entry.killed += c.killed;
     }
   }
+  const leftOut: Record<string, number> = {};
+  for (const s of summaries) for (const [reason, n] of Object.entries(s.leftOut ?? {})) leftOut[reason] = (leftOut[reason] ?? 0) + n;
   for (const entry of Object.values(byOperator)) entry.rate = entry.made === 0 ? 0 : entry.killed / entry.made;
   return {
     records: summaries.length,
@@ -274,6 +300,42 @@ export function mutationDistribution(summaries: MutationSummary[]): MutationDist
     survived: sum((s) => s.survived),
     timedOut: sum((s) => s.timedOut),
     notRun: sum((s) => s.notRun),
+    leftOut,
     byOperator,
   };
+}
+
+/**
+ * The scores of many records with the left-out mutants counted (before the rules) and without
+ * them (after), side by side as text: scored records, mean, quartiles, extremes, perfect scores
+ * and the histogram by tenths. From summaries of a `keepLeftOut` run (pure).
+ */
+export function leftOutComparison(summaries: MutationSummary[]): { before: ScoreSpread & { scored: number }; after: ScoreSpread & { scored: number }; text: string } {
+  const beforeScores = summaries.map((s) => s.scoreWithLeftOut).filter((x): x is number => typeof x === 'number');
+  const afterScores = summaries.filter((s) => s.status === 'scored').map((s) => s.score!);
+  const before = { scored: beforeScores.length, ...scoreSpread(beforeScores) };
+  const after = { scored: afterScores.length, ...scoreSpread(afterScores) };
+  const f = (x: number | null) => (x === null ? '-' : x.toFixed(3));
+  const rows: [string, string, string][] = [
+    ['records scored', String(before.scored), String(after.scored)],
+    ['mean', f(before.mean), f(after.mean)],
+    ['p25', f(before.p25), f(after.p25)],
+    ['median', f(before.median), f(after.median)],
+    ['p75', f(before.p75), f(after.p75)],
+    ['min', f(before.min), f(after.min)],
+    ['perfect (1.0)', String(before.perfect), String(after.perfect)],
+    ...before.histogram.map((b, i): [string, string, string] => [
+      b.from === b.to ? 'score 1.0' : `score [${b.from.toFixed(1)}, ${b.to.toFixed(1)})`,
+      String(b.records),
+      String(after.histogram[i]!.records),
+    ]),
+  ];
+  const left = mutationDistribution(summaries).leftOut;
+  const width = Math.max(...rows.map((r) => r[0].length));
+  const text = [
+    `${''.padEnd(width)}  ${'before'.padStart(8)}  ${'after'.padStart(8)}`,
+    ...rows.map(([label, b, a]) => `${label.padEnd(width)}  ${b.padStart(8)}  ${a.padStart(8)}`),
+    `left out: ${Object.entries(left).map(([reason, n]) => `${n} ${reason}`).join(', ') || 'none'}`,
+  ].join('\n');
+  return { before, after, text };
 }

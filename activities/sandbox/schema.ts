@@ -88,6 +88,8 @@ export const MutantResultSchema = z.object({
   /** How a killed mutant failed: the exception's type, `exit N`, `signal N`, `oom`, `unconfirmed`, `lost`, `timeout`. */
   kind: z.string().nullable(),
   ms: z.number(),
+  /** Made only to measure the rules (`keepLeftOut`): why no allowed test can see it (output, message, equivalent); never scored. */
+  leftOut: z.string().nullable().optional(),
 });
 export type MutantResult = z.infer<typeof MutantResultSchema>;
 
@@ -101,6 +103,12 @@ export const MutationReportSchema = z.object({
   examined: z.number().int(),
   duplicates: z.number().int(),
   invalid: z.number().int(),
+  /**
+   * Mutants no allowed test can see, by reason, never run nor scored: `output` (inside a printing,
+   * logging or warning call), `message` (the text of an exception message, or a text only printed
+   * or logged), `equivalent` (the same bytecode as the original). Empty from an older harness.
+   */
+  leftOut: z.record(z.string(), z.number().int()).default({}),
   /** The ground truth's time in the warm parent (null: it could not run). */
   controlMs: z.number().nullable(),
   mutantTimeoutSec: z.number().nullable(),

@@ -34,7 +34,18 @@ const TEST_STRENGTH_FIELDS = {
   /** Killed / run of the target's mutants (each placed as the new implementation). */
   mutation_score: z.number().min(0).max(1).nullable().optional(),
   /** Mutants made, killed (timed-out ones included), survived, timed out and not run. */
-  mutants: z.object({ made: z.number().int(), killed: z.number().int(), survived: z.number().int(), timed_out: z.number().int(), not_run: z.number().int() }).nullable().optional(),
+  /** `left_out`: mutants no allowed test can see (output, message, equivalent), never run; see activities/sandbox/mutation.ts. */
+  mutants: z
+    .object({
+      made: z.number().int(),
+      killed: z.number().int(),
+      survived: z.number().int(),
+      timed_out: z.number().int(),
+      not_run: z.number().int(),
+      left_out: z.object({ output: z.number().int(), message: z.number().int(), equivalent: z.number().int() }).optional(),
+    })
+    .nullable()
+    .optional(),
   /** The surviving mutants' diffs, for a person to judge (an equivalent mutant cannot be told apart automatically). */
   mutation_survivors: z.string().nullable().optional(),
   /** The score this record had to reach (null: no minimum applied). */
@@ -142,6 +153,8 @@ export const ClassDatasetRecordSchema = z.object({
   sandbox_functionality_check: z.string().nullable(),
   test_correctness_check: z.string().nullable(),
   commit_id: z.string(),
+  /** When that commit was made (ISO 8601), as a function record has it: the script's packages were resolved as of it. Null when unknown; absent in records written before class targets carried it. */
+  commit_date: z.string().nullable().optional(),
   qualname: z.string(),
   class_id: z.string(),
   run_id: z.string(),
@@ -152,7 +165,8 @@ export const ClassDatasetRecordSchema = z.object({
   /** Where `license` came from, as a function record has it; null in records written before it was kept. */
   license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
-  packages: z.array(z.object({ name: z.string(), version: z.string() })),
+  /** As a function record has them: `as_of` the cutoff its version was chosen as of; absent in older records. */
+  packages: z.array(z.object({ name: z.string(), version: z.string(), as_of: z.string().nullable().optional() })),
   prompt_versions: z.record(z.string(), z.string()),
   debug_rounds: z.number().int(),
   coverage_rounds: z.number().int(),

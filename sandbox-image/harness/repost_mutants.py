@@ -7,10 +7,30 @@ of a good script fail on it (the mutant is *killed*); a mutant the tests let pas
 Request: {"script": text, "target": "name" | "Class.name", "cap": 30, "seed": 0}. The target is
 looked up as Python binds it: the last definition of that name at the top level, or in the
 (last) class of that name. Answer: {"target", "candidates", "examined", "duplicates", "invalid",
-"mutants": [{"operator", "line", "diff", "script"}]}: `candidates` mutation sites found,
-`examined` of them tried (in a seeded random order) until `cap` mutants were made, those whose
-source equals the original's or an earlier mutant's once unparsed (`duplicates`) or that do not
-compile (`invalid`) left out. `line` is the mutated line within the function (its first line,
+"leftOut", "mutants": [{"operator", "line", "diff", "script"}]}: `candidates` mutation sites
+found, `examined` of the visible ones tried (in a seeded random order) until `cap` mutants were
+made, those whose source equals the original's or an earlier mutant's once unparsed
+(`duplicates`) or that do not compile (`invalid`) left out. `leftOut` counts, by reason, the
+mutants no allowed test can see and that are therefore never run nor scored:
+
+- `output`: a site inside a printing, logging or warning call (`print`, `logger.info(...)`,
+  `logging.warning(...)`, `warnings.warn(...)`, `sys.stderr.write(...)`, ...), the removal of
+  such a call's statement, or a site in an `if` whose branches hold only such statements: the
+  tests may not compare printed or logged output (a call's arguments are taken to have no other
+  effect);
+- `message`: a site in the text of an exception message (the text arguments of the exception a
+  `raise` builds, an `assert`'s message), or in a text assigned to a local name that is only read
+  by output calls and exception messages: the tests may not compare those texts either;
+- `equivalent`: a mutant that compiles to the same bytecode as the original (instructions with
+  their names and constants compared, line numbers and constants no instruction loads ignored),
+  such as a change in code the compiler drops (`if 1:` -> `if 2:`, anything under `if False:`).
+
+Every site counts in `candidates`; `output` and `message` sites are left out before the sample
+is drawn (all of them are counted), `equivalent` ones as they are examined.
+
+With `"keepLeftOut": true` in the request (a measurement of what leaving them out changes), the
+sample is drawn from every site as if no rule applied and the mutants the rules would leave out
+are made too, each with its reason as `leftOut`; a caller scores them apart. `line` is the mutated line within the function (its first line,
 decorators included, is 1); `diff` a unified diff of the function's source against the
 original; `script` the whole script with the mutant in the function's place, everything else
 unchanged. The same request always gives the same mutants.
@@ -41,9 +61,11 @@ Run as `python3 repost_mutants.py` with the request as JSON on stdin, it prints 
 import ast
 import copy
 import difflib
+import dis
 import json
 import random
 import sys
+import types
 
 DEFAULT_CAP = 30
 MAX_DIFF_CHARS = 4000
@@ -80,15 +102,29 @@ CONDITIONS = {(ast.If, "test"), (ast.While, "test"), (ast.IfExp, "test"), (ast.A
 # Fields never mutated: types, decorators and comments carry no behaviour a test can see.
 SKIPPED_FIELDS = {"annotation", "returns", "type_comment", "decorator_list", "type_params"}
 BODY_FIELDS = ("body", "orelse", "finalbody")
+# Why a mutant is left out (see the module's docstring); every answer counts all three.
+LEFT_OUT_REASONS = ("output", "message", "equivalent")
+LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal", "log"}
+OUTPUT_FUNCTIONS = {"print", "pprint"}
+OUTPUT_QUALIFIED = {
+    ("warnings", "warn"),
+    ("warnings", "warn_explicit"),
+    ("pprint", "pprint"),
+    ("click", "echo"),
+    ("click", "secho"),
+    ("typer", "echo"),
+    ("tqdm", "write"),
+}
+MESSAGE_KEYWORDS = {"msg", "message"}
 
 
 class Candidate:
     """One mutation: `kind` says how `path` (a node, or a statement in a block) changes."""
 
-    __slots__ = ("operator", "path", "kind", "arg")
+    __slots__ = ("operator", "path", "kind", "arg", "left_out")
 
-    def __init__(self, operator, path, kind, arg=None):
-        self.operator, self.path, self.kind, self.arg = operator, path, kind, arg
+    def __init__(self, operator, path, kind, arg=None, left_out=None):
+        self.operator, self.path, self.kind, self.arg, self.left_out = operator, path, kind, arg, left_out
 
 
 def find_function(tree, target):
@@ -128,6 +164,102 @@ def _docstring_nodes(root):
     return found
 
 
+def _dotted(node):
+    """`a.b.c` of a Name/Attribute chain as ("a", "b", "c"); () when it is something else."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return tuple(reversed(parts))
+    if isinstance(node, ast.Call):  # logging.getLogger(__name__).info(...)
+        inner = _dotted(node.func)
+        return tuple(reversed(parts)) if not inner else inner + ("()",) + tuple(reversed(parts))
+    return ()
+
+
+def is_output_call(node):
+    """A call whose only effect a test may see is output: printing, logging, warning."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = _dotted(node.func)
+    if not name:
+        return False
+    if len(name) == 1:
+        return name[0] in OUTPUT_FUNCTIONS
+    if name[-2:] in OUTPUT_QUALIFIED:
+        return True
+    if name[-2:] in {("stdout", "write"), ("stderr", "write")} and "sys" in name:
+        return True
+    # logging.info(...), logger.warning(...), self._log.error(...), logging.getLogger(x).debug(...)
+    receiver = [part for part in name[:-1] if part != "()"]
+    return name[-1] in LOG_METHODS and any("log" in part.lower() for part in receiver)
+
+
+def _is_text(node):
+    """An expression that builds a text: a string, an f-string, `%`/`+` on one, `.format`/`.join` of one."""
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, str)
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Mod, ast.Add)):
+        return _is_text(node.left) or (isinstance(node.op, ast.Add) and _is_text(node.right))
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in {"format", "join"}:
+        return _is_text(node.func.value)
+    return False
+
+
+def hidden_nodes(function):
+    """{id(node): reason} of the nodes whose every mutation only changes what no allowed test may
+    compare: output calls (with their statements) and the texts of exception messages, and texts
+    bound to a local name read only there. Everything inside such a node is hidden too."""
+    hidden = {}
+    message_uses = []  # Name nodes read in an output call or as an exception message
+
+    def message_args(call):
+        return [a for a in call.args if not isinstance(a, ast.Starred)] + [k.value for k in call.keywords if k.arg in MESSAGE_KEYWORDS]
+
+    for node in ast.walk(function):
+        if isinstance(node, ast.Expr) and is_output_call(node.value):
+            hidden[id(node)] = "output"
+        if is_output_call(node):
+            hidden[id(node)] = "output"
+            message_uses.extend(n for n in ast.walk(node) if isinstance(n, ast.Name))
+        elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+            for arg in message_args(node.exc):
+                if _is_text(arg):
+                    hidden.setdefault(id(arg), "message")
+                    message_uses.extend(n for n in ast.walk(arg) if isinstance(n, ast.Name))
+                if isinstance(arg, ast.Name):
+                    message_uses.append(arg)
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            hidden.setdefault(id(node.msg), "message")
+            message_uses.extend(n for n in ast.walk(node.msg) if isinstance(n, ast.Name))
+    # An `if` whose branches only print or log (`if verbose: print(...)`): its condition decides
+    # output alone. Walked innermost first, so nested ones count.
+    ifs = [n for n in ast.walk(function) if isinstance(n, ast.If)]
+    for node in reversed(ifs):
+        if all(hidden.get(id(stmt)) == "output" for stmt in node.body + node.orelse):
+            hidden[id(node)] = "output"
+    # A text bound to a plain local name that is read only where a test may not look.
+    quiet = {id(n) for n in message_uses}
+    assigned = {}
+    for node in ast.walk(function):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and _is_text(node.value):
+            assigned.setdefault(node.targets[0].id, []).append(node.value)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name):
+            assigned.setdefault(node.target.id, []).append(None)  # a name built in steps: left to the tests
+    for name, values in assigned.items():
+        if None in values:
+            continue
+        reads = [n for n in ast.walk(function) if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)]
+        if reads and all(id(n) in quiet for n in reads):
+            for value in values:
+                hidden.setdefault(id(value), "message")
+    return hidden
+
+
 def _children(node):
     """(field, index, child) in the order `ast` defines its fields, skipping what is never mutated."""
     for field, value in ast.iter_fields(node):
@@ -156,15 +288,18 @@ def _is_number(value):
 def candidates(function):
     """Every mutation of the function's body, in a fixed order (source order, field by field)."""
     docstrings = _docstring_nodes(function)
+    hidden = hidden_nodes(function)
     found = []
 
-    def visit(node, path):
+    def visit(node, path, hidden_by):
         for field, index, child in _children(node):
             if node is function and field != "body":
                 continue  # the target's body only: not its parameters' defaults
             if isinstance(function, ast.ClassDef) and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and field != "body":
                 continue  # a class target's methods: their bodies only, as for a function
             child_path = path + ((field, index),)
+            reason = hidden_by or hidden.get(id(child))
+            start = len(found)
             if (type(node), field) in CONDITIONS:
                 found.append(Candidate("negation", child_path, "negate"))
             if isinstance(child, ast.stmt) and field in BODY_FIELDS and isinstance(getattr(node, field), list):
@@ -172,7 +307,9 @@ def candidates(function):
                 if id(child) not in docstrings and not isinstance(child, ast.Pass) and not getattr(child, "decorator_list", None):
                     found.append(Candidate("statement", child_path, "remove"))
             node_candidates(child, child_path)
-            visit(child, child_path)
+            for candidate in found[start:]:
+                candidate.left_out = reason
+            visit(child, child_path, reason)
 
     def node_candidates(node, path):
         if id(node) in docstrings:
@@ -216,7 +353,7 @@ def candidates(function):
                 if not isinstance(args[i], ast.Starred) and not isinstance(args[i + 1], ast.Starred):
                     found.append(Candidate("arguments", path, "swap", i))
 
-    visit(function, ())
+    visit(function, (), None)
     return found
 
 
@@ -390,11 +527,16 @@ class Mutator:
 
     # --- all of them
 
-    def mutants(self, cap=DEFAULT_CAP, seed=0):
+    def mutants(self, cap=DEFAULT_CAP, seed=0, keep_left_out=False):
         found = candidates(self.function)
-        order = list(range(len(found)))
+        left_out = {reason: 0 for reason in LEFT_OUT_REASONS}
+        for candidate in found:
+            if candidate.left_out:
+                left_out[candidate.left_out] += 1
+        order = [i for i in range(len(found)) if keep_left_out or not found[i].left_out]
         random.Random(seed).shuffle(order)
         self.seen = seen = {self.original_key}
+        original_code = _code_key(compile(self._parse_region("".join(self.region_lines))[0], "<mutant>", "exec"))
         kept, examined, duplicates, invalid = [], 0, 0, 0
         for i in order:
             if len(kept) >= cap:
@@ -413,20 +555,30 @@ class Mutator:
                 duplicates += 1
                 continue
             try:
-                compile(tree, "<mutant>", "exec")
+                code = compile(tree, "<mutant>", "exec")
             except (SyntaxError, ValueError, RecursionError):
                 invalid += 1
                 continue
             seen.add(key)
+            reason = candidate.left_out
+            if _code_key(code) == original_code:
+                left_out["equivalent"] += 1
+                reason = reason or "equivalent"
+                if not keep_left_out:
+                    continue
             node = _resolve(self.function, candidate.path)
-            kept.append((node.lineno, node.col_offset, i, candidate.operator, region))
+            kept.append((node.lineno, node.col_offset, i, candidate.operator, region, reason))
         kept.sort()
         return {
             "candidates": len(found),
             "examined": examined,
             "duplicates": duplicates,
             "invalid": invalid,
-            "mutants": [self._describe(operator, lineno, region) for lineno, _, _, operator, region in kept],
+            "leftOut": left_out,
+            "mutants": [
+                {**self._describe(operator, lineno, region), **({"leftOut": reason} if keep_left_out and reason else {})}
+                for lineno, _, _, operator, region, reason in kept
+            ],
         }
 
     def _describe(self, operator, lineno, region):
@@ -440,6 +592,33 @@ class Mutator:
         return {"operator": operator, "line": lineno - self.start + 1, "diff": diff, "script": "".join(before) + region + "".join(after)}
 
 
+def _code_key(code):
+    """A code object as a comparable value without its positions: its instructions with their
+    arguments resolved (a constant by value, a nested function by its own key, never by its index,
+    so a constant the compiler kept but no instruction loads does not count), its names and flags.
+    Two sources with the same key run the same instructions on the same values."""
+
+    def value(v):
+        return _code_key(v) if isinstance(v, types.CodeType) else (type(v).__name__, repr(v))
+
+    instructions = tuple(
+        (ins.opname, value(ins.argval)) if ins.opcode in dis.hasconst else (ins.opname, ins.arg, value(ins.argval))
+        for ins in dis.get_instructions(code)
+    )
+    return (
+        code.co_name,
+        instructions,
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_flags,
+        getattr(code, "co_exceptiontable", b""),
+    )
+
+
 def _dedent(lines, indent):
     return [(line[len(indent) :] if line.startswith(indent) else line).rstrip("\n") for line in lines]
 
@@ -448,7 +627,7 @@ def handle(request):
     cap = int(request.get("cap", DEFAULT_CAP))
     seed = int(request.get("seed", 0))
     mutator = Mutator(request["script"], request["target"])
-    answer = mutator.mutants(cap=cap, seed=seed)
+    answer = mutator.mutants(cap=cap, seed=seed, keep_left_out=bool(request.get("keepLeftOut", False)))
     answer["target"] = request["target"]
     return answer
 

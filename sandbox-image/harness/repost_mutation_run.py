@@ -90,7 +90,7 @@ def _generate(launch, script, spec, timeout):
             os.chdir("/scratch")
             import repost_mutants
 
-            request = {"script": script, "target": spec["target"], "cap": spec.get("cap", 30), "seed": spec.get("seed", 0)}
+            request = {"script": script, "target": spec["target"], "cap": spec.get("cap", 30), "seed": spec.get("seed", 0), "keepLeftOut": bool(spec.get("keepLeftOut"))}
             try:
                 answer = repost_mutants.handle(request)
             except (LookupError, SyntaxError, ValueError, RecursionError) as exc:
@@ -505,12 +505,13 @@ def supervise(request, script_path, timeout, launch):
         "examined": answer["examined"],
         "duplicates": answer["duplicates"],
         "invalid": answer["invalid"],
+        "leftOut": answer.get("leftOut", {}),
         "controlMs": control["ms"] if control else None,
         "mutantTimeoutSec": mutant_limit,
         "budgetSec": budget,
         "warmStarts": warm.starts,
         "mutants": [
-            {"operator": m.get("operator"), "line": m.get("line"), "diff": m.get("diff"), "outcome": r["outcome"], "kind": r["kind"], "ms": r["ms"]}
+            {"operator": m.get("operator"), "line": m.get("line"), "diff": m.get("diff"), "outcome": r["outcome"], "kind": r["kind"], "ms": r["ms"], "leftOut": m.get("leftOut")}
             for m, r in zip(mutants, results)
         ],
         "notes": notes,

@@ -12,8 +12,8 @@ import { candidateIds, summarizeRun, type RunSummaryFile } from '../../activitie
 import { writeRunOutputs } from '../../activities/report/run-outputs';
 import { applyRunSettings, frozenPipelineSettings, overrideRunSettings, pipelineSettingsFrom, queuesFrom, RunSettingsSchema } from '../../activities/run-settings';
 import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
-import { classWorkflowId, functionWorkflowId } from '../../workflows/ids';
 import { RunIdKey } from '../../workflows/search-attributes';
+import { workflowKind } from '../../workflows/target-kinds';
 import type { Config } from '../../temporal.config';
 
 export interface ReplayFilter {
@@ -65,8 +65,8 @@ export async function replayRejected(options: {
   const outcomes = await Promise.all(
     chosen.map(
       (r) =>
-        client.workflow.execute(r.fn.kind === 'class' ? 'classWorkflow' : 'functionWorkflow', {
-          workflowId: `${r.fn.kind === 'class' ? classWorkflowId(runId, r.fn) : functionWorkflowId(runId, r.fn)}/replay-${stamp}`,
+        client.workflow.execute(workflowKind(r.fn).workflowType, {
+          workflowId: `${workflowKind(r.fn).workflowId(runId, r.fn)}/replay-${stamp}`,
           taskQueue: config.temporal.taskQueues.workflows,
           workflowExecutionTimeout: pipeline.timeouts.functionWorkflowMs,
           args: [{ run, fn: r.fn, settings: pipeline, queues: queuesFrom(config) }],

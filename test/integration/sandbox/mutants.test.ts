@@ -20,6 +20,7 @@ interface Answer {
   examined: number;
   duplicates: number;
   invalid: number;
+  leftOut: { output: number; message: number; equivalent: number };
   mutants: Mutant[];
 }
 
@@ -257,6 +258,99 @@ describe('mutants made with ast', () => {
       }
       expect(change(m).added.join('\n')).not.toMatch(/start=|low=|k=\d/);
     }
+  });
+
+  describe('mutants no allowed test can see are left out and counted', () => {
+    // The shape of a filter whose survivors changed only a logging call's arguments.
+    const isExcluded = lines(
+      'import logging',
+      'logger = logging.getLogger(__name__)',
+      '',
+      'def is_excluded(path, patterns, verbose=False):',
+      '    for pattern in patterns:',
+      '        if path.startswith(pattern):',
+      '            logger.debug("excluding %s: matches %s (%d)", path, pattern, len(pattern) + 1)',
+      '            return True',
+      '    if verbose:',
+      '        logging.info(f"kept {path} after {len(patterns) * 2} patterns")',
+      '    return False',
+    );
+    // The shape of an encoder whose survivors changed only printed or logged strings and a message.
+    const encodeMessage = lines(
+      'import json',
+      '',
+      'class Channel:',
+      '    def _encode_message(self, message):',
+      '        note = "could not encode " + str(type(message))',
+      '        try:',
+      '            data = json.dumps(message)',
+      '        except TypeError:',
+      '            print(note)',
+      '            self._log.error("encoding failed for %r", message)',
+      '            raise ValueError(f"bad message {message!r} of {len(str(message))} chars")',
+      '        assert data, "empty encoding"',
+      '        warnings = data.count("\\n")',
+      '        return data.encode("utf-8") + b"\\n" * (warnings + 1)',
+    );
+
+    test('no mutant inside a logging call, nor in an `if` that only logs; the rest is still mutated', () => {
+      const answer = mutants(isExcluded, 'is_excluded');
+      // Every mutant touching those lines removes an enclosing block (the loop, the `if` that also returns): none changes them in place.
+      for (const m of answer.mutants) {
+        const { removed, added } = change(m);
+        expect(added.join('\n')).not.toMatch(/logger\.debug|logging\.info|verbose/);
+        if (removed.some((l) => /logger\.debug|logging\.info|verbose/.test(l))) expect(removed.some((l) => /^return True$/.test(l))).toBe(true);
+      }
+      // logger.debug: its statement, three arguments swapped twice, the text, `+ 1` and its constant...; the `if verbose:` block likewise.
+      expect(answer.leftOut.output).toBeGreaterThanOrEqual(12);
+      expect(answer.leftOut.message).toBe(0);
+      expect(answer.leftOut.equivalent).toBe(0);
+      // What a test can see is mutated as before: the loop's condition and both returns.
+      expect(changes(answer, 'negation')).toEqual(['if path.startswith(pattern): -> if not path.startswith(pattern):']);
+      expect(changes(answer, 'constant').sort()).toEqual(['return False -> return True', 'return True -> return False'].sort());
+      expect(answer.candidates).toBe(answer.examined + answer.leftOut.output);
+    });
+
+    test('no mutant in printed or logged text, an exception message or a text only printed; the encoding itself is mutated', () => {
+      const answer = mutants(encodeMessage, 'Channel._encode_message');
+      // A line changed in place (one line out, one in) is never a printed, logged or message text's;
+      // the assert's condition is mutated, its message is not.
+      const inPlace = answer.mutants.map(change).filter((c) => c.removed.length === 1 && c.added.length === 1);
+      expect(inPlace.filter((c) => /print\(|_log\.error|could not encode|bad message|empty encoding/.test(c.removed[0]!)).map((c) => c.added[0])).toEqual([
+        'assert not data, "empty encoding"',
+      ]);
+      expect(answer.leftOut.output).toBeGreaterThan(0);
+      expect(answer.leftOut.message).toBeGreaterThan(0);
+      // Removing the text's assignment, or the raise, changes what a test sees (a NameError, no exception): still made.
+      expect(changes(answer, 'statement')).toEqual(
+        expect.arrayContaining([
+          'note = "could not encode " + str(type(message)) -> ',
+          'raise ValueError(f"bad message {message!r} of {len(str(message))} chars") -> ',
+        ]),
+      );
+      expect(changes(answer, 'constant')).toEqual(expect.arrayContaining(['return data.encode("utf-8") + b"\\n" * (warnings + 1) -> return data.encode(\'\') + b"\\n" * (warnings + 1)']));
+      // A name that merely contains "warn" is no output call: its arithmetic is mutated.
+      expect(changes(answer, 'arithmetic')).toEqual(expect.arrayContaining(['return data.encode("utf-8") + b"\\n" * (warnings + 1) -> return data.encode("utf-8") + b"\\n" * (warnings - 1)']));
+    });
+
+    test('a text that is also returned is mutated: only a text read solely by output calls and messages is left out', () => {
+      const answer = mutants(lines('def f(x):', '    label = "x=" + str(x)', '    print(label)', '    return label'), 'f');
+      expect(changes(answer, 'constant')).toEqual(expect.arrayContaining(['label = "x=" + str(x) -> label = \'\' + str(x)']));
+      expect(answer.leftOut.message).toBe(0);
+    });
+
+    test('a mutant compiling to the original bytecode is equivalent: left out, counted, never run', () => {
+      // `if 1:` and `if 2:` compile alike (the test is folded away); `if 0:` drops the block and differs.
+      const answer = mutants(lines('def f(x):', '    if 1:', '        x = x * 3', '    return x'), 'f');
+      expect(answer.leftOut.equivalent).toBe(1);
+      const constants = changes(answer, 'constant');
+      expect(constants).toContain('if 1: -> if 0:');
+      expect(constants).not.toContain('if 1: -> if 2:');
+      // Dead code: nothing in it reaches the bytecode, so every change to it is equivalent.
+      const dead = mutants(lines('def g(x):', '    if False:', '        x = x * 3 + 1', '    return x'), 'g');
+      expect(dead.mutants.map(change).flatMap((c) => c.added).join('\n')).not.toMatch(/x \* 3 - 1|x \/ 3|x \* 4|x \* 2|x \* 3 \+ 2|x \* 3 \+ 0/);
+      expect(dead.leftOut.equivalent).toBeGreaterThanOrEqual(8);
+    });
   });
 
   test('a target the script does not define is an error naming it', () => {

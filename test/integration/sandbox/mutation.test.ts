@@ -115,6 +115,45 @@ describe('mutation runs', () => {
     expect(weak.summary.killed + weak.summary.survived).toBe(weak.summary.made);
   });
 
+  test('mutants of logging calls and message texts are left out and counted; measured (keepLeftOut) they run, survive the allowed tests and count only in the before score', async () => {
+    const fn = lines(
+      'import logging',
+      'def scale(x, k):',
+      '    if k == 0:',
+      '        raise ValueError("cannot scale by zero")',
+      '    logging.getLogger(__name__).info("scaling %s by %s", x, k)',
+      '    return x * k',
+    );
+    const script = lines(
+      fn,
+      'def test_scale():',
+      '    for args in [(2, 3), (0, 5), (-4, 2), (7, 1)]:',
+      '        assert scale(*args) == scale_new_implementation(*args)',
+      '    for impl in (scale, scale_new_implementation):',
+      '        try:',
+      '            impl(1, 0)',
+      '            raise AssertionError("no error")',
+      '        except ValueError:',
+      '            pass',
+      '',
+      'if __name__ == "__main__":',
+      '    test_scale()',
+    );
+    const input = { script, originalFunction: fn.replace('import logging\n', ''), functionName: 'scale' };
+    const plain = await testMutants(executor, input);
+    expect(plain.summary.leftOut.output).toBeGreaterThan(0);
+    expect(plain.summary.leftOut.message).toBeGreaterThan(0);
+    expect(plain.result.mutation!.mutants.every((m) => !m.leftOut)).toBe(true);
+    expect(plain.summary.score).toBe(1);
+    const measured = await testMutants(executor, input, { keepLeftOut: true });
+    const tagged = measured.result.mutation!.mutants.filter((m) => m.leftOut);
+    expect(tagged.length).toBeGreaterThan(0);
+    expect(tagged.every((m) => m.outcome === 'survived')).toBe(true);
+    expect(measured.summary.score).toBe(1);
+    expect(measured.summary.made).toBe(measured.result.mutation!.mutants.length - tagged.length);
+    expect(measured.summary.scoreWithLeftOut!).toBeCloseTo(measured.summary.made / (measured.summary.made + tagged.length));
+  });
+
   test('each mutant ends as it does when run on its own, in its own container run (fixture records, and a script that leaves processes and files)', async () => {
     const records = parseRecordsJsonl(fs.readFileSync(REPOST_SAMPLE, 'utf8')).filter((r) => ['558', '163'].includes(r.idx));
     const cases = [

@@ -119,6 +119,78 @@ describe('removing assertions', () => {
     expect(removeAssertions(script, [{ line: 3, text: 'assert f(1)' }])).toEqual({ ok: false, reason: 'line 3 holds no assertion `assert f(1)`' });
   });
 
+  it('counts the assertions of the helpers a test calls as the test’s own', () => {
+    // The test's only assertion is in a helper: removing it leaves the test checking nothing,
+    // however many assertions other code of the script (here the code under test) holds.
+    const script = [
+      'def f(x):',
+      '    assert x is not None',
+      '    return x + 1',
+      '',
+      'def _same(x):',
+      '    assert f(x) == f_new_implementation(x)',
+      '',
+      'def test_f():',
+      '    for x in (1, 2):',
+      '        _same(x)',
+      '',
+      'def test_g():',
+      '    assert f(3) == f_new_implementation(3)',
+      '',
+    ].join('\n');
+    expect(removeAssertions(script, [{ line: 6, text: 'assert f(x) == f_new_implementation(x)' }], 'f')).toEqual({ ok: false, reason: 'test_f would be left without an assertion' });
+    // Two helpers: one removed, the other still asserts for the test.
+    const two = script.replace('        _same(x)\n', '        _same(x)\n        _bigger(x)\n') + '\ndef _bigger(x):\n    assert f_new_implementation(x) > x\n';
+    const out = removeAssertions(two, [{ line: 6, text: 'assert f(x) == f_new_implementation(x)' }], 'f');
+    expect(out.ok).toBe(true);
+  });
+
+  it('refuses a removal that leaves no assertion on what the target gives', () => {
+    const script = [
+      'def f(x):',
+      '    return x * 2',
+      '',
+      'def test_f():',
+      '    got = f_new_implementation(3)',
+      '    want = f(3)',
+      '    assert want == got',
+      '    assert isinstance(3, int)',
+      '    ok = [f(x) == f_new_implementation(x) for x in (1, 2)]',
+      '    assert all(ok)',
+      '    assert len("abc") == 3',
+      '',
+    ].join('\n');
+    // Removing the direct comparison keeps `assert all(ok)`, bound from the target's results.
+    const one = removeAssertions(script, [{ line: 7, text: 'assert want == got' }], 'f');
+    expect(one.ok).toBe(true);
+    // Removing both leaves only assertions that check nothing the target gave.
+    const both = removeAssertions(script, [{ line: 7, text: 'assert want == got' }, { line: 10, text: 'assert all(ok)' }], 'f');
+    expect(both).toEqual({ ok: false, reason: 'no assertion on what f gives would be left' });
+    // Without the target's name (an older caller), only the counts are checked.
+    expect(removeAssertions(script, [{ line: 7, text: 'assert want == got' }, { line: 10, text: 'assert all(ok)' }]).ok).toBe(true);
+  });
+
+  it('follows the target’s results into the helpers they are handed to', () => {
+    const script = [
+      'def f(x):',
+      '    return x * 2',
+      '',
+      'def _check(a, b):',
+      '    assert a == b',
+      '',
+      'def test_f():',
+      '    _check(f(1), f_new_implementation(1))',
+      '    assert f_new_implementation(2) == 4',
+      '    assert True',
+      '',
+    ].join('\n');
+    expect(removeAssertions(script, [{ line: 9, text: 'assert f_new_implementation(2) == 4' }], 'f').ok).toBe(true);
+    expect(removeAssertions(script, [{ line: 5, text: 'assert a == b' }, { line: 9, text: 'assert f_new_implementation(2) == 4' }], 'f')).toEqual({
+      ok: false,
+      reason: 'no assertion on what f gives would be left',
+    });
+  });
+
   it('shows the judge the test holding the assertion', () => {
     expect(testSourceOf(SCRIPT, target.line)).toMatch(/^def test_parse_port\(\):\n[\s\S]*parse_port_new_implementation\(None\)\)$/);
   });

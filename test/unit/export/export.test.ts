@@ -135,8 +135,20 @@ describe('dataset card', () => {
     expect(names).toEqual(expect.arrayContaining(['license', 'license_source']));
     // So are the test-strength figures, read as from a function record.
     expect(names).toEqual(expect.arrayContaining(['mutation_score', 'mutants_made', 'mutants_killed', 'mutants_survived', 'mutants_timed_out', 'mutation_survivors', 'mutation_rounds', 'stability']));
-    const strength = Object.fromEntries(CLASS_ENVIRONMENT_COLUMNS.filter((c) => /^(mutation|mutants|stability)/.test(c.name)).map((c) => [c.name, c.value({ mutation_score: 0.75, mutants: { made: 8, killed: 6, survived: 2, timed_out: 1, not_run: 0 }, mutation_rounds: 0, stability: 'stable' } as never)]));
-    expect(strength).toEqual({ mutation_score: 0.75, mutants_made: 8, mutants_killed: 6, mutants_survived: 2, mutants_timed_out: 1, mutation_survivors: null, mutation_rounds: 0, stability: 'stable' });
+    const strength = Object.fromEntries(CLASS_ENVIRONMENT_COLUMNS.filter((c) => /^(mutation|mutants|stability)/.test(c.name)).map((c) => [c.name, c.value({ mutation_score: 0.75, mutants: { made: 8, killed: 6, survived: 2, timed_out: 1, not_run: 0, left_out: { output: 5, message: 1, equivalent: 0 } }, mutation_rounds: 0, stability: 'stable' } as never)]));
+    expect(strength).toEqual({
+      mutation_score: 0.75,
+      mutants_made: 8,
+      mutants_killed: 6,
+      mutants_survived: 2,
+      mutants_timed_out: 1,
+      mutants_left_out_output: 5,
+      mutants_left_out_message: 1,
+      mutants_left_out_equivalent: 0,
+      mutation_survivors: null,
+      mutation_rounds: 0,
+      stability: 'stable',
+    });
     const card = renderDatasetCard({ ...input([{ repo: 'o/r', license: 'mit', records: 2 }]), classSplits: [{ name: 'train', path: 'data/classes/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }] });
     expect(card).toContain('  - config_name: "classes"\n    data_files:\n      - split: "train"\n        path: "data/classes/train-00000-of-00001.parquet"\n');
     expect(card).toContain('dataset_info:\n  - config_name: "default"\n');

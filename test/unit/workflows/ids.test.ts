@@ -9,9 +9,9 @@ import {
   evalFunctionWorkflowId,
   functionWorkflowId,
   shortHash,
-  targetDetails,
   utf8Length,
 } from '../../../workflows/ids';
+import { targetDetails } from '../../../workflows/target-kinds';
 
 const fn = (repoId: string, qualname: string, functionId: string) => ({ repoId, qualname, functionId });
 

@@ -44,14 +44,16 @@ describe('test strength settings and decisions', () => {
 describe("a run's test strength", () => {
   it('spreads the scores, adds up the mutants and counts the stability verdicts', () => {
     const b = new TestStrengthBuilder();
-    b.add({ mutation_score: 0.25, mutants: { made: 4, killed: 1, survived: 3, timed_out: 0, not_run: 0 }, mutation_rounds: 0, stability: 'stable' });
+    b.add({ mutation_score: 0.25, mutants: { made: 4, killed: 1, survived: 3, timed_out: 0, not_run: 0, left_out: { output: 12, message: 2, equivalent: 0 } }, mutation_rounds: 0, stability: 'stable' });
+    // A record from before the left-out counts (no left_out) adds nothing to them.
     b.add({ mutation_score: 1, mutants: { made: 6, killed: 6, survived: 0, timed_out: 2, not_run: 0 }, mutation_rounds: 2, stability: 'flaky' });
+    b.add({ mutation_score: null, mutants: { made: 0, killed: 0, survived: 0, timed_out: 0, not_run: 0, left_out: { output: 0, message: 1, equivalent: 3 } } });
     b.add({ mutation_score: 0.75, mutants: { made: 4, killed: 3, survived: 1, timed_out: 0, not_run: 0 }, mutation_rounds: 1, stability: null });
     b.add({ mutation_score: null, mutants: null });
     const t = b.result();
-    expect(t).toMatchObject({ scored: 3, unscored: 1, mean: 2 / 3, median: 0.75, min: 0.25, max: 1, perfect: 1, improvedByRounds: 2, mutationRounds: 3 });
-    expect(t.mutants).toEqual({ made: 14, killed: 10, survived: 4, timedOut: 2, notRun: 0 });
-    expect(t.stability).toEqual({ stable: 1, flaky: 1, unchecked: 2 });
+    expect(t).toMatchObject({ scored: 3, unscored: 2, mean: 2 / 3, median: 0.75, min: 0.25, max: 1, perfect: 1, improvedByRounds: 2, mutationRounds: 3 });
+    expect(t.mutants).toEqual({ made: 14, killed: 10, survived: 4, timedOut: 2, notRun: 0, leftOut: { output: 12, message: 3, equivalent: 3 } });
+    expect(t.stability).toEqual({ stable: 1, flaky: 1, unchecked: 3 });
     expect(t.histogram.map((h) => h.records)).toEqual([0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 1]);
   });
 });
