@@ -115,8 +115,8 @@ export const ConfigSchema = z.object({
     .meta(PER_PROCESS),
   llm: z
     .object({
-      /** The OpenAI-compatible endpoint. */
-      baseUrl: z.string().url().default('http://127.0.0.1:11434/v1').meta(PER_PROCESS),
+      /** The OpenAI-compatible endpoint (a vLLM or Ollama server's is `http://host:port/v1`); the default goes with the default model. */
+      baseUrl: z.string().url().default('https://api.openai.com/v1').meta(PER_PROCESS),
       /** The endpoint's API key (any text for a local server that asks for none). */
       apiKey: z.string().default('not-needed').meta(PER_PROCESS),
       /** Default model; each pipeline step may name its own below. */

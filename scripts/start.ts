@@ -27,6 +27,10 @@
  * A run id or output folder already used by another run is refused with a message; `--resume`
  * continues that run on purpose: functions already recorded are kept and not run again.
  *
+ * Before starting anything it checks that every local source is a folder and (for a new crawl
+ * whose workers run here) that the LLM endpoint answers, accepts the key and serves the models the
+ * crawl asks for (its model list); otherwise it exits 2 saying what to change.
+ *
  * Temporal: TEMPORAL_ADDRESS when set, else the embedded dev server (SQLite file under the data
  * directory, web UI on port 8233). Configuration: temporal.config.ts and its environment variables.
  */
@@ -42,6 +46,7 @@ import { runCommand, UsageError } from './lib/cli';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
 import { startLiveView } from './lib/live-view';
+import { checkEndpoint, checkLocalSources, crawlModels } from './lib/preflight';
 import { startStack } from './lib/stack';
 import { ProgressTracker } from './lib/status';
 
@@ -133,6 +138,12 @@ async function main(values: unknown): Promise<number> {
     throw new UsageError('nothing to crawl: give --demo, --local DIR, --repos FILE, --github train|eval, --attach RUN or --run-id RUN --resume');
   }
   if (flags.resume && !flags['run-id']) throw new UsageError('--resume needs the --run-id of the run to continue');
+  // Before anything starts: the local sources are folders, and (when this process runs the workers
+  // of a new crawl) the LLM endpoint answers and serves the models the crawl will ask for.
+  checkLocalSources(sources);
+  if (!flags.demo && !flags.attach && !flags.resume && !flags['no-workers']) {
+    await checkEndpoint(config.llm, crawlModels(config), { note: (l) => console.log(l) });
+  }
 
   const stack = await startStack({ config, workers: !flags['no-workers'], log: (l) => console.log(l) });
   cleanups.unshift(() => stack.close());

@@ -138,6 +138,8 @@ export interface ScriptedServerOptions {
   injectFaults?: InjectedFaults;
   /** The Batch API's clock, delays, line faults and limits. */
   batches?: ScriptedBatchOptions;
+  /** The model names `GET /v1/models` lists (default: `scripted`); the answers do not depend on the model asked for. */
+  servedModels?: string[];
   /** Act as an endpoint with a prompt cache (see the module's comment); off by default. */
   promptCache?: PromptCacheOptions;
 }
@@ -439,7 +441,11 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
       if (req.method === 'POST' && url.pathname === '/v1/chat/completions') {
         handleChat(req, res, raw).catch((err: unknown) => send(res, 500, errorBody(`scripted server failure: ${(err as Error).message}`, 'server_error')));
       } else if (req.method === 'GET' && url.pathname === '/v1/models') {
-        send(res, 200, JSON.stringify({ object: 'list', data: [{ id: 'scripted', object: 'model', created: 0, owned_by: 'scripted-llm-server' }] }));
+        if (opts.apiKey !== undefined && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+          return send(res, 401, errorBody('Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key'));
+        }
+        const served = opts.servedModels ?? ['scripted'];
+        send(res, 200, JSON.stringify({ object: 'list', data: served.map((id) => ({ id, object: 'model', created: 0, owned_by: 'scripted-llm-server' })) }));
       } else {
         send(res, 404, errorBody(`no route ${req.method} ${url.pathname}`, 'invalid_request_error'));
       }

@@ -29,7 +29,7 @@ describe('tsx scripts/start.ts --github train', () => {
   beforeAll(async () => {
     // One repository the filters select and one they must not (created after the train window).
     gh = await startDemoGitHub([demoRepo('textkit', '2024-02-01T10:00:00Z'), demoRepo('late', '2025-01-01T00:00:00Z')]);
-    llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
+    llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT), { servedModels: ['gpt-4o'] });
   });
   afterAll(async () => {
     await gh?.close();
@@ -73,7 +73,7 @@ describe('tsx scripts/start.ts --github train', () => {
 describe('tsx scripts/start.ts killed mid-crawl, then --attach', () => {
   it('picks the crawl up where it stopped, on the dev server the killed command left, and prints its result', async () => {
     // Scripted LLM responses, one second each, so the crawl is under way when the command dies.
-    const llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT), { latencyMs: 1000 });
+    const llm = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT), { latencyMs: 1000, servedModels: ['gpt-4o'] });
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-attach-'));
     const port = await freePort();
     const env: NodeJS.ProcessEnv = {
