@@ -15,7 +15,7 @@ import type { FunctionRef, PreparedFunction, RunRef } from './contracts';
 import { augmentedScript, deterministicCases, parseInputCases, scriptWithoutTests } from './eval/augmentation';
 import { extractCandidate, type Candidate } from './eval/candidate';
 import { failingAssertion, removeAssertions, testSourceOf, type ScriptAssertion } from './eval/assertions';
-import { candidateScript, scriptBindings } from './eval/candidate-script';
+import { candidateScript, insertPreamble, scriptBindings } from './eval/candidate-script';
 import { mergeCandidateTests, splitCandidateTests } from './eval/candidate-tests';
 import type {
   AssertionRemoval,
@@ -49,7 +49,7 @@ import { modelForStep, parseDocstringAnswer, parseVerdict, renderPrompt, type Ch
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
 import { dedentLike } from './sandbox/new-implementation';
-import { errorMessageOf, runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { errorMessageOf, isolatedPlacement, runLimitsOf, withNewImplementation, type CandidateSpec, type SandboxExecutor, type SandboxResult } from './sandbox';
 import { definitionSource } from './dataset/script-parts';
 import type { Store } from './store/types';
 import { addUsage, callUsage, emptyUsage, type Usage } from './store/usage';
@@ -283,20 +283,25 @@ export function createEvalLlmActivities({ config, store, gateway }: EvalDependen
 }
 
 type Placed =
-  | { ok: true; script: string; names: RecordNames; dropped: string[]; unresolved: string[]; scriptNames: ReadonlySet<string> }
+  | { ok: true; script: string; candidate?: CandidateSpec; names: RecordNames; dropped: string[]; unresolved: string[]; scriptNames: ReadonlySet<string> }
   | { ok: false; outcome: SampleOutcome };
 
 /**
  * The record's script with a candidate in it (or, with `candidateKey: null`, the ground truth),
  * what the harness left out of the candidate's preamble, and what it knows of the repository; or,
  * when it cannot be placed, whose failure that is: the model's (its code does not parse) or the
- * harness's.
+ * harness's. `isolated`: the candidate goes to a process of its own (`candidate`, the script gets
+ * a stub calling it there); otherwise it is placed in the script as `<name>_new_implementation`.
  */
-async function placeCandidate(store: Store, record: EvalRecord, candidateKey: string | null): Promise<Placed> {
+async function placeCandidate(store: Store, record: EvalRecord, candidateKey: string | null, isolated = false): Promise<Placed> {
   const names = recordNames(record);
   const scriptNames = new Set(scriptBindings(parsePython(record.evalScript).rootNode).keys());
   if (candidateKey === null) {
     try {
+      if (isolated) {
+        const p = isolatedPlacement(record.evalScript, record.origFunc, record.qualname);
+        return { ok: true, script: p.script, candidate: { target: p.target, kind: p.kind, module: p.module }, names, dropped: [], unresolved: [], scriptNames };
+      }
       return { ok: true, script: withNewImplementation(record.evalScript, record.origFunc, record.qualname), names, dropped: [], unresolved: [], scriptNames };
     } catch (err) {
       return { ok: false, outcome: harnessOutcome(`the harness could not place the ground truth in the script: ${(err as Error).message}`) };
@@ -304,6 +309,11 @@ async function placeCandidate(store: Store, record: EvalRecord, candidateKey: st
   }
   const c = await store.getJson<StoredCandidate>(candidateKey);
   try {
+    if (isolated) {
+      const p = isolatedPlacement(record.evalScript, c.code, record.qualname);
+      const module = insertPreamble(p.module, c.preamble, names);
+      return { ok: true, script: p.script, candidate: { target: p.target, kind: p.kind, module: module.script }, names, dropped: module.dropped, unresolved: module.unresolved, scriptNames };
+    }
     const placed = candidateScript(record.evalScript, { ok: true, ...c }, record.qualname, names);
     if (placementBroke(placed.script, c.code, c.preamble, record.evalScript)) {
       return { ok: false, outcome: harnessOutcome('the harness broke the script when it placed the candidate (the placed script does not parse; the script and the candidate do)') };
@@ -347,10 +357,10 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
     async runCandidate({ run, item, candidateKey }) {
       const { config: runConfig, settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
-      const placed = await placeCandidate(store, record, candidateKey);
+      const placed = await placeCandidate(store, record, candidateKey, true);
       if (!placed.ok) return { ...placed.outcome, resultKey: null, durationMs: 0 };
       const result = await executor.run(
-        { script: placed.script, install: true, requirements: record.requirements, localModules: [...placed.names.ownModules], timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) },
+        { script: placed.script, candidate: placed.candidate, install: true, requirements: record.requirements, localModules: [...placed.names.ownModules], timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) },
         activityHooks(),
       );
       throwIfInfrastructure(result);
@@ -489,7 +499,8 @@ export function createEvalIoActivities({ config, store }: EvalDependencies): Eva
         const result = await store.getJson<SandboxResult>(f.resultKey);
         let at: ScriptAssertion | null = null;
         try {
-          const placed = candidateScript(record.evalScript, { ok: true, ...candidate }, record.qualname, names);
+          // The script the run's traceback speaks of: the trusted process's, as runCandidate placed it.
+          const placed = isolatedPlacement(record.evalScript, candidate.code, record.qualname);
           at = failingAssertion(placed.script, record.evalScript, result.exception?.traceback ?? '');
         } catch {
           at = null;

@@ -3,11 +3,16 @@
  *
  *   tsx scripts/sandbox.ts run <script.py> [--file name=path ...] [--coverage <function>] [--install]
  *                              [--timeout S] [--strict] [--json]
+ *   tsx scripts/sandbox.ts run <eval_script.py> --candidate <answer.py> --target <name|Class.method>
+ *                              [--install] [--timeout S] [--json]
+ *       checks an answer as an evaluation does: the answer runs in a process of its own and the
+ *       script's <name>_new_implementation calls it there (exit 0 when it passes)
  *   tsx scripts/sandbox.ts batch <records.jsonl|records.json> --ground-truth [--concurrency N] [--strict]
  *                              [--coverage-of original|new-implementation] [--limit N] [--no-install]
  *                              [--as-of DATE] [--mutation [--mutants N] [--mutation-seed S] [--mutant-timeout S]]
- *                              [--stability N] [--json]
+ *                              [--stability N] [--isolated] [--json]
  *
+ * batch --isolated runs each ground truth as an evaluation runs a candidate (in a process of its own).
  * batch resolves each record's packages as of its `commit_date` (plus sandbox.packages.asOfGraceSec);
  * --as-of gives the date for records that carry none (RepoST's published records: a commit id, no
  * date). Without either, the newest releases.
@@ -16,7 +21,7 @@
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { SandboxExecutor, type SandboxResult } from '../activities/sandbox';
+import { isolatedPlacement, SandboxExecutor, type RunRequest, type SandboxResult } from '../activities/sandbox';
 import { isCodeDate } from '../activities/sandbox/as-of';
 import { buildDatasetImage } from '../activities/sandbox/dataset-image';
 import { DEFAULT_MUTATION_SETTINGS, leftOutComparison, mutationDistribution, summarizeMutation, testMutants, type MutationSummary, type SurvivingMutant } from '../activities/sandbox/mutation';
@@ -46,6 +51,9 @@ const OPTIONS = {
   stability: { type: 'string' },
   'as-of': { type: 'string' },
   tag: { type: 'string' },
+  candidate: { type: 'string' },
+  target: { type: 'string' },
+  isolated: { type: 'boolean' },
 } as const;
 
 type Values = { [K in keyof typeof OPTIONS]?: (typeof OPTIONS)[K] extends { multiple: true } ? string[] : (typeof OPTIONS)[K] extends { type: 'boolean' } ? boolean : string };
@@ -78,10 +86,24 @@ async function cmdRun(values: Values, positionals: string[]): Promise<number> {
     if (!m) throw new UsageError(`--file expects name=path, got ${spec}`);
     files[m[1]!] = fs.readFileSync(m[2]!, 'utf8');
   }
+  if ((values.candidate === undefined) !== (values.target === undefined)) throw new UsageError('--candidate and --target go together');
+  let script = fs.readFileSync(positionals[0]!, 'utf8');
+  let candidate: RunRequest['candidate'];
+  if (values.candidate !== undefined) {
+    if (values.coverage || Object.keys(files).length) throw new UsageError('--candidate takes neither --coverage nor --file');
+    try {
+      const placed = isolatedPlacement(script, fs.readFileSync(values.candidate, 'utf8'), values.target!);
+      script = placed.script;
+      candidate = { target: placed.target, kind: placed.kind, module: placed.module };
+    } catch (err) {
+      throw new UsageError(`cannot place the answer: ${(err as Error).message}`);
+    }
+  }
   const executor = await makeExecutor(values.strict ?? false);
   try {
     const result = await executor.run({
-      script: fs.readFileSync(positionals[0]!, 'utf8'),
+      script,
+      candidate,
       files,
       coverage: values.coverage ? { functionName: values.coverage } : undefined,
       install: values.install ?? false,
@@ -89,6 +111,7 @@ async function cmdRun(values: Values, positionals: string[]): Promise<number> {
     });
     if (values.json) console.log(JSON.stringify(result, null, 2));
     else printResult(result);
+    if (!values.json && result.candidate) console.log(`--- the answer failed the run (${result.candidate.kind}): ${result.candidate.detail}`);
     return result.status === 'passed' ? 0 : 1;
   } finally {
     await executor.close();
@@ -125,6 +148,7 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
     ...(values['mutant-timeout'] ? { mutantTimeoutSec: z.coerce.number().positive().parse(values['mutant-timeout']) } : {}),
   };
   const stabilityRuns = values.stability ? z.coerce.number().int().min(2).parse(values.stability) : null;
+  if (values.isolated && (values.mutation || stabilityRuns)) throw new UsageError('--isolated runs the ground truth as a candidate: it takes neither --mutation nor --stability');
   let records: ReturnType<typeof parseRecordsJsonl>;
   try {
     records = parseRecords(fs.readFileSync(positionals[0]!, 'utf8'));
@@ -145,7 +169,7 @@ async function cmdBatch(values: Values, positionals: string[]): Promise<number> 
       const o: GroundTruthOutcome & { mutation?: { summary: MutationSummary; survivors: SurvivingMutant[] }; stability?: StabilityResult } = await runGroundTruth(
         executor,
         record,
-        { coverageOf, install, asOf },
+        { coverageOf, install, asOf, isolated: values.isolated ?? false },
       );
       if (values.mutation) {
         // A script that fails with its ground truth says nothing about mutants: not run.

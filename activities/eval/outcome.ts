@@ -5,9 +5,15 @@
  * one that is not the model's: the harness failed it (`harness.ts`), which is reported apart and
  * never counted against the model.
  */
-import type { SandboxResult } from '../sandbox/schema';
+import { CANDIDATE_FAILURE_KINDS, type SandboxResult } from '../sandbox/schema';
 
-export const FAILURE_KINDS = ['no_code', 'syntax_error', 'assertion', 'exception', 'timeout', 'harness'] as const;
+/**
+ * Beside the classic kinds, the ways a candidate in its own process (an isolated run) can fail
+ * it: ending its process, sending a value the harness does not decode, breaking the protocol,
+ * or returning another type than the ground truth on the same call. Each is reported apart from a
+ * wrong value (`assertion`).
+ */
+export const FAILURE_KINDS = ['no_code', 'syntax_error', 'assertion', 'exception', 'timeout', ...CANDIDATE_FAILURE_KINDS, 'harness'] as const;
 /** The kinds that are the model's: every one but `harness`. */
 export const MODEL_FAILURE_KINDS = FAILURE_KINDS.filter((k) => k !== 'harness');
 export type FailureKind = (typeof FAILURE_KINDS)[number];
@@ -36,6 +42,9 @@ export function harnessOutcome(cause: string, exceptionType: string | null = nul
 /** Classifies a finished run; `infrastructure` is not an outcome (the run is retried instead). */
 export function outcomeOf(result: SandboxResult): SampleOutcome {
   const exc = result.exception;
+  if (result.candidate && result.status !== 'passed' && result.status !== 'infrastructure') {
+    return { passed: false, kind: result.candidate.kind, exceptionType: null, summary: result.candidate.detail.slice(0, 300) };
+  }
   const line = exc ? `${exc.type}: ${exc.message}`.slice(0, 300) : lastLine(result);
   switch (result.status) {
     case 'passed':

@@ -34,7 +34,7 @@ import {
   type SandboxExecutorConfig,
   type SandboxExecutorOptions,
 } from './run-request';
-import { SandboxResultSchema, type AstComparison, type AstNormalization, type CoverageReport, type MutationReport, type PythonException, type RunnerReport, type SandboxResult, type SandboxStatus } from './schema';
+import { SandboxResultSchema, type AstComparison, type CandidateFailure, type AstNormalization, type CoverageReport, type MutationReport, type PythonException, type RunnerReport, type SandboxResult, type SandboxStatus } from './schema';
 import { LeftoverSweep } from './sweep';
 import { lendableAfter } from './warm-pool';
 
@@ -242,7 +242,7 @@ export class SandboxExecutor {
       const handle = await startExec(this.docker, borrowed.container, {
         ...launchCommand({
           runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec, runner: req.runner,
-          mutation: req.mutation, hashSeed: req.hashSeed, clockOffsetSec: req.clockOffsetSec,
+          mutation: req.mutation, hashSeed: req.hashSeed, clockOffsetSec: req.clockOffsetSec, candidate: req.candidate ?? null,
         }),
         user: SUPERVISOR_USER,
         workingDir: '/scratch',
@@ -281,19 +281,21 @@ export class SandboxExecutor {
       let missingModule: string | null = null;
       let runner: RunnerReport | null = null;
       let mutation: MutationReport | null = null;
+      let candidate: CandidateFailure | null = null;
       let oom = false;
       let timedOut = ended === 'timeout';
       /** Whether the supervisor's result was read: null when none was needed (it exited 0, no coverage asked). */
       let resultRead: boolean | null = null;
       if (ended === null && exitCode !== null) {
         // The result is written by the supervisor after every other process in the container is gone.
-        const needResult = req.coverage !== undefined || req.runner !== undefined || req.mutation !== undefined || exitCode !== 0;
+        const needResult = req.coverage !== undefined || req.runner !== undefined || req.mutation !== undefined || req.candidate !== undefined || exitCode !== 0;
         const harness = needResult ? await this.harness.runResult(borrowed.container, runDir) : null;
         if (needResult) resultRead = harness !== null;
         if (needResult && !harness) notes.push('the supervisor left no result (it was killed or failed); this container is not lent again');
         if (harness?.verdict) notes.push(harness.verdict);
         runner = harness?.runner ?? null;
         mutation = harness?.mutation ?? null;
+        candidate = harness?.candidate ?? null;
         if (req.coverage) {
           coverage = harness?.coverage ?? null;
           notes.push(...(harness?.notes ?? []));
@@ -323,6 +325,7 @@ export class SandboxExecutor {
           notes,
           runner,
           ...(req.mutation ? { mutation } : {}),
+          ...(req.candidate ? { candidate } : {}),
         }),
         missingModule,
       };

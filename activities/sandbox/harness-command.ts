@@ -53,6 +53,20 @@ export interface LaunchRequest {
   hashSeed?: number | null;
   /** The script's wall clock (`time`, `datetime`) shifted by this many seconds (see repost_clock.py). */
   clockOffsetSec?: number | null;
+  /** An isolated run: the candidate in a process of its own (see repost_isolated.py); always sent on stdin. */
+  candidate?: CandidateSpec | null;
+}
+
+/**
+ * An isolated run's candidate (repost_isolated.py): the module its process loads (the script's
+ * definitions with the target replaced by the candidate, no test, no original), and which name in
+ * it the script's `<name>_new_implementation` calls. The request then travels on stdin only: a
+ * command line is readable by every process in the container, the candidate's included.
+ */
+export interface CandidateSpec {
+  target: string;
+  kind: 'function' | 'class';
+  module: string;
 }
 
 /** A mutation run (repost_mutation_run.py): which function's body is mutated, how many mutants, their limits. */
@@ -123,6 +137,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
   if (request.clockOffsetSec !== undefined && request.clockOffsetSec !== null) fields.push(['clockOffsetSec', String(request.clockOffsetSec)]);
   fields.push(['timeoutSec', String(request.timeoutSec)]);
   return encodeLaunch(fields, () => ({
+    candidate: request.candidate ?? null,
     runDir: request.runDir,
     script: request.script,
     files: request.files,
@@ -133,7 +148,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
     hashSeed: request.hashSeed ?? null,
     clockOffsetSec: request.clockOffsetSec ?? null,
     timeoutSec: request.timeoutSec,
-  }), Boolean(request.mutation));
+  }), Boolean(request.candidate) || Boolean(request.mutation));
 }
 
 function encodeLaunch(fields: [string, string][], asJson: () => unknown, viaStdin = false): { cmd: string[]; stdin?: Buffer } {

@@ -26,7 +26,8 @@ export {
   type SandboxExecutorOptions,
 } from './run-request';
 export { errorMessageOf, summaryLine } from './result-text';
-export { withNewImplementation, withNewClassImplementation, renamedClassCopy, newImplementationName, NEW_IMPLEMENTATION_SUFFIX } from './new-implementation';
+export { withNewImplementation, withNewClassImplementation, renamedClassCopy, newImplementationName, isolatedPlacement, NEW_IMPLEMENTATION_SUFFIX, type IsolatedPlacement } from './new-implementation';
+export type { CandidateSpec } from './harness-command';
 export { parseInstallCommands, validateRequirement, type ParsedInstallCommands } from './install-commands';
 export { IMPORT_TO_DISTRIBUTION, distributionForImport } from './packages';
 export { PackageStore, requirementSetKey, type PackageSet, type EnsureResult } from './package-store';

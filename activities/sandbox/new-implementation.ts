@@ -76,15 +76,25 @@ export function renamedCopy(originalFunctionSource: string, methodName: string, 
     throw new Error(`the original function is named ${name.text}, expected ${methodName}`);
   }
   const edits: Edit[] = [{ start: name.startIndex, end: name.endIndex, text: methodName + NEW_IMPLEMENTATION_SUFFIX }];
-  if (postponeAnnotations) {
-    const params = top.childForFieldName('parameters');
-    const annotations = [
-      ...(params ? params.namedChildren.map((p) => p.childForFieldName('type')) : []),
-      top.childForFieldName('return_type'),
-    ].filter((n): n is Node => n !== null && n.type !== 'string' && !(n.namedChildCount === 1 && n.firstNamedChild!.type === 'string'));
-    for (const a of annotations) edits.push({ start: a.startIndex, end: a.endIndex, text: pythonStringLiteral(a.text) });
-  }
+  if (postponeAnnotations) edits.push(...annotationEdits(top));
   return applyEdits(source, edits).replace(/\s+$/, '');
+}
+
+/** A function's annotations as strings (`from __future__ import annotations` would store them so). */
+function annotationEdits(fn: Node): Edit[] {
+  const params = fn.childForFieldName('parameters');
+  const annotations = [
+    ...(params ? params.namedChildren.map((p) => p.childForFieldName('type')) : []),
+    fn.childForFieldName('return_type'),
+  ].filter((n): n is Node => n !== null && n.type !== 'string' && !(n.namedChildCount === 1 && n.firstNamedChild!.type === 'string'));
+  return annotations.map((a) => ({ start: a.startIndex, end: a.endIndex, text: pythonStringLiteral(a.text) }));
+}
+
+/** A method's source with its annotations postponed: inside its class body the class's own name is not bound yet. */
+function postponedMethod(source: string): string {
+  const tree = parse(source);
+  const fn = tree.rootNode.namedChildren.map(functionNode).find((n): n is Node => n !== null);
+  return fn ? applyEdits(source, annotationEdits(fn)) : source;
 }
 
 /** Rows (0-based) that begin inside a multi-line string: indenting them would change the string. */
@@ -156,6 +166,10 @@ export function findClass(root: Node, path: string[]): Node | null {
 
 /** Is this top-level statement where the tests start (test function, test class, main block)? */
 function startsTests(node: Node): boolean {
+  return startsTestBlock(node);
+}
+
+function startsTestBlock(node: Node): boolean {
   const def = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
   if (def?.type === 'function_definition') return /^test/i.test(def.childForFieldName('name')?.text ?? '');
   if (def?.type === 'class_definition') {
@@ -205,7 +219,7 @@ export function withNewImplementation(script: string, originalFunctionSource: st
  * A top-level definition put before where the tests start (test function, test class, `__main__`
  * block), or at the end of a script without tests.
  */
-function insertBeforeTests(script: string, tree: Tree, copy: string): string {
+export function insertBeforeTests(script: string, tree: Tree, copy: string): string {
   const lineStarts = lineStartOffsets(script);
   const statements = tree.rootNode.namedChildren;
   const firstTest = statements.findIndex(startsTests);
@@ -258,4 +272,109 @@ export function renamedClassCopy(classSource: string, className: string): string
 /** The script with the original class copied in as `<Class>_new_implementation` (a class environment's ground truth). */
 export function withNewClassImplementation(script: string, classSource: string, className: string): string {
   return insertBeforeTests(script, parse(script), renamedClassCopy(classSource, className));
+}
+
+/**
+ * An isolated run's two halves (see sandbox-image/harness/repost_isolated.py): the script the
+ * trusted process runs, with a stub as `<name>_new_implementation` that calls the candidate's
+ * process, and the module the candidate's process loads: the script's definitions with the
+ * target's definition replaced by the candidate's, no test, no main block, no copy of the
+ * original. Throws when the target cannot be found or the candidate defines no such function.
+ */
+export interface IsolatedPlacement {
+  /** The evaluation script as the trusted process runs it. */
+  script: string;
+  /** The candidate's module (the caller adds the candidate's preamble). */
+  module: string;
+  target: string;
+  kind: 'function' | 'class';
+}
+
+const HOST = '__repost_candidate__';
+
+function definitionName(node: Node): string | null {
+  const def = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
+  if (def?.type !== 'function_definition' && def?.type !== 'class_definition') return null;
+  return def.childForFieldName('name')?.text ?? null;
+}
+
+/** The last definition of `name` among a scope's statements (the one Python keeps). */
+function lastDefinition(statements: Node[], name: string): Node | null {
+  let found: Node | null = null;
+  for (const n of scopeStatements(statements)) if (definitionName(n) === name) found = n;
+  return found;
+}
+
+/** The candidate's function (or class) named `name`, dedented, with its decorators. */
+function candidateDefinition(candidateCode: string, name: string): string {
+  const source = dedentLike(candidateCode);
+  const root = parse(source).rootNode;
+  const def = lastDefinition(root.namedChildren, name);
+  if (!def) throw new Error(`the candidate defines no ${name}`);
+  return source.slice(def.startIndex, def.endIndex).replace(/\s+$/, '');
+}
+
+/** The script's statements a candidate's module keeps: everything but tests, test classes, the main block and the statements run after the tests start. */
+function definitionsOnly(script: string, replace: { start: number; end: number; text: string } | null, target: string): string {
+  const tree = parse(script);
+  const statements = tree.rootNode.namedChildren;
+  // The target's own definition stays even when it looks like a test (a TestCase's method).
+  const startsTests = (n: Node) => startsTestBlock(n) && definitionName(n) !== target;
+  const firstTest = statements.findIndex(startsTests);
+  const cut: Edit[] = replace ? [replace] : [];
+  if (firstTest >= 0) {
+    for (const n of statements.slice(firstTest)) {
+      const keep = !startsTests(n) && (n.type === 'import_statement' || n.type === 'import_from_statement' || n.type === 'function_definition' || n.type === 'class_definition' || n.type === 'decorated_definition' || n.type === 'comment');
+      if (!keep) cut.push({ start: n.startIndex, end: n.endIndex, text: '' });
+    }
+  }
+  return applyEdits(script, cut).replace(/\n{4,}/g, '\n\n\n').replace(/\s*$/, '\n');
+}
+
+export function isolatedPlacement(script: string, candidateCode: string, qualname: string, kind: 'function' | 'class' = 'function'): IsolatedPlacement {
+  const parts = qualname.split('.');
+  const name = parts[parts.length - 1]!;
+  const classPath = parts.slice(0, -1);
+  const tree = parse(script);
+  const ready = `${HOST}.ready(globals())`;
+  if (kind === 'class') {
+    const cls = lastDefinition(tree.rootNode.namedChildren, qualname);
+    if (!cls) throw new Error(`the script defines no class ${qualname}`);
+    const stub = `class ${qualname}${NEW_IMPLEMENTATION_SUFFIX}(${HOST}.stub_base()):\n    __repost_target__ = ${JSON.stringify(qualname)}\n\n\n${ready}`;
+    const module = definitionsOnly(script, { start: cls.startIndex, end: cls.endIndex, text: candidateDefinition(candidateCode, qualname) }, qualname);
+    return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind };
+  }
+  if (classPath.length === 0) {
+    const def = lastDefinition(tree.rootNode.namedChildren, name);
+    const stub = `def ${name}${NEW_IMPLEMENTATION_SUFFIX}(*args, **kwargs):\n    return ${HOST}.call(${JSON.stringify(name)}, args, kwargs)\n\n\n${ready}`;
+    candidateDefinition(candidateCode, name);
+    // The whole answer: helpers it defines beside the function go with it.
+    const candidate = dedentLike(candidateCode).replace(/\s+$/, '');
+    const module = def
+      ? definitionsOnly(script, { start: def.startIndex, end: def.endIndex, text: candidate }, name)
+      : `${definitionsOnly(script, null, name)}\n\n${candidate}\n`;
+    return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind };
+  }
+  const cls = findClass(tree.rootNode, classPath);
+  const body = cls?.childForFieldName('body');
+  if (!cls || !body || body.namedChildCount === 0) throw new Error(`the script defines no class ${classPath.join('.')}`);
+  const bodyIndent = ' '.repeat(body.namedChildren[0]!.startPosition.column);
+  const method = lastDefinition(body.namedChildren, name);
+  const decorators = method?.type === 'decorated_definition' ? method.namedChildren.filter((c) => c.type === 'decorator').map((d) => d.text.replace(/^@\s*/, '').trim()) : [];
+  const q = JSON.stringify(qualname);
+  // The stub takes the method's kind from the script's own definition: static, class, property or plain.
+  const stubMethod = decorators.includes('staticmethod')
+    ? `@staticmethod\ndef ${name}(*args, **kwargs):\n    return ${HOST}.call_method(${q}, None, args, kwargs)`
+    : decorators.includes('classmethod')
+      ? `@classmethod\ndef ${name}(cls, *args, **kwargs):\n    return ${HOST}.call_method(${q}, cls, args, kwargs)`
+      : decorators.includes('property')
+        ? `@property\ndef ${name}(self):\n    return ${HOST}.get_property(${q}, self)`
+        : `def ${name}(self, *args, **kwargs):\n    return ${HOST}.call_method(${q}, self, args, kwargs)`;
+  const withStub = withNewImplementation(script, stubMethod, qualname);
+  const placed = insertBeforeTests(withStub, parse(withStub), ready);
+  const candidate = indent(postponedMethod(candidateDefinition(candidateCode, name)), bodyIndent).replace(/^\s+/, '');
+  const module = method
+    ? definitionsOnly(script, { start: method.startIndex, end: method.endIndex, text: candidate }, classPath[0]!)
+    : definitionsOnly(script, { start: body.endIndex, end: body.endIndex, text: `\n\n${bodyIndent}${candidate}` }, classPath[0]!);
+  return { script: placed, module, target: qualname, kind };
 }

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { SandboxExecutor } from './executor';
 import type { RunHooks, RunRequest } from './run-request';
-import { newImplementationName, withNewImplementation } from './new-implementation';
+import { isolatedPlacement, newImplementationName, withNewImplementation } from './new-implementation';
 import { signatureMismatch } from './record-signature';
 import type { SandboxResult } from './schema';
 
@@ -92,13 +92,23 @@ export interface GroundTruthOptions {
    * `commit_date` wins; with neither, the newest releases.
    */
   asOf?: string;
+  /**
+   * Run the ground truth as an evaluation runs a candidate: in a process of its own (see
+   * isolatedPlacement); no coverage is measured then (the target runs in the candidate's process).
+   */
+  isolated?: boolean;
 }
 
 export function groundTruthRequest(record: RepostRecord, options: GroundTruthOptions = {}): RunRequest {
+  const date = record.commit_date ?? options.asOf;
+  const asOf = date ? { packagesAsOf: { date } } : {};
+  if (options.isolated) {
+    const p = isolatedPlacement(record.eval_script, record.orig_func, record.func_name);
+    return { script: p.script, candidate: { target: p.target, kind: p.kind, module: p.module }, install: options.install ?? true, timeoutSec: options.timeoutSec, ...asOf };
+  }
   const script = withNewImplementation(record.eval_script, record.orig_func, record.func_name);
   const functionName = options.coverageOf === 'new-implementation' ? newImplementationName(record.func_name) : record.func_name;
-  const date = record.commit_date ?? options.asOf;
-  return { script, coverage: { functionName }, install: options.install ?? true, timeoutSec: options.timeoutSec, ...(date ? { packagesAsOf: { date } } : {}) };
+  return { script, coverage: { functionName }, install: options.install ?? true, timeoutSec: options.timeoutSec, ...asOf };
 }
 
 export async function runGroundTruth(

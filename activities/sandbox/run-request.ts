@@ -5,7 +5,7 @@
 import type Docker from 'dockerode';
 import type { Config } from '../../temporal.config';
 import type { SandboxLimits } from './container-spec';
-import type { MutationSpec, RunnerSpec } from './harness-command';
+import type { CandidateSpec, MutationSpec, RunnerSpec } from './harness-command';
 import { SandboxResultSchema, type SandboxResult } from './schema';
 
 export interface RunRequest {
@@ -50,6 +50,12 @@ export interface RunRequest {
   hashSeed?: number;
   /** Shift the script's wall clock (`time`, `datetime`) by this many seconds (stability runs). */
   clockOffsetSec?: number;
+  /**
+   * An isolated run: the candidate runs in a process of its own (another uid, no report channel, no
+   * copy of the ground truth) and the script's `<name>_new_implementation` calls it there; the
+   * script is `IsolatedPlacement.script`, the candidate `IsolatedPlacement.module`.
+   */
+  candidate?: CandidateSpec;
 }
 
 export type RunLimits = Pick<SandboxLimits, 'memoryMb' | 'cpus' | 'pidsLimit'>;

@@ -119,6 +119,16 @@ export const MutationReportSchema = z.object({
 });
 export type MutationReport = z.infer<typeof MutationReportSchema>;
 
+/**
+ * How the candidate of an isolated run failed it, as the trusted process saw it: it ended its
+ * process (`candidate_exit`), sent a value the harness does not decode (`forbidden_value`), broke
+ * the protocol (`protocol`), or returned a value of another type than the ground truth's on the
+ * same call (`wrong_type`).
+ */
+export const CANDIDATE_FAILURE_KINDS = ['candidate_exit', 'forbidden_value', 'protocol', 'wrong_type'] as const;
+export const CandidateFailureSchema = z.object({ kind: z.enum(CANDIDATE_FAILURE_KINDS).catch('protocol'), detail: z.string() });
+export type CandidateFailure = z.infer<typeof CandidateFailureSchema>;
+
 export const SandboxResultSchema = z.object({
   status: SandboxStatusSchema,
   /** null when the run was killed (timeout) or its status was lost. */
@@ -141,8 +151,11 @@ export const SandboxResultSchema = z.object({
   runner: RunnerReportSchema.nullable().optional(),
   /** A mutation run's mutants (RunRequest.mutation); the rest of the result is the ground truth's run. */
   mutation: MutationReportSchema.nullable().optional(),
+  /** An isolated run (RunRequest.candidate) the candidate failed in a way of its own; null when it did not. */
+  candidate: CandidateFailureSchema.nullable().optional(),
 });
 export type SandboxResult = z.infer<typeof SandboxResultSchema>;
+
 
 /** What launch.py leaves in the run directory. */
 export const HarnessResultSchema = z.object({
@@ -156,6 +169,7 @@ export const HarnessResultSchema = z.object({
   verdict: z.string().nullable().default(null),
   runner: RunnerReportSchema.nullable().default(null),
   mutation: MutationReportSchema.nullable().default(null),
+  candidate: CandidateFailureSchema.nullable().default(null),
 });
 
 export const AstComparisonSchema = z.object({ equivalent: z.boolean(), difference: z.string().nullable() });

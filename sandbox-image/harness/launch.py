@@ -44,6 +44,9 @@ BAKED_PACKAGES = "/opt/repost/packages"
 DIRTY_EXIT = 199
 DIRTY_MARKER = "[repost-sandbox] container not clean:"
 SCRIPT_UID = 10001
+# The candidate's own uid in an isolated run (repost_isolated.py); its group is the scripts' (the
+# run's shared folders), its uid another, so it can neither signal, trace nor read the script's process.
+CANDIDATE_UID = 10003
 # Root-only (a tmpfs of mode 0700): the supervisor's results and its copy of the source.
 RESULT_DIR = "/run/repost"
 PR_CAPBSET_DROP = 24
@@ -77,10 +80,37 @@ def _become_script_user(oom_score_adj=1000):
         os.setuid(SCRIPT_UID)
 
 
+def _become_candidate_user():
+    """In a forked child: the candidate's uid, the scripts' group (the run's shared folders), no capability."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as fh:
+            fh.write("1000")
+    except OSError:
+        pass
+    if os.getuid() == 0:
+        os.setgroups([])
+        os.setgid(SCRIPT_UID)
+        os.setuid(CANDIDATE_UID)
+
+
+def _clean_as_candidate():
+    """What a candidate left in the writable mounts goes first, removed by its own uid (sticky /tmp)."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _become_candidate_user()
+            hygiene.kill_others()
+            hygiene.wipe()
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
 def _clean_container():
     """make_clean() in a child as the scripts' uid (only it may empty their folders); its reasons."""
     import json
 
+    _clean_as_candidate()
     read_fd, write_fd = os.pipe()
     pid = os.fork()
     if pid == 0:
@@ -165,16 +195,23 @@ def _read_request(argv):
     return request
 
 
-def _run_as_main(script_path):
-    """What `python3 script.py` does: a fresh `__main__` module, the compiled file executed in it."""
-    with open(script_path, "rb") as fh:
-        source = fh.read()
+def _run_as_main(script_path, source=None, extra=None):
+    """What `python3 script.py` does: a fresh `__main__` module, the compiled file executed in it.
+    With `source` (an isolated run) the script is not on disk: its lines are kept for tracebacks."""
+    if source is None:
+        with open(script_path, "rb") as fh:
+            source = fh.read()
+    else:
+        import linecache
+
+        linecache.cache[script_path] = (len(source), None, source.splitlines(True), script_path)
     main = type(sys)("__main__")
     main.__file__ = script_path
     main.__cached__ = None
     main.__loader__ = None
     main.__spec__ = None
     main.__builtins__ = __builtins__
+    main.__dict__.update(extra or {})
     sys.modules["__main__"] = main
     exec(compile(source, script_path, "exec"), main.__dict__)
 
@@ -194,10 +231,10 @@ class _Reporter:
     not change what it sends.
     """
 
-    def __init__(self, fd, cov, script_path):
+    def __init__(self, fd, cov, script_path, host=None):
         import json
 
-        self.fd, self.cov, self.script_path = fd, cov, script_path
+        self.fd, self.cov, self.script_path, self.host = fd, cov, script_path, host
         self.pid = os.getpid()
         self.sent = False
         self._write, self._getpid, self._dumps = os.write, os.getpid, json.dumps
@@ -226,6 +263,9 @@ class _Reporter:
             return
         self.sent = True
         message = {"kind": "end", "status": status, "completed": completed, "missingModule": missing_module, "exitedIn": exited_in, "exception": exception}
+        if self.host is not None:
+            message["candidate"] = self.host.failure
+            message["candidateCalls"] = self.host.calls
         if self.cov is not None:
             try:
                 self.cov.stop()
@@ -253,19 +293,27 @@ def _new_implementation_in(tb):
     return None
 
 
-def _prepare_run_dir(run_dir, files, script_path, source):
-    """As the scripts' uid: the run directory with the script and its files."""
+def _prepare_run_dir(run_dir, files, script_path, source, shared=False):
+    """As the scripts' uid: the run directory with the script and its files. `shared` (an isolated
+    run): the folders the tests use are the candidate's too (its group may write them; umask 002),
+    and the script, which holds the ground truth, is not written at all."""
     os.makedirs(run_dir, mode=0o700)
     os.makedirs(os.path.join(run_dir, "cache"))
     # RepoST's records write to /home/user/tmp (a tmpfs in the sandbox); make it as they expect.
     if os.path.isdir("/home/user") and os.access("/home/user", os.W_OK):
         os.makedirs("/home/user/tmp", exist_ok=True)
+        if shared:
+            os.chmod("/home/user/tmp", 0o2775)
+    if shared:
+        os.chmod(run_dir, 0o2770)
+        os.umask(0o002)
     for path, text in files:
         _write(path, text)
-    _write(script_path, source)
+    if not shared:
+        _write(script_path, source)
 
 
-def _enter_script_env(request, run_dir, script_path):
+def _enter_script_env(request, run_dir, script_path, isolated=False):
     """As the scripts' uid, in the run directory: the environment `python3 script.py` sees there."""
     cache_dir = os.path.join(run_dir, "cache")
     os.chdir(run_dir)
@@ -276,8 +324,9 @@ def _enter_script_env(request, run_dir, script_path):
     sys.dont_write_bytecode = True
     # Packages: the run's environment from the store, then any baked into a dataset image.
     package_dirs = [d for d in (request.get("packageDir"), BAKED_PACKAGES) if d and os.path.isdir(d) and os.listdir(d)]
-    # sys.path as `python3 script.py` has it: the script's folder first, never the harness's.
-    sys.path[:] = [run_dir] + [p for p in sys.path if p != HARNESS_DIR]
+    # sys.path as `python3 script.py` has it: the script's folder first, never the harness's. In an
+    # isolated run that folder is the candidate's to write too, so nothing is imported from it.
+    sys.path[:] = ([] if isolated else [run_dir]) + [p for p in sys.path if p != HARNESS_DIR]
     if package_dirs:
         import site
 
@@ -298,21 +347,44 @@ def _harness_module(name):
         sys.path.remove(HARNESS_DIR)
 
 
-def _child(request, run_dir, script_path, target, fd):
-    """Runs the script in this (forked) process; never returns."""
+def _script_packages(source):
+    """Top-level names of the non-standard-library modules a script imports (what the candidate's values may be made of)."""
+    import ast
+
+    names = set()
+    try:
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    except SyntaxError:
+        pass
+    return sorted(n for n in names if n not in sys.stdlib_module_names)
+
+
+def _child(request, run_dir, script_path, target, fd, call_fd=None):
+    """Runs the script in this (forked) process; never returns. With `call_fd` (an isolated run)
+    the script's `<name>_new_implementation` calls the candidate's process through it."""
     try:
         _become_script_user()
-        _prepare_run_dir(run_dir, request["_files"], script_path, request["script"])
-        _enter_script_env(request, run_dir, script_path)
+        isolated = call_fd is not None
+        _prepare_run_dir(run_dir, request["_files"], script_path, request["script"], shared=isolated)
+        _enter_script_env(request, run_dir, script_path, isolated=isolated)
         if request.get("clockOffsetSec") is not None:
             _harness_module("repost_clock").shift(float(request["clockOffsetSec"]))
 
+        host = None
+        if isolated:
+            spec = request["candidate"]
+            host = _harness_module("repost_isolated").Host(call_fd, spec["target"], spec["kind"], _script_packages(request["script"]))
+            request["_extra"] = {"__repost_candidate__": host}
         cov = None
         if target:
             import coverage
 
             cov = coverage.Coverage(branch=True, data_file=None, include=[script_path], config_file=False)
-        reporter = _Reporter(fd, cov, script_path)
+        reporter = _Reporter(fd, cov, script_path, host)
         runner = _harness_module("repost_test_runner") if request.get("runner") is not None else None
         # A script that ends its process without the interpreter's shutdown still reports first.
         import posix
@@ -349,6 +421,8 @@ def _run_script(reporter, runner, script_path, request, fast_exit=False):
     try:
         if runner is not None:
             runner.run(script_path, request["runner"], reporter)
+        elif request.get("candidate"):
+            _run_as_main(script_path, request["script"], request.get("_extra"))
         else:
             _run_as_main(script_path)
     except SystemExit as exc:
@@ -367,6 +441,47 @@ def _run_script(reporter, runner, script_path, request, fast_exit=False):
         _exit_like_the_interpreter(status)
     real_exit(status)
     os._exit(status)
+
+
+def _start_candidate(request, run_dir, report_fds):
+    """Forks the candidate's process (repost_isolated.serve) and returns the trusted side's end of
+    their socket. The candidate keeps nothing of the supervisor's: no report pipe, no request, its
+    own uid; it waits for the script's calls."""
+    import socket
+
+    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    trusted_fd, candidate_fd = mine.detach(), theirs.detach()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            for fd in (trusted_fd,) + tuple(report_fds):
+                os.close(fd)
+            os.closerange(3, candidate_fd)
+            os.closerange(candidate_fd + 1, 4096)
+            isolated = __import__("repost_isolated")
+            _become_candidate_user()
+            os.umask(0o002)
+            home = "/tmp/repost-candidate-" + os.path.basename(run_dir)
+            os.makedirs(home, mode=0o700)
+            os.chdir(home)
+            os.environ.update({"HOME": home, "TMPDIR": "/tmp", "CACHE_DIR": home, "PYTHONDONTWRITEBYTECODE": "1"})
+            sys.dont_write_bytecode = True
+            package_dirs = [d for d in (request.get("packageDir"), BAKED_PACKAGES) if d and os.path.isdir(d) and os.listdir(d)]
+            sys.path[:] = [p for p in sys.path if p != HARNESS_DIR]
+            if package_dirs:
+                import site
+
+                os.environ["PYTHONPATH"] = os.pathsep.join(package_dirs)
+                for d in package_dirs:
+                    site.addsitedir(d)
+            sys.argv = [os.path.join(home, "candidate.py")]
+            isolated.serve(candidate_fd, request["candidate"], os.path.join(home, "candidate.py"))
+        except BaseException as exc:  # noqa: BLE001 - the trusted side sees the channel close
+            print(f"[repost-sandbox] the candidate's process could not start: {type(exc).__name__}: {exc}", file=sys.stderr)
+        finally:
+            os._exit(0)
+    os.close(candidate_fd)
+    return trusted_fd
 
 
 def _supervise(pid, fd, timeout):
@@ -474,6 +589,8 @@ def _verdict(code, end, problem):
         return UNCONFIRMED_EXIT, f"{end['exitedIn']} ended the script with SystemExit(0), so the tests after that call never ran: the run cannot pass"
     if end["status"] != 0:
         return end["status"], f"the script's process ended with status 0 but its main module ended with status {end['status']} (sys.exit or the process's end was tampered with): status {end['status']} is kept"
+    if isinstance(end.get("candidate"), dict):
+        return 1, f"the candidate failed the run ({end['candidate'].get('kind')}): {end['candidate'].get('detail')}"
     return 0, None
 
 
@@ -491,6 +608,8 @@ def _write_result(run_dir, source, target, message, timed_out, verdict=None, run
         result["mutation"] = mutation
     if message is not None and isinstance(message.get("missingModule"), str):
         result["missingModule"] = message["missingModule"]
+    if message is not None and isinstance(message.get("candidate"), dict):
+        result["candidate"] = {"kind": str(message["candidate"].get("kind"))[:40], "detail": str(message["candidate"].get("detail"))[:500]}
     if target:
         if problem:
             result["notes"].append(f"no coverage: the harness's report channel held {problem}")
@@ -658,14 +777,23 @@ def main():
 
         os._exit(repost_mutation_run.supervise(request, script_path, timeout, sys.modules[__name__]))
 
+    if isinstance(request.get("candidate"), str):
+        import json
+
+        request["candidate"] = json.loads(request["candidate"])
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
+    call_fd = None
+    if isinstance(request.get("candidate"), dict):
+        call_fd = _start_candidate(request, run_dir, (read_fd, write_fd))
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)
-        _child(request, run_dir, script_path, target, write_fd)
+        _child(request, run_dir, script_path, target, write_fd, call_fd)
     os.close(write_fd)
+    if call_fd is not None:
+        os.close(call_fd)
     status, timed_out, data = _supervise(pid, read_fd, timeout)
     runner_request = request.get("runner")
     expected = len(runner_request["snippets"]) if isinstance(runner_request, dict) else None

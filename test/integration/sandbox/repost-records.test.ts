@@ -35,6 +35,12 @@ describe('RepoST records with ground truth', () => {
     expect(numpy.result.packages.map((p) => p.name)).toContain('numpy');
   });
 
+  test('all 40 records pass with their ground truth run as an evaluation runs a candidate: in a process of its own', async () => {
+    const records = parseRecordsJsonl(fs.readFileSync(FIXTURE, 'utf8'));
+    const outcomes = await mapConcurrent(records, 2, (r) => runGroundTruth(executor, r, { isolated: true }));
+    expect(outcomes.filter((o) => o.result.status !== 'passed').map((o) => ({ idx: o.idx, status: o.result.status, candidate: o.result.candidate, error: o.result.stderr.slice(-300) }))).toEqual([]);
+  });
+
   test('a record whose sandboxed method has another signature than its orig_func is reported as such', async () => {
     const record = parseRecordsJsonl(fs.readFileSync(FIXTURE, 'utf8')).find((r) => r.idx === '558')!;
     expect(record.func_name).toBe('TodoList.update_task');

@@ -115,6 +115,9 @@ describe('failures the harness caused', () => {
   });
 });
 
+/** The ways a candidate in its own process fails a run, none of them in these samples. */
+const ISOLATION_KINDS = { candidate_exit: 0, forbidden_value: 0, protocol: 0, wrong_type: 0 };
+
 describe('the run summary', () => {
   it('adds up functions, rounds, repositories and failure kinds; errors are left out of Pass@k', () => {
     const ok = evalLineOf(result(), { record: record!, settings, model: 'm', candidates });
@@ -133,8 +136,8 @@ describe('the run summary', () => {
     expect(s.byRepository['textkit-demo']!.finalPassAt1).toBeCloseTo(0.75, 12);
     expect(s.withDocstring).toEqual({ functions: 1, passAtK: { 'pass@1': 0.25, 'pass@2': 0.5 } });
     // Both evaluated lines carry the same samples: first answers fail as assertion, no_code, timeout.
-    expect(s.failureKinds.initial).toEqual({ no_code: 2, syntax_error: 0, assertion: 2, exception: 0, timeout: 2, harness: 0 });
-    expect(s.failureKinds.final).toEqual({ no_code: 0, syntax_error: 0, assertion: 0, exception: 2, timeout: 0, harness: 0 });
+    expect(s.failureKinds.initial).toEqual({ no_code: 2, syntax_error: 0, assertion: 2, exception: 0, timeout: 2, ...ISOLATION_KINDS, harness: 0 });
+    expect(s.failureKinds.final).toEqual({ no_code: 0, syntax_error: 0, assertion: 0, exception: 2, timeout: 0, ...ISOLATION_KINDS, harness: 0 });
     expect(s.exceptionTypes.final).toEqual({ TypeError: 2 });
     expect(s.ranking).toBeNull();
     expect(s.usage.total.calls).toBe(27);
@@ -209,7 +212,8 @@ describe('the report page', () => {
     const bars = (chart: string) => html.slice(html.indexOf(`data-chart="${chart}"`), html.indexOf('</svg>', html.indexOf(`data-chart="${chart}"`))).split('class="bar"').length - 1;
     expect(bars('pass-at-k')).toBe(2);
     expect(bars('repair-rounds')).toBe(3);
-    expect(bars('failure-kinds')).toBe(5);
+    // One bar per kind that is the model's: the five classic ones and the four of an isolated candidate.
+    expect(bars('failure-kinds')).toBe(9);
     expect(() => renderEvalReport([])).toThrow(/at least one/);
   });
 });
