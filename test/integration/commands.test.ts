@@ -32,7 +32,7 @@ describe('every command-line script', () => {
   const files = commandFiles();
 
   it('is found (the scripts, the benchmarks, the worker)', () => {
-    expect(files).toEqual(expect.arrayContaining(['scripts/start.ts', 'scripts/eval.ts', 'scripts/bench.ts', 'scripts/bench/crawl.ts', 'workers/main.ts', 'scripts/lib/scripted-llm-server.ts']));
+    expect(files).toEqual(expect.arrayContaining(['scripts/start.ts', 'scripts/eval.ts', 'scripts/bench.ts', 'scripts/bench/crawl.ts', 'workers/main.ts', 'scripts/scripted-llm/server.ts']));
   });
 
   it('prints its header comment for --help and exits 0', async () => {
