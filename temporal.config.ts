@@ -180,7 +180,7 @@ export const ConfigSchema = z.object({
           aboveZeroTemperature: z.boolean().default(false),
         })
         .prefault({}),
-      /** Prices per model in USD per million tokens (`inputPerMTok`, `outputPerMTok`; `batchInputPerMTok`, `batchOutputPerMTok` for batch answers, default half), for cost estimates; a model not listed is counted at $0. */
+      /** Prices per model in USD per million tokens (`inputPerMTok`, `outputPerMTok`; `batchInputPerMTok`, `batchOutputPerMTok` for batch answers, default half), for cost estimates; a model not listed shows as "price unknown". */
       prices: z.record(z.string(), PriceSchema).default({
         'gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10 },
         'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 },
