@@ -227,7 +227,7 @@ export function formatRunStatus(s: RunStatus): string {
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
     `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
     `  rounds that ran: ${formatRounds(s.functions.rounds)}`,
-    `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt + ${s.llm.completionTokens} completion tokens, estimated ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [])}`,
+    `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt (${s.llm.cachedPromptTokens ?? 0} cached by the endpoint) + ${s.llm.completionTokens} completion tokens, estimated ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [])}`,
     `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated ${formatCostUsd(s.refused.costUsd, s.unpricedModels ?? [])}${refusalChecks(s.refused)}`,
   ];
   if (s.batch && s.batch.waiting > 0) lines.push(`LLM batches: ${formatWaiting(s.batch)}`);
