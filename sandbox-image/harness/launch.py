@@ -419,7 +419,9 @@ def _run_script(reporter, runner, script_path, request, fast_exit=False):
     real_exit = sys.exit
     status, missing, exited_in, exception = 0, None, None, None
     try:
-        if runner is not None:
+        if runner is not None and request.get("candidate"):
+            runner.run(script_path, request["runner"], reporter, request["script"], request.get("_extra"))
+        elif runner is not None:
             runner.run(script_path, request["runner"], reporter)
         elif request.get("candidate"):
             _run_as_main(script_path, request["script"], request.get("_extra"))

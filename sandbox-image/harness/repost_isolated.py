@@ -153,13 +153,13 @@ class TrustedUnpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"builtins.{name} is not a value the harness decodes")
         if (module, name) in _CHECKED:
             return _lookup(module, name)
-        if module == "__main__":
+        if module == "__main__" or (host.main is not None and module == host.main.__name__):
             obj = host.main.__dict__.get(name) if host.main is not None else None
             if host.class_target is not None and name == host.class_target and host.stub_class is not None:
                 return host.stub_class
-            if isinstance(obj, type) and obj.__module__ == "__main__" and obj.__qualname__ == name:
+            if isinstance(obj, type) and obj.__module__ == host.main.__name__ and obj.__qualname__ == name:
                 return obj
-            raise pickle.UnpicklingError(f"__main__.{name} is not a class the script defines")
+            raise pickle.UnpicklingError(f"{module}.{name} is not a class the script defines")
         top = module.split(".")[0]
         if top in host.packages and top not in _NEVER:
             obj = _lookup(module, name)
@@ -276,7 +276,7 @@ class _TrustedPickler(pickle.Pickler):
             module = getattr(obj, "__module__", None)
             qualname = getattr(obj, "__qualname__", "")
             bound_to = getattr(obj, "__self__", None)
-            if module == "__main__" or "<locals>" in qualname or "<lambda>" in qualname or isinstance(obj, types.MethodType) or (bound_to is not None and not isinstance(bound_to, types.ModuleType)):
+            if module == "__main__" or module == host.script_module or "<locals>" in qualname or "<lambda>" in qualname or isinstance(obj, types.MethodType) or (bound_to is not None and not isinstance(bound_to, types.ModuleType)):
                 return ("ref", host.register(obj))
             return None
         if isinstance(obj, type):
@@ -376,6 +376,8 @@ class Host:
         self._ref_ids = {}
         self.failure = None
         self.main = None
+        self.script_module = "__main__"
+        self.broken = None
         self.class_target = target if kind == "class" else None
         self.stub_class = None
         self.baseline = None
@@ -485,7 +487,7 @@ class Host:
         code = getattr(fn, "__code__", None) if isinstance(fn, (types.FunctionType, types.MethodType)) else None
         if code is not None and id(code) in self._originals():
             self._fail("forbidden_value", "the candidate reached for the ground truth through an object the tests handed it")
-        if isinstance(obj, type) and self.kind == "class" and obj.__qualname__ == self.target and obj.__module__ == "__main__":
+        if isinstance(obj, type) and self.kind == "class" and obj.__qualname__ == self.target and obj.__module__ == self.script_module:
             self._fail("forbidden_value", "the candidate reached for the ground truth's class through an object the tests handed it")
 
     # -- the surroundings of a call, as the script's process has them now
@@ -537,12 +539,21 @@ class Host:
 
     # -- calls
     def _roundtrip(self, message, self_obj, args, kwargs):
+        if self.broken:
+            self._fail("candidate_exit", self.broken)
         self.calls += 1
         shared = []
         self._send(message, shared)
         saved, self.shared = self.shared, shared
         try:
             reply = self._receive()
+        except CandidateFailure:
+            raise
+        except BaseException:
+            # Interrupted while the candidate still works on the call (a snippet's time limit): its
+            # answer would come to the next call, so no call is sent again.
+            self.broken = "the candidate did not answer an earlier call in time"
+            raise
         finally:
             self.shared = saved
         tag = reply[0]
@@ -672,10 +683,11 @@ class Host:
     # -- what the script gives the host before its tests
     def ready(self, namespace):
         """Called by the stub's line before the tests: the script's globals as defined so far."""
-        self.main = sys.modules.get("__main__")
+        self.script_module = namespace.get("__name__", "__main__")
+        self.main = sys.modules.get(self.script_module)
         self.baseline = dict(namespace)
         self.class_baseline = [
-            (v, dict(vars(v))) for v in namespace.values() if isinstance(v, type) and v.__module__ == "__main__" and "<locals>" not in v.__qualname__
+            (v, dict(vars(v))) for v in namespace.values() if isinstance(v, type) and v.__module__ == self.script_module and "<locals>" not in v.__qualname__
         ]
         _track_patches(self)
         if self.kind == "function":
@@ -692,7 +704,7 @@ class Host:
                     continue
                 if name == member and cls.__qualname__ == ".".join(self.target.split(".")[:-1]):
                     continue
-                out.append(("class", "__main__", cls.__qualname__, name, value, isinstance(value, types.FunctionType)))
+                out.append(("class", self.script_module, cls.__qualname__, name, value, isinstance(value, types.FunctionType)))
         return out
 
 
@@ -919,6 +931,8 @@ class _Server:
         main.__file__ = self.path
         main.__builtins__ = __builtins__
         sys.modules["__main__"] = main
+        # The trusted side may run the script as a module of another name (the test runner's).
+        sys.modules["repost_candidate_module"] = main
         self.main = main
         lines = self.source.splitlines(True)
         linecache.cache[self.path] = (len(self.source), None, lines, self.path)
