@@ -316,6 +316,53 @@ class RemoteIterator:
         return self._host._next(self._id)
 
 
+_STUB_DUNDERS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__len__", "__iter__", "__contains__",
+                 "__getitem__", "__setitem__", "__delitem__", "__str__", "__repr__", "__bool__", "__call__", "__add__",
+                 "__sub__", "__mul__", "__truediv__", "__enter__", "__exit__")
+
+
+def _stub_base(host):
+    class Stub:
+        def __init_subclass__(cls, **kwargs):
+            super().__init_subclass__(**kwargs)
+            host.stub_class = cls
+
+        def __init__(self, *args, **kwargs):
+            made = host._roundtrip(("call", "__new__", None, args, kwargs, host._surroundings()), None, args, kwargs)
+            if isinstance(made, Stub):
+                self.__dict__.update(made.__dict__)
+
+        def __getattr__(self, name):
+            if name.startswith("__") or name.startswith("_repost"):
+                raise AttributeError(name)
+            value = host.call_method(f"{host.target}.{name}", self, None, None)
+            if isinstance(value, tuple) and value == ("__repost_method__",):
+                return lambda *args, **kwargs: host.call_method(f"{host.target}.{name}", self, args, kwargs)
+            return value
+
+        def __hash__(self):
+            if "__hash__" in host._defined_dunders():
+                return host.call_method(f"{host.target}.__hash__", self, (), {})
+            return object.__hash__(self)
+
+    def forward(name):
+        fallback = getattr(object, name, None)
+
+        def method(self, *args):
+            if name in host._defined_dunders():
+                return host.call_method(f"{host.target}.{name}", self, args, {})
+            if fallback is not None:
+                return fallback(self, *args)
+            raise TypeError(f"{type(self).__name__} has no {name}")
+
+        method.__name__ = name
+        return method
+
+    for name in _STUB_DUNDERS:
+        setattr(Stub, name, forward(name))
+    return Stub
+
+
 class _Fingerprints:
     """A stand-in host for fingerprinting a call's arguments: what would stay in the trusted process counts by identity."""
 
@@ -383,6 +430,7 @@ class Host:
         self.baseline = None
         self.patches = []
         self.shared = []
+        self._dunders = None
         self._signatures = {}
         self._last_environ = None
         self.calls = 0
@@ -679,6 +727,18 @@ class Host:
     def invoke(self, function_id, args, kwargs):
         """A function the candidate returned, called: it runs in the candidate's process."""
         return self._roundtrip(("invoke", function_id, None, args, kwargs, self._surroundings()), None, args, kwargs)
+
+    # -- a class target: `Class_new_implementation` is a stub class whose objects live here by value
+    def stub_base(self):
+        """The base of the script's `<Class>_new_implementation` stub: constructing it, calling its
+        methods, reading its properties and its special methods run the candidate's class there, on
+        a copy of the object whose state comes back into this one."""
+        return _stub_base(self)
+
+    def _defined_dunders(self):
+        if self._dunders is None:
+            self._dunders = set(self._roundtrip(("call", "__dunders__", None, (), {}, self._surroundings()), None, (), {}) or ())
+        return self._dunders
 
     # -- what the script gives the host before its tests
     def ready(self, namespace):
@@ -1053,6 +1113,9 @@ class _Server:
                     return self.functions[name](*args, **kwargs)
                 if self.kind == "class" and name == "__new__":
                     return self.main.__dict__[self.target](*args, **kwargs)
+                if self.kind == "class" and name == "__dunders__":
+                    cls = self.main.__dict__[self.target]
+                    return sorted({n for klass in cls.__mro__[:-1] for n, v in vars(klass).items() if n.startswith("__") and n.endswith("__") and callable(v)})
                 parts = name.split(".")
                 if self_obj is not None:
                     member = getattr(self_obj, parts[-1])
@@ -1060,7 +1123,12 @@ class _Server:
                     member = self.main.__dict__[parts[0]]
                     for part in parts[1:]:
                         member = getattr(member, part)
-                return member if args is None else member(*args, **kwargs)
+                if args is None:
+                    # An attribute read: a method of the object is called later, through the object.
+                    if isinstance(member, types.MethodType) and member.__self__ is self_obj:
+                        return ("__repost_method__",)
+                    return member
+                return member(*args, **kwargs)
 
             value = self._captured(run)
             tag = "return"
