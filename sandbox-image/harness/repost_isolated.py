@@ -414,8 +414,8 @@ class RemoteFunction:
 class Host:
     """The trusted side: `<name>_new_implementation` stubs call `call` and `call_method`."""
 
-    def __init__(self, fd, target, kind, packages):
-        self.fd = fd
+    def __init__(self, fds, target, kind, packages):
+        self.rfd, self.wfd = fds
         self.target = target
         self.kind = kind
         self.packages = set(packages)
@@ -464,7 +464,7 @@ class Host:
         except Exception as exc:  # noqa: BLE001
             raise CandidateRaised(f"the harness could not send the call's arguments to the candidate: {type(exc).__name__}: {exc}") from None
         try:
-            send_bytes(self.fd, data)
+            send_bytes(self.wfd, data)
         except OSError:
             self._fail("candidate_exit", "the candidate's process ended")
 
@@ -472,7 +472,7 @@ class Host:
         """Serves the candidate's requests until its answer to ours comes."""
         while True:
             try:
-                data = recv_bytes(self.fd)
+                data = recv_bytes(self.rfd)
             except (OSError, ValueError) as exc:
                 self._fail("protocol", f"the candidate's channel broke: {exc}")
             if data is None:
@@ -660,14 +660,13 @@ class Host:
     # -- the type of what the ground truth returns on the same call
     def _key(self, value):
         """What identifies a call: its arguments (and object) as they are before it, pickled; None when they do not pickle."""
-        import hashlib
-
         buf = io.BytesIO()
         try:
             _TrustedPickler(buf, _Fingerprints()).dump(value)
         except Exception:  # noqa: BLE001
             return None
-        return hashlib.sha1(buf.getvalue()).hexdigest()
+        data = buf.getvalue()
+        return (len(data), hash(data))
 
     def _observed(self, side, key, value):
         """Records the type of one side's result for a call; a candidate whose result on a call the
@@ -727,6 +726,10 @@ class Host:
     def invoke(self, function_id, args, kwargs):
         """A function the candidate returned, called: it runs in the candidate's process."""
         return self._roundtrip(("invoke", function_id, None, args, kwargs, self._surroundings()), None, args, kwargs)
+
+    @staticmethod
+    def source_loader(source):
+        return SourceLoader(source)
 
     # -- a class target: `Class_new_implementation` is a stub class whose objects live here by value
     def stub_base(self):
@@ -933,8 +936,8 @@ class _CandidateUnpickler(pickle.Unpickler):
 
 
 class _Conn:
-    def __init__(self, fd, server):
-        self.fd, self.server = fd, server
+    def __init__(self, fds, server):
+        (self.rfd, self.fd), self.server = fds, server
 
     def dumps(self, obj, back=None):
         buf = io.BytesIO()
@@ -945,7 +948,7 @@ class _Conn:
         send_bytes(self.fd, self.dumps(message))
 
     def receive(self):
-        data = recv_bytes(self.fd)
+        data = recv_bytes(self.rfd)
         if data is None:
             os._exit(0)  # the trusted side is gone: nothing is left to do
         if self.server.main is None:
@@ -985,17 +988,14 @@ class _Server:
         self.applied = []
 
     def load(self):
-        import linecache
-
         main = types.ModuleType("__main__")
         main.__file__ = self.path
+        main.__loader__ = SourceLoader(self.source)
         main.__builtins__ = __builtins__
         sys.modules["__main__"] = main
         # The trusted side may run the script as a module of another name (the test runner's).
         sys.modules["repost_candidate_module"] = main
         self.main = main
-        lines = self.source.splitlines(True)
-        linecache.cache[self.path] = (len(self.source), None, lines, self.path)
         try:
             exec(compile(self.source, self.path, "exec"), main.__dict__)
             top = self.target.split(".")[0]
@@ -1186,22 +1186,39 @@ class _Server:
             self.handle(self.conn.receive())
 
 
-def serve(fd, candidate, module_path):
+class SourceLoader:
+    """A module's source kept in memory: tracebacks read their lines from it when they print
+    (linecache asks a module's `__loader__`), so nothing is imported for them before."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def get_source(self, name):
+        return self.source
+
+
+def top_level_imports(source):
+    """The modules a source imports on its lines that start at column 0 (`import a.b, c`, `from a import b`), read cheaply."""
+    names = []
+    for line in source.splitlines():
+        if line.startswith("import "):
+            names += [part.split(" as ")[0].strip() for part in line[7:].split("#")[0].split(",")]
+        elif line.startswith("from ") and " import " in line and not line.startswith("from ."):
+            names.append(line[5:].split(" import ")[0].strip())
+    return [n for n in names if n and all(p.isidentifier() for p in n.split("."))]
+
+
+def serve(fds, candidate, module_path):
     """The candidate process's main loop (never returns)."""
     import ast
 
     # Imports of the module's own top level, ahead of the first call: packages only, no script code.
-    try:
-        for node in ast.parse(candidate["module"]).body:
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
-            for name in names:
-                try:
-                    __import__(name)
-                except BaseException:  # noqa: BLE001 - the module's own load will say so
-                    pass
-    except SyntaxError:
-        pass
-    server = _Server(fd, candidate["module"], candidate["target"], candidate["kind"], module_path)
+    for name in top_level_imports(candidate["module"]):
+        try:
+            __import__(name)
+        except BaseException:  # noqa: BLE001 - the module's own load will say so
+            pass
+    server = _Server(fds, candidate["module"], candidate["target"], candidate["kind"], module_path)
     try:
         server.serve()
     except BaseException:  # noqa: BLE001 - the harness's own fault: said on stderr, the trusted side sees the channel close
