@@ -35,6 +35,11 @@ const PriceSchema = z.object({
   /** Prices of a call answered in a batch (batch mode); default: half the live prices, as the Batch API charges. */
   batchInputPerMTok: z.number().nonnegative().optional(),
   batchOutputPerMTok: z.number().nonnegative().optional(),
+  /**
+   * Price of prompt tokens the endpoint served from its prompt cache (`usage.prompt_tokens_details.cached_tokens`);
+   * default: the input price (no discount known). In batch mode half of it, as for the other prices.
+   */
+  cachedInputPerMTok: z.number().nonnegative().optional(),
 });
 const LlmMode = z.enum(['live', 'batch']);
 
@@ -180,10 +185,10 @@ export const ConfigSchema = z.object({
           aboveZeroTemperature: z.boolean().default(false),
         })
         .prefault({}),
-      /** Prices per model in USD per million tokens (`inputPerMTok`, `outputPerMTok`; `batchInputPerMTok`, `batchOutputPerMTok` for batch answers, default half), for cost estimates; a model not listed is counted at $0. */
+      /** Prices per model in USD per million tokens (`inputPerMTok`, `outputPerMTok`; `batchInputPerMTok`, `batchOutputPerMTok` for batch answers, default half; `cachedInputPerMTok` for prompt tokens the endpoint's prompt cache served, default the input price), for cost estimates; a model not listed shows as "price unknown". */
       prices: z.record(z.string(), PriceSchema).default({
-        'gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10 },
-        'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6 },
+        'gpt-4o': { inputPerMTok: 2.5, outputPerMTok: 10, cachedInputPerMTok: 1.25 },
+        'gpt-4o-mini': { inputPerMTok: 0.15, outputPerMTok: 0.6, cachedInputPerMTok: 0.075 },
       }),
     })
     .prefault({}),

@@ -12,7 +12,7 @@
  * configuration), and a kind of run may add its own part (an evaluation's settings).
  */
 import { z } from 'zod';
-import { ConfigSchema, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
+import { ConfigSchema, configKeys, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
 import type { PipelineSettings, SolvabilitySettings, TaskQueues } from './contracts';
 import { modeForStep } from './llm/gateway';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
@@ -20,6 +20,7 @@ import type { LlmStep } from './llm/types';
 import { sandboxActivityBudgetMs } from './sandbox/budget';
 import type { Artifacts } from './store/artifacts';
 import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from './workflow-budgets';
+import { unknownNameMessage } from './nearest-name';
 
 /** Configuration paths that belong to a process, never to a run: the schema marks them (`perProcess`). */
 export const PROCESS_ONLY_PATHS: readonly string[] = processOnlyPaths();
@@ -78,6 +79,10 @@ export function parseSettingOverrides(pairs: string[], warn: (message: string) =
     const key = m[1]!;
     const named = currentKeyName(key);
     if (PROCESS_ONLY_PATHS.some((p) => named === p || named.startsWith(`${p}.`) || p.startsWith(`${named}.`))) throw new Error(`--set ${key}: a process setting, not a run setting (set it in the environment)`);
+    const keyPaths = configKeys().map((k) => k.path);
+    // A key of the schema, a part of one (a date window's `from`), or a whole group (`llm.models`).
+    const known = keyPaths.some((p) => p === named || named.startsWith(`${p}.`) || p.startsWith(`${named}.`));
+    if (!known) throw new Error(`--set ${unknownNameMessage('configuration key', key, keyPaths)}`);
     let value: unknown = m[2]!;
     try {
       value = JSON.parse(m[2]!);

@@ -11,6 +11,8 @@
  */
 import { z } from 'zod';
 import { RunNotFoundError } from '../activities/dataset/run-reader';
+import { REJECTION_STAGES } from '../activities/dataset/records';
+import { unknownNameMessage } from '../activities/nearest-name';
 import { RunIdSchema } from '../activities/store/types';
 import { openStore } from '../activities/store';
 import { parseSettingOverrides } from '../activities/run-settings';
@@ -46,6 +48,8 @@ async function main(values: unknown): Promise<number> {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  // A stage that no rejection can have would find nothing: refused, with the nearest stage.
+  for (const stage of flags.stage) if (!(REJECTION_STAGES as readonly string[]).includes(stage)) throw new UsageError(unknownNameMessage('stage', stage, REJECTION_STAGES));
   const filter = { stages: flags.stage, functionIds: flags.function };
 
   const store = await openStore(config);

@@ -47,6 +47,7 @@ import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
 import { startLiveView } from './lib/live-view';
 import { checkEndpoint, checkLocalSources, crawlModels } from './lib/preflight';
+import { formatCostUsd, unpricedModels } from '../activities/llm/prices';
 import { startStack } from './lib/stack';
 import { ProgressTracker } from './lib/status';
 
@@ -192,7 +193,7 @@ async function main(values: unknown): Promise<number> {
     console.log(`run ${runId} finished: ${summary.functions} function(s), ${summary.accepted} accepted, ${summary.rejected} rejected${rejectedAt ? ` (${rejectedAt})` : ''}`);
     const llm = summary.llm.total;
     if (llm) {
-      console.log(`LLM: ${llm.calls} call(s), ${llm.cachedCalls} from the cache, ${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens, estimated $${llm.costUsd.toFixed(4)}`);
+      console.log(`LLM: ${llm.calls} call(s), ${llm.cachedCalls} from the cache, ${llm.promptTokens} prompt + ${llm.completionTokens} completion tokens, estimated ${formatCostUsd(llm.costUsd, unpricedModels(config.llm, [config.loops.solvability.model]))}`);
     }
     const classes = summary.classes;
     if (classes) {

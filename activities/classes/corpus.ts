@@ -11,7 +11,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RepositoryAnalyzer, type AnalysisOptionsInput } from '../analysis';
-import { ParquetSplitFile } from '../export/parquet-file';
+import { ParquetSplitFile } from '../tables/parquet-file';
 import { CLASS_COLUMNS, classRecord, type ClassRecord } from './record';
 import { StratifiedSample } from './sample';
 import type { CorpusSource } from './sources';

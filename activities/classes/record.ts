@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { classId, classSource, type ClassInfo } from '../analysis';
 
 export { classId, classSource };
-import type { ExportColumn } from '../export/columns';
+import type { TableColumn } from '../tables/columns';
 import { CLASS_METRICS, metricsRecord } from './metrics';
 
 export const DOCUMENTATION_LEVELS = ['full', 'partial', 'none'] as const;
@@ -69,16 +69,16 @@ export function classRecord(repo: RepositoryMeta, c: ClassInfo, lines: readonly 
   };
 }
 
-const str = (name: keyof ClassRecord, description: string, nullable = false): ExportColumn<ClassRecord> => ({
+const str = (name: keyof ClassRecord, description: string, nullable = false): TableColumn<ClassRecord> => ({
   name,
   type: { kind: 'scalar', scalar: 'string', nullable },
   description,
   value: (r) => r[name],
 });
-const int = (name: keyof ClassRecord, description: string): ExportColumn<ClassRecord> => ({ name, type: { kind: 'scalar', scalar: 'int32', nullable: false }, description, value: (r) => r[name] });
+const int = (name: keyof ClassRecord, description: string): TableColumn<ClassRecord> => ({ name, type: { kind: 'scalar', scalar: 'int32', nullable: false }, description, value: (r) => r[name] });
 
 /** The Parquet columns of the corpus: the record's fields with its metrics flattened, one column each. */
-export const CLASS_COLUMNS: readonly ExportColumn<ClassRecord>[] = [
+export const CLASS_COLUMNS: readonly TableColumn<ClassRecord>[] = [
   str('id', 'deterministic id from repository, commit, path and qualified name'),
   str('repository_name', 'source repository (owner/name on GitHub, a folder name for a local one)'),
   str('commit', 'the commit (or tree hash) the repository was read at'),
@@ -95,7 +95,7 @@ export const CLASS_COLUMNS: readonly ExportColumn<ClassRecord>[] = [
   str('class_skeleton', 'class and method signatures with their docstrings, bodies replaced by pass'),
   str('documentation_level', 'full (every program unit documented), partial or none'),
   ...CLASS_METRICS.map(
-    (c): ExportColumn<ClassRecord> => ({
+    (c): TableColumn<ClassRecord> => ({
       name: c.name,
       type: { kind: 'scalar', scalar: c.integer ? 'int32' : 'float64', nullable: c.name === 'lcom_star' },
       description: `${c.group}: ${c.description}`,

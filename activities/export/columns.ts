@@ -7,22 +7,15 @@
 import type { ProductRecord } from '../dataset/product-record';
 import { licenseOf } from '../dataset/product-record';
 import type { DatasetRecord } from '../store/records';
+import { columnData as tableColumnData, huggingFaceFeatures as tableFeatures, parquetSchema as tableParquetSchema, type ColumnType, type Scalar, type TableColumn } from '../tables/columns';
+
+export type { ColumnType, Scalar, TableColumn };
 
 /** What the test-strength columns read of a record (function and class records alike). */
 type TestStrengthRecord = Pick<DatasetRecord, 'mutation_score' | 'mutants' | 'mutation_survivors' | 'mutation_rounds' | 'stability'>;
 
-export type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
-
-/** A struct list's fields are strings unless `types` says otherwise. */
-export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[]; types?: Readonly<Record<string, Scalar>> };
-
 /** One column of an exported table of records `R` (the dataset's records unless said otherwise). */
-export interface ExportColumn<R = ProductRecord> {
-  name: string;
-  type: ColumnType;
-  description: string;
-  value(record: R): unknown;
-}
+export type ExportColumn<R = ProductRecord> = TableColumn<R>;
 
 const str = (nullable = false): ColumnType => ({ kind: 'scalar', scalar: 'string', nullable });
 const scalar = (s: Scalar, nullable: boolean): ColumnType => ({ kind: 'scalar', scalar: s, nullable });
@@ -98,43 +91,17 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   },
 ];
 
-/** Parquet schema elements (the flat, depth-first form Parquet uses) of the columns. */
+/** Parquet schema elements of the columns (by default the dataset's). */
 export function parquetSchema(columns: readonly ExportColumn<never>[] = EXPORT_COLUMNS): Record<string, unknown>[] {
-  const physical: Record<Scalar, Record<string, unknown>> = {
-    string: { type: 'BYTE_ARRAY', converted_type: 'UTF8' },
-    float64: { type: 'DOUBLE' },
-    bool: { type: 'BOOLEAN' },
-    int32: { type: 'INT32' },
-    int64: { type: 'INT64' },
-  };
-  const out: Record<string, unknown>[] = [{ name: 'root', num_children: columns.length }];
-  for (const c of columns) {
-    if (c.type.kind === 'scalar') {
-      out.push({ name: c.name, ...physical[c.type.scalar], repetition_type: c.type.nullable ? 'OPTIONAL' : 'REQUIRED' });
-    } else {
-      // The standard three-level list: <name> (LIST) -> repeated group list -> element (struct).
-      out.push({ name: c.name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 });
-      out.push({ name: 'list', repetition_type: 'REPEATED', num_children: 1 });
-      out.push({ name: 'element', repetition_type: 'REQUIRED', num_children: c.type.fields.length });
-      for (const f of c.type.fields) out.push({ name: f, ...physical[c.type.types?.[f] ?? 'string'], repetition_type: 'REQUIRED' });
-    }
-  }
-  return out;
+  return tableParquetSchema(columns);
 }
 
-/** Column-major data of some records, typed as Parquet wants it (64-bit integers as bigint). */
+/** Column-major data of some records (by default the dataset's columns). */
 export function columnData<R = ProductRecord>(records: readonly R[], columns: readonly ExportColumn<R>[] = EXPORT_COLUMNS as unknown as readonly ExportColumn<R>[]): { name: string; data: unknown[] }[] {
-  return columns.map((c) => {
-    const convert = c.type.kind === 'scalar' && c.type.scalar === 'int64' ? (v: unknown) => BigInt(Math.round(v as number)) : (v: unknown) => v;
-    return { name: c.name, data: records.map((r) => convert(c.value(r))) };
-  });
+  return tableColumnData(records, columns);
 }
 
-/** The columns as `datasets` spells features in a dataset card's YAML. */
+/** The columns (by default the dataset's) as `datasets` spells features in a dataset card's YAML. */
 export function huggingFaceFeatures(columns: readonly ExportColumn<never>[] = EXPORT_COLUMNS): Record<string, unknown>[] {
-  return columns.map((c) =>
-    c.type.kind === 'scalar'
-      ? { name: c.name, dtype: c.type.scalar }
-      : { name: c.name, list: c.type.fields.map((f) => ({ name: f, dtype: (c.type.kind === 'struct-list' && c.type.types?.[f]) || 'string' })) },
-  );
+  return tableFeatures(columns);
 }

@@ -13,14 +13,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { writeFileAtomic } from '../store/artifacts';
-import { SPLITS, licenseOf, type DatasetSplit } from '../dataset/product-record';
+import { SPLITS, licenseOf, type DatasetSplit, type ProductRecord } from '../dataset/product-record';
 import type { RunReader } from '../dataset/run-reader';
 import { SolvabilityFiguresBuilder } from '../dataset/solvability-figures';
 import { StatisticsBuilder } from '../dataset/statistics';
 import { TestStrengthBuilder } from '../dataset/test-strength';
 import { renderDatasetCard, type CardSplit } from './dataset-card';
-import { ParquetSplitFile } from './parquet-file';
+import { ParquetSplitFile } from '../tables/parquet-file';
 import { CLASS_ENVIRONMENT_COLUMNS } from './class-columns';
+import { EXPORT_COLUMNS } from './columns';
 import type { ClassDatasetRecord } from '../store/records';
 
 export const CARD_FILE = 'README.md';
@@ -79,7 +80,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
   const dir = path.resolve(toDir);
   checkTarget(dir);
   const staging = `${dir}.export-${process.pid}-${randomBytes(3).toString('hex')}`;
-  const files = new Map<DatasetSplit, ParquetSplitFile>();
+  const files = new Map<DatasetSplit, ParquetSplitFile<ProductRecord>>();
   const thresholds = new Map<DatasetSplit, { coverage: Set<number>; ast: Set<boolean> }>();
   const repositories = new Map<string, { license: string; licenseSource: string; records: number }>();
   const prompts = new Map<string, { step: string; version: string; records: number }>();
@@ -91,7 +92,7 @@ export async function exportRun(reader: RunReader, toDir: string, now = new Date
     for await (const record of reader.records()) {
       let file = files.get(record.split);
       if (!file) {
-        file = new ParquetSplitFile(path.join(staging, splitFileName(record.split)));
+        file = new ParquetSplitFile<ProductRecord>(path.join(staging, splitFileName(record.split)), EXPORT_COLUMNS);
         files.set(record.split, file);
         thresholds.set(record.split, { coverage: new Set(), ast: new Set() });
       }

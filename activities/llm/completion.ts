@@ -33,7 +33,15 @@ export const CompletionSchema = z.object({
       }),
     )
     .min(1),
-  usage: z.object({ prompt_tokens: z.number().nonnegative(), completion_tokens: z.number().nonnegative() }).nullable().optional(),
+  usage: z
+    .object({
+      prompt_tokens: z.number().nonnegative(),
+      completion_tokens: z.number().nonnegative(),
+      // Prompt tokens the endpoint's prompt cache served (OpenAI's field; others may omit it).
+      prompt_tokens_details: z.object({ cached_tokens: z.number().nonnegative().nullable().optional() }).nullable().optional(),
+    })
+    .nullable()
+    .optional(),
 });
 
 /** The parts of a completion the pipeline uses. `usage` is null when the endpoint reported none. */
@@ -42,7 +50,8 @@ export interface CompletionRead {
   finishReason: string | null;
   model?: string;
   id?: string;
-  usage: { promptTokens: number; completionTokens: number } | null;
+  /** `cachedPromptTokens`: of the prompt tokens, those the endpoint's prompt cache served (0 when not reported). */
+  usage: { promptTokens: number; completionTokens: number; cachedPromptTokens: number } | null;
 }
 
 /**
@@ -62,6 +71,12 @@ export function readCompletion(raw: unknown, where: string): CompletionRead {
     finishReason: choice.finish_reason ?? null,
     ...(completion.model !== undefined ? { model: completion.model } : {}),
     ...(completion.id !== undefined ? { id: completion.id } : {}),
-    usage: completion.usage ? { promptTokens: completion.usage.prompt_tokens, completionTokens: completion.usage.completion_tokens } : null,
+    usage: completion.usage
+      ? {
+          promptTokens: completion.usage.prompt_tokens,
+          completionTokens: completion.usage.completion_tokens,
+          cachedPromptTokens: Math.min(completion.usage.prompt_tokens_details?.cached_tokens ?? 0, completion.usage.prompt_tokens),
+        }
+      : null,
   };
 }

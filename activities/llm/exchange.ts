@@ -21,7 +21,14 @@ export interface ExchangeRecord {
   /** Null when the call failed. */
   response: { text: string; finishReason: string | null; model: string; id?: string } | null;
   error?: { kind: 'transient' | 'permanent'; message: string; status?: number; retryAfterMs?: number };
-  usage: { promptTokens: number; completionTokens: number; /** true when the endpoint reported no usage. */ estimated: boolean };
+  usage: {
+    promptTokens: number;
+    completionTokens: number;
+    /** true when the endpoint reported no usage. */
+    estimated: boolean;
+    /** Of the prompt tokens, those the endpoint's prompt cache served (absent: none reported). */
+    cachedPromptTokens?: number;
+  };
   costUsd: number;
   latencyMs: number;
   /** Milliseconds spent waiting for the rate limiter before the call went out. */

@@ -292,12 +292,13 @@ export class LlmGateway {
       const estimated = !completion.usage;
       const promptTokens = completion.usage?.promptTokens ?? estimatedPrompt;
       const completionTokens = completion.usage?.completionTokens ?? estimateTokens(text);
+      const cachedPromptTokens = completion.usage?.cachedPromptTokens ?? 0;
       usedTokens = promptTokens + completionTokens;
-      const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens);
+      const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens, 'live', cachedPromptTokens);
       const record: ExchangeRecord = {
         ...base,
         response: { text, finishReason, model: completion.model ?? model, ...(completion.id ? { id: completion.id } : {}) },
-        usage: { promptTokens, completionTokens, estimated },
+        usage: { promptTokens, completionTokens, estimated, ...(cachedPromptTokens ? { cachedPromptTokens } : {}) },
         costUsd,
         latencyMs,
         queuedMs: Math.round(permit.waitedMs),
@@ -307,7 +308,7 @@ export class LlmGateway {
       };
       const exchangeKey = await this.persist(record);
       if (useCache && this.record) await this.store.cachePut(cacheKey, exchangeKey);
-      return { text, model, promptTokens, completionTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
+      return { text, model, promptTokens, completionTokens, cachedPromptTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
     } catch (err) {
       const failure = err instanceof LlmTransientError || err instanceof LlmPermanentError ? err : classifyLlmError(err, { model, baseURL: this.config.llm.baseUrl });
       await this.persist({
@@ -366,11 +367,12 @@ export class LlmGateway {
     const { text, finishReason } = completion;
     const promptTokens = completion.usage?.promptTokens ?? estimateMessagesTokens(base.request.messages);
     const completionTokens = completion.usage?.completionTokens ?? estimateTokens(text);
-    const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens, 'batch');
+    const cachedPromptTokens = completion.usage?.cachedPromptTokens ?? 0;
+    const costUsd = estimateCostUsd(opts.llm.prices, model, promptTokens, completionTokens, 'batch', cachedPromptTokens);
     const exchangeKey = await this.persist({
       ...base,
       response: { text, finishReason, model: completion.model ?? model, ...(completion.id ? { id: completion.id } : {}) },
-      usage: { promptTokens, completionTokens, estimated: !completion.usage },
+      usage: { promptTokens, completionTokens, estimated: !completion.usage, ...(cachedPromptTokens ? { cachedPromptTokens } : {}) },
       costUsd,
       latencyMs,
       queuedMs: 0,
@@ -381,7 +383,7 @@ export class LlmGateway {
       recordedAt: new Date().toISOString(),
     });
     if (opts.useCache && this.record) await this.store.cachePut(base.cacheKey, exchangeKey);
-    return { text, model, promptTokens, completionTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
+    return { text, model, promptTokens, completionTokens, cachedPromptTokens, costUsd, cached: false, latencyMs, finishReason, exchangeKey };
   }
 
   private async fromCache(cacheKey: string, base: ExchangeBase, review?: ChatOptions['review']): Promise<ChatOutcome | undefined> {
@@ -418,6 +420,7 @@ export class LlmGateway {
       ...(record.mode ? { mode: record.mode } : {}),
       promptTokens: record.usage.promptTokens,
       completionTokens: record.usage.completionTokens,
+      ...(record.usage.cachedPromptTokens ? { cachedPromptTokens: record.usage.cachedPromptTokens } : {}),
       costUsd: record.costUsd,
       latencyMs: record.latencyMs,
       functionId: record.functionId,

@@ -81,6 +81,8 @@ export interface ChatOutcome {
   model: string;
   promptTokens: number;
   completionTokens: number;
+  /** Of the prompt tokens, those the endpoint's prompt cache served (priced at the cached price). */
+  cachedPromptTokens?: number;
   costUsd: number;
   cached: boolean;
   latencyMs: number;

@@ -217,7 +217,11 @@ function costSection(data: RunReportData): string {
   const noPrice = usage.costUsd === 0 && usage.promptTokens + usage.completionTokens > 0;
   const tiles = [
     tile('LLM calls', formatNumber(usage.calls), `${usage.cachedCalls} from the cache`),
-    tile('tokens', formatNumber(usage.promptTokens + usage.completionTokens), `${formatNumber(usage.promptTokens)} prompt + ${formatNumber(usage.completionTokens)} completion`),
+    tile(
+      'tokens',
+      formatNumber(usage.promptTokens + usage.completionTokens),
+      `${formatNumber(usage.promptTokens)} prompt (${formatNumber(usage.cachedPromptTokens ?? 0)} from the endpoint's prompt cache) + ${formatNumber(usage.completionTokens)} completion`,
+    ),
     tile('estimated cost', usd(usage.costUsd), noPrice ? 'the model has no price in llm.prices' : ''),
     tile('per accepted example', per ? usd(per.costUsd) : '–', per ? `${formatNumber(per.tokens)} tokens, ${formatNumber(per.calls)} calls` : 'no accepted record'),
   ];

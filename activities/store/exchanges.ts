@@ -15,6 +15,8 @@ export const ExchangeIndexEntrySchema = z.object({
   mode: z.enum(['live', 'batch']).optional(),
   promptTokens: z.number(),
   completionTokens: z.number(),
+  /** Of the prompt tokens, those the endpoint's prompt cache served; absent: none. */
+  cachedPromptTokens: z.number().optional(),
   costUsd: z.number(),
   latencyMs: z.number(),
   functionId: z.string(),

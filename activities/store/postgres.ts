@@ -290,10 +290,11 @@ export class PostgresStore implements Store {
 
   async runUsage(runId: string): Promise<Usage> {
     checkRunId(runId);
-    const r = await this.pool.query<{ calls: string; cached: string | null; prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
+    const r = await this.pool.query<{ calls: string; cached: string | null; prompt: string | null; cached_prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
       `SELECT count(*) AS calls,
               sum(CASE WHEN (entry->>'cached')::boolean THEN 1 ELSE 0 END) AS cached,
               sum((entry->>'promptTokens')::numeric) AS prompt,
+              sum(coalesce((entry->>'cachedPromptTokens')::numeric, 0)) AS cached_prompt,
               sum((entry->>'completionTokens')::numeric) AS completion,
               sum((entry->>'costUsd')::numeric) AS cost,
               sum((entry->>'latencyMs')::numeric) AS latency
@@ -305,6 +306,7 @@ export class PostgresStore implements Store {
       calls: Number(row.calls),
       cachedCalls: Number(row.cached ?? 0),
       promptTokens: Number(row.prompt ?? 0),
+      cachedPromptTokens: Number(row.cached_prompt ?? 0),
       completionTokens: Number(row.completion ?? 0),
       costUsd: Number(row.cost ?? 0),
       latencyMs: Number(row.latency ?? 0),
@@ -314,10 +316,11 @@ export class PostgresStore implements Store {
   async runRefusals(runId: string): Promise<RefusalTotals> {
     checkRunId(runId);
     // Grouped by step and by the (few) distinct lists of refusing checks, then folded here.
-    const r = await this.pool.query<{ step: string | null; refused: string; n: string; cached: string | null; prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
+    const r = await this.pool.query<{ step: string | null; refused: string; n: string; cached: string | null; prompt: string | null; cached_prompt: string | null; completion: string | null; cost: string | null; latency: string | null }>(
       `SELECT entry->>'step' AS step, entry->>'refusedBy' AS refused, count(*) AS n,
               sum(CASE WHEN (entry->>'cached')::boolean THEN 1 ELSE 0 END) AS cached,
               sum((entry->>'promptTokens')::numeric) AS prompt,
+              sum(coalesce((entry->>'cachedPromptTokens')::numeric, 0)) AS cached_prompt,
               sum((entry->>'completionTokens')::numeric) AS completion,
               sum((entry->>'costUsd')::numeric) AS cost,
               sum((entry->>'latencyMs')::numeric) AS latency
@@ -332,6 +335,7 @@ export class PostgresStore implements Store {
         calls: Number(row.n),
         cachedCalls: Number(row.cached ?? 0),
         promptTokens: Number(row.prompt ?? 0),
+        cachedPromptTokens: Number(row.cached_prompt ?? 0),
         completionTokens: Number(row.completion ?? 0),
         costUsd: Number(row.cost ?? 0),
         latencyMs: Number(row.latency ?? 0),

@@ -12,6 +12,8 @@ export const UsageSchema = z.object({
   /** Calls answered from the cache (zero tokens, zero cost). */
   cachedCalls: count,
   promptTokens: count,
+  /** Of the prompt tokens, those the endpoint's prompt cache served (priced at the cached price; 0 in files written before it was kept). */
+  cachedPromptTokens: count.optional(),
   completionTokens: count,
   costUsd: z.number().nonnegative(),
   /** Sum of call latencies, a measure of time spent waiting on the model (0 in files written before it was kept). */
@@ -30,18 +32,27 @@ export interface UsageEntry {
   /** `batch` for an answer that came in a batch; absent (live) otherwise. */
   mode?: 'live' | 'batch';
   promptTokens: number;
+  cachedPromptTokens?: number;
   completionTokens: number;
   costUsd: number;
   latencyMs?: number;
 }
 
 export function emptyUsage(): Usage {
-  return { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0 };
+  return { calls: 0, cachedCalls: 0, promptTokens: 0, cachedPromptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0 };
 }
 
 /** One call as usage. */
-export function callUsage(call: Pick<UsageEntry, 'cached' | 'promptTokens' | 'completionTokens' | 'costUsd' | 'latencyMs'>): Usage {
-  return { calls: 1, cachedCalls: call.cached ? 1 : 0, promptTokens: call.promptTokens, completionTokens: call.completionTokens, costUsd: call.costUsd, latencyMs: call.latencyMs ?? 0 };
+export function callUsage(call: Pick<UsageEntry, 'cached' | 'promptTokens' | 'cachedPromptTokens' | 'completionTokens' | 'costUsd' | 'latencyMs'>): Usage {
+  return {
+    calls: 1,
+    cachedCalls: call.cached ? 1 : 0,
+    promptTokens: call.promptTokens,
+    cachedPromptTokens: call.cachedPromptTokens ?? 0,
+    completionTokens: call.completionTokens,
+    costUsd: call.costUsd,
+    latencyMs: call.latencyMs ?? 0,
+  };
 }
 
 /** The sum of several usages (missing ones count as none). */
@@ -52,6 +63,7 @@ export function addUsage(...all: (Usage | null | undefined)[]): Usage {
     out.calls += u.calls;
     out.cachedCalls += u.cachedCalls;
     out.promptTokens += u.promptTokens;
+    out.cachedPromptTokens = (out.cachedPromptTokens ?? 0) + (u.cachedPromptTokens ?? 0);
     out.completionTokens += u.completionTokens;
     out.costUsd += u.costUsd;
     out.latencyMs += u.latencyMs;

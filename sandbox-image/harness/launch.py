@@ -750,6 +750,8 @@ def _apply_hash_seed(request, argv):
 def main():
     request = _read_request(sys.argv[1:])
     _apply_hash_seed(request, sys.argv[1:])
+    # Read: the request leaves the command line, which every process in the container can read.
+    hygiene.hide_request()
     _drop_bounding_set()
     reasons = _clean_container()
     if reasons:

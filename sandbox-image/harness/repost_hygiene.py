@@ -201,6 +201,41 @@ def clear_ipc():
     return [f"cannot remove IPC objects an earlier run left ({_describe(left)})"] if left else []
 
 
+def hide_request():
+    """Blanks this process's arguments after the launcher's own path, in place.
+
+    The request (the script, its files, for an evaluation the ground truth beside the candidate)
+    may travel as command-line arguments, and every process in the container can read any
+    process's command line (/proc/<pid>/cmdline, unlike its memory or environment). The kernel
+    shows the bytes between the stack's arg_start and arg_end (fields 48 and 49 of
+    /proc/self/stat), so zeroing them hides the request from every process forked after this call
+    (they inherit the blanked copy) and from readers of this one; the interpreter's own copy
+    (sys.argv) is untouched. Returns whether it did.
+    """
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            stat = fh.read()
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        arg_start, arg_end = int(fields[45]), int(fields[46])
+    except (OSError, ValueError, IndexError):
+        return False
+    if arg_end <= arg_start:
+        return False
+    import ctypes
+
+    args = ctypes.string_at(arg_start, arg_end - arg_start)
+    # Kept: the interpreter, its options and the launcher's path (what `ps` shows of a run).
+    keep = 0
+    for part in args.split(b"\0"):
+        keep += len(part) + 1
+        if part.endswith(b".py"):
+            break
+    if keep >= len(args):
+        return True
+    ctypes.memset(arg_start + keep, 0, len(args) - keep)
+    return True
+
+
 def make_clean():
     """Before a run: returns the reasons the container is not clean (empty list: clean)."""
     reasons = []

@@ -29,8 +29,11 @@
  * answer it; a fault becomes the line's status (429, 500, 400, ...) or, for 'reset', a
  * `request_timeout` error; 'slow' answers at once and 'malformed' is a body without choices.
  *
- * Usage in replies is counted roughly (characters / 4). Run it standalone for the demo:
- *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399] [--latency-ms N]
+ * Usage in replies is counted roughly (characters / 4). With `promptCache`, the server acts as an
+ * endpoint with a prompt cache: a prompt's longest common prefix with an earlier prompt (any
+ * function, same model) counts as cached from `minTokens` on, in steps of `stepTokens`, and is
+ * reported as `usage.prompt_tokens_details.cached_tokens`. Run it standalone for the demo:
+ *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399] [--latency-ms N] [--prompt-cache]
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
@@ -137,6 +140,35 @@ export interface ScriptedServerOptions {
   batches?: ScriptedBatchOptions;
   /** The model names `GET /v1/models` lists (default: `scripted`); the answers do not depend on the model asked for. */
   servedModels?: string[];
+  /** Act as an endpoint with a prompt cache (see the module's comment); off by default. */
+  promptCache?: PromptCacheOptions;
+}
+
+export interface PromptCacheOptions {
+  /** A shared prefix shorter than this is not cached (OpenAI: 1024). */
+  minTokens?: number;
+  /** Cached prefixes come in steps of this many tokens (OpenAI: 128). */
+  stepTokens?: number;
+  /** How many earlier prompts it keeps (default 512). */
+  entries?: number;
+}
+
+/** The prompt tokens an endpoint's prefix cache would serve for `prompt`, then remembers it (rough tokens: characters / 4). */
+export function promptCacheHit(seen: Map<string, string[]>, model: string, prompt: string, opts: PromptCacheOptions): number {
+  const earlier = seen.get(model) ?? [];
+  let longest = 0;
+  for (const before of earlier) {
+    const limit = Math.min(before.length, prompt.length);
+    let i = 0;
+    while (i < limit && before.charCodeAt(i) === prompt.charCodeAt(i)) i += 1;
+    if (i > longest) longest = i;
+  }
+  earlier.push(prompt);
+  if (earlier.length > (opts.entries ?? 512)) earlier.shift();
+  seen.set(model, earlier);
+  const tokens = Math.floor(longest / 4);
+  const step = opts.stepTokens ?? 128;
+  return tokens < (opts.minTokens ?? 1024) ? 0 : Math.floor(tokens / step) * step;
 }
 
 export interface InjectedFaults {
@@ -211,13 +243,19 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
     res.end(body);
   };
 
+  const promptsSeen = new Map<string, string[]>();
   const completionBody = (model: string, promptText: string, text: string, finishReason: 'stop' | 'length') => ({
     id: `chatcmpl-scripted-${++completionCounter}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model,
     choices: [{ index: 0, message: { role: 'assistant', content: text }, finish_reason: finishReason, logprobs: null }],
-    usage: { prompt_tokens: roughTokens(promptText), completion_tokens: roughTokens(text), total_tokens: roughTokens(promptText) + roughTokens(text) },
+    usage: {
+      prompt_tokens: roughTokens(promptText),
+      completion_tokens: roughTokens(text),
+      total_tokens: roughTokens(promptText) + roughTokens(text),
+      ...(opts.promptCache ? { prompt_tokens_details: { cached_tokens: Math.min(promptCacheHit(promptsSeen, model, promptText, opts.promptCache), roughTokens(promptText)) } } : {}),
+    },
   });
   const completion = (model: string, promptText: string, text: string, finishReason: 'stop' | 'length') => JSON.stringify(completionBody(model, promptText, text, finishReason));
 
@@ -436,12 +474,13 @@ export async function startScriptedLlmServer(script: LlmScript, opts: ScriptedSe
   };
 }
 
-async function serveStandalone(values: { script?: string; port?: string; 'latency-ms'?: string }): Promise<void> {
+async function serveStandalone(values: { script?: string; port?: string; 'latency-ms'?: string; 'prompt-cache'?: boolean }): Promise<void> {
   if (!values.script) throw new UsageError('give the script: --script <fixture.json>');
   const server = await startScriptedLlmServer(loadLlmScript(values.script), {
     port: Number(values.port ?? 0),
     latencyMs: Number(values['latency-ms'] ?? 0),
     recordRequests: false,
+    ...(values['prompt-cache'] ? { promptCache: {} } : {}),
   });
   console.log(`scripted LLM server (${values.script}) listening at ${server.url}`);
   await new Promise<void>((resolve) => {
@@ -452,5 +491,5 @@ async function serveStandalone(values: { script?: string; port?: string; 'latenc
 }
 
 if (require.main === module) {
-  runCommand({ file: __filename, options: { script: { type: 'string' }, port: { type: 'string' }, 'latency-ms': { type: 'string' } }, run: ({ values }) => serveStandalone(values) });
+  runCommand({ file: __filename, options: { script: { type: 'string' }, port: { type: 'string' }, 'latency-ms': { type: 'string' }, 'prompt-cache': { type: 'boolean' } }, run: ({ values }) => serveStandalone(values) });
 }

@@ -18,6 +18,8 @@ import type { Usage } from '../../activities/store/usage';
 import type { LlmStep } from '../../activities/llm/types';
 import { readWaitingRequests, summarizeWaiting } from '../../activities/llm/batch/collector';
 import type { RunManifest, Store } from '../../activities/store/types';
+import { formatCostUsd, unpricedModelsOfSettings } from '../../activities/llm/prices';
+import { RunSettingsSchema } from '../../activities/run-settings';
 
 /** The pipeline stage an LLM step belongs to. */
 const STAGE_OF_STEP: Record<LlmStep, FunctionStage> = {
@@ -88,6 +90,8 @@ export interface RunStatus {
   classes?: { candidates: number; finished: number; accepted: number; rejected: number } | null;
   /** LLM calls of the run so far (exchanges in the store). */
   llm: Usage;
+  /** The run's models without a price in its `llm.prices`: their calls count $0, shown as "price unknown". */
+  unpricedModels?: string[];
   /** Of those, the answers refused (unparseable, failing a sanity check) and what they cost, by check. */
   refused: RefusalTotals;
   /** Requests of the run waiting for a batch answer (batch mode), from the data directory's collector files; null when not asked. */
@@ -122,12 +126,15 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
   // the function moves), for any size of run. Without Temporal, the store's exchanges tell the
   // last LLM step of each unfinished function (a full pass over them: fine for one look).
   const inProgressByStage = temporal && 'byStage' in temporal ? temporal.byStage : await inProgressFromExchanges(store, runId);
+  const settings = RunSettingsSchema.safeParse(await store.getJson(manifest.settingsKey).catch(() => null));
+  const unpriced = settings.success ? unpricedModelsOfSettings(settings.data.config) : [];
   const rejectedByStage: Partial<Record<FunctionStage, number>> = {};
   for (const stage of REJECTION_STAGES) if (counts.byStage[stage]) rejectedByStage[stage] = counts.byStage[stage];
 
   return {
     runId,
     kind: manifest.kind,
+    unpricedModels: unpriced,
     status: manifest.status,
     createdAt: manifest.createdAt,
     finishedAt: manifest.finishedAt ?? null,
@@ -220,8 +227,8 @@ export function formatRunStatus(s: RunStatus): string {
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
     `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
     `  rounds that ran: ${formatRounds(s.functions.rounds)}`,
-    `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt + ${s.llm.completionTokens} completion tokens, estimated $${s.llm.costUsd.toFixed(4)}`,
-    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated $${s.refused.costUsd.toFixed(4)}${refusalChecks(s.refused)}`,
+    `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt (${s.llm.cachedPromptTokens ?? 0} cached by the endpoint) + ${s.llm.completionTokens} completion tokens, estimated ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [])}`,
+    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated ${formatCostUsd(s.refused.costUsd, s.unpricedModels ?? [])}${refusalChecks(s.refused)}`,
   ];
   if (s.batch && s.batch.waiting > 0) lines.push(`LLM batches: ${formatWaiting(s.batch)}`);
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
@@ -332,8 +339,8 @@ export function formatProgressLine(p: ProgressSample): string {
     `functions ${s.functions.finished}/${approx}${p.expectedFunctions}${s.classes ? `, classes ${s.classes.finished}/${approx}${p.expectedClasses}` : ''}${running ? ` (running: ${running})` : ''}`,
     `accepted ${s.functions.accepted + (s.classes?.accepted ?? 0)}, rejected ${s.functions.rejected + (s.classes?.rejected ?? 0)}`,
     `rounds: debug ${s.functions.rounds.debug.rounds} in ${s.functions.rounds.debug.functions} fn, coverage ${s.functions.rounds.coverage.rounds} in ${s.functions.rounds.coverage.functions} fn`,
-    `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, $${s.llm.costUsd.toFixed(2)}`,
-    `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, $${s.refused.costUsd.toFixed(2)}`,
+    `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [], 2)}`,
+    `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, ${s.unpricedModels?.length && !s.refused.costUsd ? 'price unknown' : `$${s.refused.costUsd.toFixed(2)}`}`,
     ...(s.batch && s.batch.waiting > 0 ? [`batch: ${s.batch.waiting} waiting, oldest ${formatDuration(s.batch.oldestAgeMs ?? 0)}`] : []),
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,
   ].join(' | ');

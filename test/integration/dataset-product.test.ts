@@ -15,6 +15,7 @@ import { datasetStatistics } from '../../activities/dataset/statistics';
 import { DatasetRecordSchema } from '../../activities/store/records';
 import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
 import { runCrawl } from '../../scripts/lib/crawl';
+import { formatRunStatus, runStatus } from '../../scripts/lib/status';
 import { startTestFactory, type TestFactory } from '../support/factory';
 import { launchChromium, runPythonWithDatasets, type HeadlessChromium } from '../support/tools';
 
@@ -57,7 +58,14 @@ describe('statistics, report and export of the demo run', () => {
   let factory: TestFactory;
   let runDir: string;
   beforeAll(async () => {
-    factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT));
+    // The scripted endpoint acts with a prompt cache (a prefix shared with an earlier prompt, from 64
+    // tokens on, reported as cached_tokens) and the scripted model has a price, its cached input half.
+    factory = await startTestFactory(
+      loadLlmScript(DEMO_SCRIPT),
+      { llm: { prices: { 'scripted-test': { inputPerMTok: 2, outputPerMTok: 8, cachedInputPerMTok: 1 } } } },
+      undefined,
+      { promptCache: { minTokens: 64, stepTokens: 16 } },
+    );
     // The demo repository twice: as training data and, under another name, as an evaluation set
     // (coverage 1.0 and equal ASTs required).
     const sources = [
@@ -111,6 +119,21 @@ describe('statistics, report and export of the demo run', () => {
     expect(saved.solvability).toMatchObject({ checked: 2, solveRates: { '0.67': 1, '1': 1 }, unsolved: 0, unsolvedInitially: 1, judged: 1, removedAssertions: 1, recordsWithRemovals: 1, generatedDocstrings: 0, rejected: 0 });
   });
 
+  it("counts the endpoint's cached prompt tokens at the cached price, in summary.json, the exchanges and the status", async () => {
+    const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { llm: { total: Record<string, number>; byStep: Record<string, Record<string, number>> } };
+    const total = saved.llm.total;
+    expect(total.cachedPromptTokens).toBeGreaterThan(0);
+    expect(total.cachedPromptTokens).toBeLessThan(total.promptTokens!);
+    // Every call live, one model: uncached prompt tokens at 2 $/M, cached at 1, completion at 8.
+    const expected = ((total.promptTokens! - total.cachedPromptTokens!) * 2 + total.cachedPromptTokens! * 1 + total.completionTokens! * 8) / 1e6;
+    expect(total.costUsd).toBeCloseTo(expected, 9);
+    expect(total.costUsd).toBeLessThan(((total.promptTokens! * 2 + total.completionTokens! * 8) / 1e6) - 1e-9);
+    const bySteps = Object.values(saved.llm.byStep).reduce((n, u) => n + (u.cachedPromptTokens ?? 0), 0);
+    expect(bySteps).toBe(total.cachedPromptTokens);
+    const status = formatRunStatus(await runStatus(factory.store, 'it-product', { client: factory.client, dataDir: factory.dataDir }));
+    expect(status).toContain(`${total.promptTokens} prompt (${total.cachedPromptTokens} cached by the endpoint)`);
+  });
+
   describe('the report in headless Chromium', () => {
     let browser: HeadlessChromium;
     let page: Page;
@@ -156,9 +179,15 @@ describe('statistics, report and export of the demo run', () => {
       expect(byLabel['Tokens by step']!.drawn).toBeGreaterThanOrEqual(6);
       // Solve rates of the evaluation copy's two records: 67% and 100%.
       expect(byLabel['Records by solve rate']).toMatchObject({ drawn: 2, onTop: true });
-      // Nothing to draw for these in the demo: no price for the scripted model, no third-party import.
-      expect(byLabel['Estimated cost by step']).toMatchObject({ drawn: 0, empty: true });
+      // The scripted model has a price here; nothing to draw for the libraries: no third-party import.
+      expect(byLabel['Estimated cost by step']!.drawn).toBeGreaterThanOrEqual(6);
       expect(byLabel['External libraries imported by the eval scripts']).toMatchObject({ drawn: 0, empty: true });
+    });
+
+    it("shows the prompt tokens the endpoint's cache served", async () => {
+      const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { llm: { total: { cachedPromptTokens: number } } };
+      const tiles = await page.$eval('#cost', (h) => (h.nextElementSibling as HTMLElement).innerText);
+      expect(tiles.replace(/,/g, '')).toContain(`(${saved.llm.total.cachedPromptTokens} from the endpoint's prompt cache)`);
     });
 
     it('shows the Table 4 figures, the rejection reason and every record, and filters them', async () => {

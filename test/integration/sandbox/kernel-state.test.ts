@@ -3,7 +3,9 @@
  * POSIX message queues outlive the processes that made them, inside the container's own IPC
  * namespace. Through the real warm pool: one run leaves a segment holding a secret (handed to
  * another owner) and a touched segment of 1.6 GB, and the next run in the same container must
- * find none of it and have its memory to itself.
+ * find none of it and have its memory to itself. And the request of a run (the script, its files;
+ * for an evaluation the ground truth beside the candidate) is on no command line a process of the
+ * run can read.
  */
 import type { SandboxExecutor } from '../../../activities/sandbox';
 import { containersOf, makeExecutor } from './sandbox-env';
@@ -52,6 +54,21 @@ for i in range(0, len(data), 4096):
 print(socket.gethostname(), counts, len(os.listdir("/dev/mqueue")), "secret" if found >= 0 else "none")
 `;
 
+/** Looks for its own source on every command line in the container (readable by any process). */
+const READS_COMMAND_LINES = `
+import os
+found = []
+for p in os.listdir("/proc"):
+    if p.isdigit():
+        try:
+            line = open(f"/proc/{p}/cmdline", "rb").read()
+        except OSError:
+            continue
+        if b"marker-7f3a-request" in line:
+            found.append(p)
+print("seen on", len(found), "command lines")
+`;
+
 describe('kernel state between runs (warm pool)', () => {
   let executor: SandboxExecutor;
   const workerId = `kernel-state-${process.pid}`;
@@ -78,5 +95,11 @@ describe('kernel state between runs (warm pool)', () => {
     expect(next.status).toBe('passed');
     // The same warm container (not a fresh one after a dirty report), with nothing left in it.
     expect(next.stdout.trim()).toBe(`${host} [0, 0, 0] 0 none`);
+  });
+
+  test('no command line in the container shows the run’s request (the script, its files)', async () => {
+    const result = await executor.run({ script: READS_COMMAND_LINES, files: { 'data.txt': 'marker-7f3a-request' }, timeoutSec: 20 });
+    expect(result.status).toBe('passed');
+    expect(result.stdout.trim()).toBe('seen on 0 command lines');
   });
 });

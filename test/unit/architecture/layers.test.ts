@@ -71,6 +71,20 @@ const isActivityFile = (f: string) => /^activities\/[^/]+-activities\.ts$/.test(
 const isScript = (f: string) => /^scripts\/[^/]+\.ts$/.test(f) || f.startsWith('scripts/bench/');
 const inDomainFolder = (f: string) => /^activities\/[^/]+\//.test(f);
 
+/**
+ * The domain folders, top to bottom: a folder imports only folders below it (the target kinds
+ * use everything a step needs; the store is at the bottom). A new folder takes its place here.
+ */
+const DOMAIN_ORDER = ['targets', 'benchmark', 'export', 'eval', 'classes', 'report', 'dataset', 'tables', 'sources', 'llm', 'sandbox', 'analysis', 'store'];
+const domainOf = (f: string) => /^activities\/([^/]+)\//.exec(f)?.[1] ?? null;
+/** An import from one domain folder to another at its level or above it. */
+function againstDomainOrder(i: Pick<Import, 'from' | 'to'>): boolean {
+  const from = domainOf(i.from);
+  const to = domainOf(i.to);
+  if (from === null || to === null || from === to) return false;
+  return DOMAIN_ORDER.indexOf(to) <= DOMAIN_ORDER.indexOf(from);
+}
+
 describe('the import graph', () => {
   it('is read: every source file, their relative imports resolved', () => {
     expect(files.length).toBeGreaterThan(150);
@@ -110,6 +124,16 @@ describe('the import graph', () => {
     expect(edges((i) => i.from === 'temporal.config.ts')).toEqual(['temporal.config.ts -> activities/analysis/presets.ts', 'temporal.config.ts -> activities/analysis/types.ts']);
     expect(edges((i) => i.from === 'activities/analysis/types.ts')).toEqual(['activities/analysis/types.ts -> activities/analysis/presets.ts']);
     expect(edges((i) => i.from === 'activities/analysis/presets.ts')).toEqual([]);
+  });
+
+  it('has domain folders importing one way, down DOMAIN_ORDER (type imports included)', () => {
+    const folders = fs.readdirSync(path.join(ROOT, 'activities'), { withFileTypes: true }).filter((e) => e.isDirectory() && fs.readdirSync(path.join(ROOT, 'activities', e.name)).some((n) => n.endsWith('.ts'))).map((e) => e.name);
+    expect(folders.filter((f) => !DOMAIN_ORDER.includes(f))).toEqual([]);
+    expect(edges(againstDomainOrder)).toEqual([]);
+    // The rule sees an import against the order, and one along it.
+    expect(againstDomainOrder({ from: 'activities/classes/record.ts', to: 'activities/export/columns.ts' })).toBe(true);
+    expect(againstDomainOrder({ from: 'activities/export/class-columns.ts', to: 'activities/classes/metrics.ts' })).toBe(false);
+    expect(againstDomainOrder({ from: 'activities/export/a.ts', to: 'activities/export/b.ts' })).toBe(false);
   });
 
   it('runs every command through the one runner (scripts/lib/cli.ts)', () => {

@@ -93,11 +93,19 @@ describe('prompt templates', () => {
     expect(renderPrompt('check_functionality', varsByKind.check_functionality).messages[1]!.content).toContain(sample.orig_func);
   });
 
+  it('the mutation round never asks to compare what the tests prompt forbids: a change to printed, logged or message text is left', () => {
+    const text = renderPrompt('mutation', varsByKind.mutation).messages[1]!.content;
+    expect(text).toContain('Never compare the text of exception messages, log records, warnings or printed output, and never capture them to compare');
+    expect(text).toContain('a change that only alters such text is one the tests must leave');
+  });
+
   it('names the class copy and its tests in the class prompts, and carries the per-method coverage', () => {
     const tests = renderPrompt('class_tests', { functionName: 'Tally', script: 'class Tally:\n    pass\n' }).messages[1]!.content;
     expect(tests).toContain('`Tally_new_implementation`');
     expect(tests).toContain('test_Tally_empty');
     expect(tests).toContain('if __name__ == "__main__":');
+    // The class sanity check looks for both constructors called by name in the test functions' own bodies.
+    expect(tests).toContain('calling both constructors by name in its own body (`Tally(...)` and `Tally_new_implementation(...)`, not only through a helper');
     const cov = renderPrompt('class_coverage', { functionName: 'Tally', script: 's', missingLines: '14, 15', missingBranches: '13->exit', methodCoverage: '- add: 50%\n- remove: 100%', coverage: 0.75 }).messages[1]!.content;
     expect(cov).toContain('75%');
     expect(cov).toContain('- add: 50%');

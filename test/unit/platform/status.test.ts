@@ -12,6 +12,8 @@ import { ClassDatasetRecordSchema } from '../../../activities/store/records';
 import type { StoredRecord } from '../../../activities/store/types';
 import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
 import { datasetRecordOf } from '../../support/records';
+import { runSettingsFrom } from '../../../activities/run-settings';
+import { loadConfig } from '../../../temporal.config';
 
 function fnRef(id: string): FunctionRef {
   return { functionId: id, repoId: 'acme/r', commit: 'c'.repeat(40), path: 'a.py', qualname: `f_${id}`, name: `f_${id}`, split: 'train', license: null };
@@ -88,6 +90,9 @@ describe('runStatus', () => {
     expect(text).toContain('functions: 2/5 finished, 1 accepted, 1 rejected');
     // A run that makes no class environments has no classes figures.
     expect(s.classes).toBeNull();
+    // Settings without models: nothing is unpriced, so the estimate is in dollars.
+    expect(s.unpricedModels).toEqual([]);
+    expect(text).toContain('completion tokens, estimated $3.0000');
     expect(text).not.toContain('classes:');
     expect(text).toContain('in progress by stage: tests: 1, debug: 1, prepare: 1');
     expect(text).toContain('rounds that ran: debug 2 function(s), 4 round(s); coverage 1 function(s), 2 round(s)');
@@ -190,5 +195,20 @@ describe('ProgressTracker', () => {
       'repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | rounds: debug 9 in 7 fn, coverage 5 in 4 fn | LLM 1200 calls, 2.5M tokens, $12.50 | ' +
         '30 refused (test_calls_target 19, parse_truncated 8, test_has_assertions 2): 120k tokens, $0.75 | 11m00s elapsed, ~5m00s left',
     );
+  });
+});
+
+describe('a run whose model has no price', () => {
+  it('reads "price unknown" in the status and the progress line, never $0', async () => {
+    const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'repost-status-price-')));
+    const settings = runSettingsFrom(loadConfig({ env: { OPENAI_MODEL: 'qwen2.5-coder:7b' } }));
+    await store.createRun({ runId: 'run-p', createdAt: '2026-01-01T00:00:00.000Z', settingsKey: await store.putJson(settings), sourcesKey: null, sources: 1, outDir: null });
+    const s = await runStatus(store, 'run-p');
+    expect(s.unpricedModels).toEqual(['qwen2.5-coder:7b']);
+    expect(formatRunStatus(s)).toContain('completion tokens, estimated price unknown for qwen2.5-coder:7b (not in llm.prices)');
+    expect(formatRunStatus(s)).not.toContain('$0.0000');
+    const line = formatProgressLine({ status: s, elapsedMs: 1000, expectedFunctions: 0, expectedClasses: 0, perMinute: null, etaMs: null });
+    expect(line).toContain('LLM 0 calls, 0 tokens, price unknown for qwen2.5-coder:7b (not in llm.prices)');
+    expect(line).not.toContain('$0.00');
   });
 });

@@ -24,7 +24,7 @@ describe('outcomeOfLine', () => {
   it('reads a status 200 line as the live path reads a completion', () => {
     const out = outcomeOfLine(line({ id: 'x', custom_id: 'a', response: { status_code: 200, request_id: 'r', body: COMPLETION }, error: null }), where);
     expect(out).toEqual({ customId: 'a', ok: true, completion: readCompletion(COMPLETION, where) });
-    expect(out.ok && out.completion).toEqual({ text: 'fixture answer', finishReason: 'stop', model: 'gpt-4o-2024', id: 'chatcmpl-1', usage: { promptTokens: 120, completionTokens: 30 } });
+    expect(out.ok && out.completion).toEqual({ text: 'fixture answer', finishReason: 'stop', model: 'gpt-4o-2024', id: 'chatcmpl-1', usage: { promptTokens: 120, completionTokens: 30, cachedPromptTokens: 0 } });
   });
 
   it('keeps a truncated answer an answer (the parsers decide), and a body without choices a transient fault', () => {

@@ -8,8 +8,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ProductRecord } from '../dataset/product-record';
-import { EXPORT_COLUMNS, columnData, parquetSchema, type ExportColumn } from './columns';
+import { columnData, parquetSchema, type TableColumn } from './columns';
 
 /** Rows per row group: small enough to bound memory with long scripts, large enough to compress well. */
 export const ROWS_PER_GROUP = 500;
@@ -28,8 +27,8 @@ function loadWriter(): HyparquetWriter {
   return require('hyparquet-writer') as HyparquetWriter;
 }
 
-/** A Parquet file of records `R` with the given columns (by default the dataset's records and columns). */
-export class ParquetSplitFile<R = ProductRecord> {
+/** A Parquet file of records `R` with the given columns. */
+export class ParquetSplitFile<R> {
   private readonly tmp: string;
   private readonly writer: InstanceType<HyparquetWriter['ParquetWriter']>;
   private pending: R[] = [];
@@ -37,7 +36,7 @@ export class ParquetSplitFile<R = ProductRecord> {
 
   constructor(
     readonly file: string,
-    private readonly columns: readonly ExportColumn<R>[] = EXPORT_COLUMNS as unknown as readonly ExportColumn<R>[],
+    private readonly columns: readonly TableColumn<R>[],
   ) {
     fs.mkdirSync(path.dirname(file), { recursive: true });
     this.tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
