@@ -44,7 +44,7 @@ import { RunIdSchema } from '../activities/store/types';
 import { loadConfig, type Config } from '../temporal.config';
 import { runCommand, UsageError } from './lib/cli';
 import { newRunId, startCrawl } from './lib/crawl';
-import { loadLlmScript, startScriptedLlmServer } from './lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer } from './scripted-llm/server';
 import { startLiveView } from './lib/live-view';
 import { checkEndpoint, checkLocalSources, crawlModels } from './lib/preflight';
 import { formatCostUsd, unpricedModels } from '../activities/llm/prices';

@@ -19,7 +19,7 @@ import { LocalStore } from '../../activities/store/local';
 import { createOpenAiClient } from '../../activities/llm/http-agent';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
 import { runCommand } from '../lib/cli';
-import { startScriptedLlmServer } from '../lib/scripted-llm-server';
+import { startScriptedLlmServer } from '../scripted-llm/server';
 
 const FlagsSchema = z
   .object({

@@ -37,7 +37,7 @@ import { ClassDatasetRecordSchema, type ClassDatasetRecord } from '../../activit
 import { writeFileAtomic } from '../../activities/store/artifacts';
 import { dataPaths, loadConfig, type Config } from '../../temporal.config';
 import { CommandFailure } from './cli';
-import { loadLlmScript, startScriptedLlmServer } from './scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer } from '../scripted-llm/server';
 
 export interface ClassEvalFlags {
   dataset: string;

@@ -9,7 +9,7 @@ import type { EvalSettings } from '../../activities/eval/settings';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { loadConfig, type Config } from '../../temporal.config';
 import { checkEval, startEval } from './eval-run';
-import { loadLlmScript, startScriptedLlmServer } from './scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer } from '../scripted-llm/server';
 import { startStack } from './stack';
 
 export interface RunFlags {

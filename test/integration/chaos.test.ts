@@ -12,7 +12,7 @@ import { candidateIds } from '../../activities/dataset/run-files';
 import { LocalStore } from '../../activities/store/local';
 import { allRecords, type Store } from '../../activities/store/types';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
-import { loadLlmScript, startScriptedLlmServer, type LlmScript } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer, type LlmScript } from '../../scripts/scripted-llm/server';
 import { acceptedQualnames } from '../support/fixtures';
 import { functionWorkflowId } from '../../workflows/ids';
 import { requireEnv, startTestFactory, testConfig, workerEnv, type TestFactory } from '../support/factory';

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { ClassDatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
-import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript } from '../../scripts/scripted-llm/server';
 import { runCrawl } from '../../scripts/lib/crawl';
 import type { ClassEvalResult, ClassEvalSummary } from '../../activities/eval/class-eval';
 import { requireEnv, startTestFactory, type TestFactory } from '../support/factory';

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { DatasetRecordSchema } from '../../activities/store/records';
-import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/scripted-llm/server';
 import { DEMO_HEAD, demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';
 import type { FakeGitHub } from '../fixtures/github/server';
 import { requireEnv } from '../support/factory';

@@ -11,7 +11,7 @@ import { cleanEnv, PROJECT_ROOT, runScript } from '../support/processes';
 /** The files that run as commands: the scripts, the benchmarks, the worker process, and the library's standalone entry points. */
 function commandFiles(): string[] {
   const inDir = (dir: string) => fs.readdirSync(path.join(PROJECT_ROOT, dir)).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f}`);
-  const library = inDir('scripts/lib').filter((f) => /\brunCommand\(/.test(fs.readFileSync(path.join(PROJECT_ROOT, f), 'utf8')) && !f.endsWith('/cli.ts'));
+  const library = [...inDir('scripts/lib'), ...inDir('scripts/scripted-llm')].filter((f) => /\brunCommand\(/.test(fs.readFileSync(path.join(PROJECT_ROOT, f), 'utf8')) && !f.endsWith('/cli.ts'));
   return [...inDir('scripts'), ...inDir('scripts/bench'), ...inDir('workers'), ...library].sort();
 }
 
@@ -32,7 +32,7 @@ describe('every command-line script', () => {
   const files = commandFiles();
 
   it('is found (the scripts, the benchmarks, the worker)', () => {
-    expect(files).toEqual(expect.arrayContaining(['scripts/start.ts', 'scripts/eval.ts', 'scripts/bench.ts', 'scripts/bench/crawl.ts', 'workers/main.ts', 'scripts/lib/scripted-llm-server.ts']));
+    expect(files).toEqual(expect.arrayContaining(['scripts/start.ts', 'scripts/eval.ts', 'scripts/bench.ts', 'scripts/bench/crawl.ts', 'workers/main.ts', 'scripts/scripted-llm/server.ts']));
   });
 
   it('prints its header comment for --help and exits 0', async () => {

@@ -13,7 +13,7 @@ import type { Page } from 'playwright-core';
 import { StoreRunReader } from '../../activities/dataset/run-reader';
 import { datasetStatistics } from '../../activities/dataset/statistics';
 import { DatasetRecordSchema } from '../../activities/store/records';
-import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript } from '../../scripts/scripted-llm/server';
 import { runCrawl } from '../../scripts/lib/crawl';
 import { formatRunStatus, runStatus } from '../../scripts/lib/status';
 import { startTestFactory, type TestFactory } from '../support/factory';

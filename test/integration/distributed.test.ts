@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { DatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
 import { PostgresStore } from '../../activities/store/postgres';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
-import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/scripted-llm/server';
 import { freePort } from '../../scripts/lib/temporal-server';
 import { loadConfig } from '../../temporal.config';
 import { RUN_MEMO_KEY } from '../../scripts/lib/store-check';

@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import * as path from 'node:path';
 import { LocalStore } from '../../activities/store/local';
 import { startCrawl } from '../../scripts/lib/crawl';
-import { loadLlmScript, startScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer } from '../../scripts/scripted-llm/server';
 import { acceptedQualnames } from '../support/fixtures';
 import { requireEnv, testConfig, workerEnv } from '../support/factory';
 import { PrivateDockerDaemon } from '../support/private-docker';

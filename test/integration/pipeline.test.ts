@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import { promisify } from 'node:util';
 import * as path from 'node:path';
 import { DatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
-import { loadLlmScript, type LlmScript } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, type LlmScript } from '../../scripts/scripted-llm/server';
 import { runCrawl, startCrawl } from '../../scripts/lib/crawl';
 import { replayRejected } from '../../scripts/lib/replay';
 import { Worker } from '@temporalio/worker';

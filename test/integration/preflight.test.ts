@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { checkEndpoint, checkLocalSources } from '../../scripts/lib/preflight';
-import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/scripted-llm/server';
 import { freePort } from '../../scripts/lib/temporal-server';
 import { cleanEnv, runScript } from '../support/processes';
 

@@ -19,7 +19,7 @@ import { crawlWorkflowBudgetMs } from '../../activities/workflow-budgets';
 import { loadConfig } from '../../temporal.config';
 import { boundedKeyword } from '../../workflows/ids';
 import { RunIdKey } from '../../workflows/search-attributes';
-import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../scripts/scripted-llm/server';
 import type { BenchmarkOutcome } from '../../workflows/benchmark';
 import { demoRepo, startDemoGitHub } from '../fixtures/github/demo-repo';
 import type { FakeGitHub } from '../fixtures/github/server';

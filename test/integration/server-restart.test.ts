@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { LocalStore } from '../../activities/store/local';
 import { startCrawl } from '../../scripts/lib/crawl';
-import { loadLlmScript, startScriptedLlmServer } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer } from '../../scripts/scripted-llm/server';
 import { freePort, resolveTemporalCli, startDevServer, type DevServer } from '../../scripts/lib/temporal-server';
 import { installQuietRuntime, startWorkers } from '../../scripts/lib/workers';
 import { acceptedQualnames } from '../support/fixtures';

@@ -14,7 +14,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatasetRecordSchema, RejectionSchema, type DatasetRecord } from '../../activities/store/records';
 import { runCrawl } from '../../scripts/lib/crawl';
-import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript } from '../../scripts/scripted-llm/server';
 import { startTestFactory, type TestFactory } from '../support/factory';
 
 const REPO = path.resolve(__dirname, '../fixtures/repos/netconf');

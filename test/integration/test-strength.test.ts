@@ -12,7 +12,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
-import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript } from '../../scripts/scripted-llm/server';
 import { runCrawl } from '../../scripts/lib/crawl';
 import { startTestFactory, type TestFactory } from '../support/factory';
 

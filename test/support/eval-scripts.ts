@@ -4,7 +4,7 @@
  */
 import type { EvalRecord } from '../../activities/eval/dataset';
 import { functionParts, parsePython } from '../../activities/eval/function-source';
-import type { ScriptedRule } from '../../scripts/lib/scripted-llm-server';
+import type { ScriptedRule } from '../../scripts/scripted-llm/server';
 import type { SyntaxNode } from '../../activities/python-parser';
 
 export function fenced(code: string): string {

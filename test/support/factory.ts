@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { installQuietRuntime, startWorkers, type RunningWorkers } from '../../scripts/lib/workers';
 import { loadConfig, type Config, type DeepPartial } from '../../temporal.config';
-import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer, type ScriptedServerOptions } from '../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer, type ScriptedServerOptions } from '../../scripts/scripted-llm/server';
 import { LocalStore } from '../../activities/store/local';
 import type { Store } from '../../activities/store/types';
 

@@ -13,7 +13,7 @@ import { parseEvalDataset } from '../../../activities/eval/dataset';
 import { parseEvalLines } from '../../../activities/eval/run-files';
 import type { ExchangeRecord } from '../../../activities/llm';
 import { PostgresStore } from '../../../activities/store/postgres';
-import { startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import { fenced, rulesFor } from '../../support/eval-scripts';
 import { requireEnv } from '../../support/factory';
 import { DEMO_DATASET } from '../../support/fixtures';

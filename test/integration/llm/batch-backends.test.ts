@@ -30,8 +30,8 @@ import {
 } from '../../../activities/llm/batch';
 import { LocalStore } from '../../../activities/store/local';
 import { loadConfig } from '../../../temporal.config';
-import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
-import type { ScriptedBatchOptions } from '../../../scripts/lib/scripted-batch-api';
+import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer } from '../../../scripts/scripted-llm/server';
+import type { ScriptedBatchOptions } from '../../../scripts/scripted-llm/batch-api';
 
 /** Scripted responses (fixtures): one answer per function, a rate limit and a refusal. */
 const SCRIPT: LlmScript = {

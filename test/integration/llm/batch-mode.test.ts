@@ -12,7 +12,7 @@ import { DatasetRecordSchema, RejectionSchema } from '../../../activities/store/
 import { runCrawl, startCrawl } from '../../../scripts/lib/crawl';
 import { Client, Connection } from '@temporalio/client';
 import { LocalStore } from '../../../activities/store/local';
-import { loadLlmScript, startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import { formatRunStatus, runStatus } from '../../../scripts/lib/status';
 import { installQuietRuntime, startWorkers } from '../../../scripts/lib/workers';
 import type { Config, DeepPartial } from '../../../temporal.config';

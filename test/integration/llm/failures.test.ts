@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import { LocalStore } from '../../../activities/store/local';
 import { LlmGateway, LlmPermanentError, LlmTransientError, parseCodeAnswer, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
-import { startScriptedLlmServer, type ScriptedLlmServer, type ScriptedResponse } from '../../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer, type ScriptedLlmServer, type ScriptedResponse } from '../../../scripts/scripted-llm/server';
 import { waitFor } from '../../support/processes';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LlmGateway, parseCodeAnswer, parseVerdict, renderPrompt } from '../../../activities/llm';
 import { checkSandboxScript, checkTestScript } from '../../../activities/llm/sanity';
-import { loadLlmScript, startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 import { REPOST_SAMPLE } from '../../support/fixtures';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import { LocalStore } from '../../../activities/store/local';
 import { LlmGateway, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
-import { startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 
 /** Scripted responses (fixtures, not model output). */

@@ -3,7 +3,7 @@ import { setTimeout as realDelay } from 'node:timers/promises';
 import { Agent, fetch as undiciFetch, getGlobalDispatcher, setGlobalDispatcher, type Dispatcher } from 'undici';
 import { LocalStore } from '../../../activities/store/local';
 import { LlmGateway, renderPrompt, type ExchangeRecord } from '../../../activities/llm';
-import { startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 
 /** A scripted answer (a fixture, not model output). */

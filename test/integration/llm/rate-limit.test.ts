@@ -4,7 +4,7 @@
  */
 import * as fs from 'node:fs';
 import { LlmGateway, RateLimiter } from '../../../activities/llm';
-import { startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import { fakeClock } from '../../support/fake-clock';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 

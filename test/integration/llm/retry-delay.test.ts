@@ -17,7 +17,7 @@ import type { FunctionRef } from '../../../activities/contracts';
 import { llmQueueActivities } from '../../../activities';
 import { freezeRunSettings, pipelineSettingsFrom, queuesFrom } from '../../../activities/run-settings';
 import { LocalStore } from '../../../activities/store/local';
-import { startScriptedLlmServer, type ScriptedResponse } from '../../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer, type ScriptedResponse } from '../../../scripts/scripted-llm/server';
 import { installQuietRuntime } from '../../../scripts/lib/workers';
 import { loadConfig } from '../../../temporal.config';
 import { requireEnv } from '../../support/factory';

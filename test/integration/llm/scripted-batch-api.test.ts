@@ -7,8 +7,8 @@
 import OpenAI, { toFile } from 'openai';
 import { batchRequestLine, jsonlText } from '../../../activities/llm/batch';
 import { renderPrompt } from '../../../activities/llm';
-import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
-import type { BatchLineFault, ScriptedBatchOptions } from '../../../scripts/lib/scripted-batch-api';
+import { startScriptedLlmServer, type LlmScript, type ScriptedLlmServer } from '../../../scripts/scripted-llm/server';
+import type { BatchLineFault, ScriptedBatchOptions } from '../../../scripts/scripted-llm/batch-api';
 
 /** Scripted responses (fixtures): two sandbox attempts per function, a fault for one function. */
 const SCRIPT: LlmScript = {

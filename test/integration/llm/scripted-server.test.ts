@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { renderPrompt, type ChatMessage } from '../../../activities/llm';
-import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { loadLlmScript, startScriptedLlmServer, type ScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import * as path from 'node:path';
 
 /** The scripted server is exercised with the plain openai client, as any consumer would. */

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { LlmGateway } from '../../../activities/llm';
 import { LocalStore } from '../../../activities/store/local';
 import { sumUsage, usageBy } from '../../../activities/store/usage';
-import { startScriptedLlmServer } from '../../../scripts/lib/scripted-llm-server';
+import { startScriptedLlmServer } from '../../../scripts/scripted-llm/server';
 import { storeFor, tempDataDir, testConfig } from './helpers';
 
 describe('usage of real calls', () => {

@@ -7,7 +7,7 @@ import * as path from 'node:path';
 import { definitionSource } from '../../../activities/dataset/script-parts';
 import { parseCodeAnswer } from '../../../activities/llm';
 import { checkTestScript, type TestCallsRule } from '../../../activities/llm/sanity';
-import { loadLlmScript } from '../../../scripts/lib/scripted-llm-server';
+import { loadLlmScript } from '../../../scripts/scripted-llm/server';
 
 const FIXTURES = {
   demo: path.resolve(__dirname, '../../../scripts/demo/scripted-llm-responses.json'),

@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { estimateCostUsd } from '../../../activities/llm';
 import { readCompletion } from '../../../activities/llm/completion';
-import { promptCacheHit } from '../../../scripts/lib/scripted-llm-server';
+import { promptCacheHit } from '../../../scripts/scripted-llm/server';
 import { LocalStore, safeName } from '../../../activities/store/local';
 import { sumUsage, usageBy, type UsageEntry } from '../../../activities/store/usage';
 

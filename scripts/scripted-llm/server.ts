@@ -23,7 +23,7 @@
  * Faults can also be injected at random (`injectFaults`: a share of requests, seeded), before a
  * scripted response is used, so the retried request gets the answer the script holds for it.
  *
- * It also serves the Batch API (`scripted-batch-api.ts`: file upload and download, batch create,
+ * It also serves the Batch API (`batch-api.ts`: file upload and download, batch create,
  * retrieve, list and cancel, on a clock of its own, with chosen lines failing): each request line
  * is answered from the same script, in the same order per function, as the chat endpoint would
  * answer it; a fault becomes the line's status (429, 500, 400, ...) or, for 'reset', a
@@ -33,15 +33,15 @@
  * endpoint with a prompt cache: a prompt's longest common prefix with an earlier prompt (any
  * function, same model) counts as cached from `minTokens` on, in steps of `stepTokens`, and is
  * reported as `usage.prompt_tokens_details.cached_tokens`. Run it standalone for the demo:
- *   tsx scripts/lib/scripted-llm-server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399] [--latency-ms N] [--prompt-cache]
+ *   tsx scripts/scripted-llm/server.ts --script test/fixtures/scripted-llm/<file>.json [--port 8399] [--latency-ms N] [--prompt-cache]
  */
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
-import { createScriptedBatchApi, type BatchLineAnswer, type ScriptedBatchOptions, type ScriptedBatchStats } from './scripted-batch-api';
-import { runCommand, UsageError } from './cli';
-import { seededRandom } from './seeded-random';
+import { createScriptedBatchApi, type BatchLineAnswer, type ScriptedBatchOptions, type ScriptedBatchStats } from './batch-api';
+import { runCommand, UsageError } from '../lib/cli';
+import { seededRandom } from '../lib/seeded-random';
 
 export type ScriptedFault = {
   fault: '429' | '500' | '400' | '401' | '404' | 'slow' | 'malformed' | 'truncated' | 'reset';
