@@ -28,7 +28,8 @@ import {
   type BatchManifest,
 } from '../activities/llm/batch';
 import { loadConfig } from '../temporal.config';
-import { UsageError, runCommand } from './lib/cli';
+import * as fs from 'node:fs';
+import { CommandFailure, UsageError, runCommand } from './lib/cli';
 import { formatDuration } from './lib/status';
 
 const COMMANDS = ['list', 'show', 'import'] as const;
@@ -119,10 +120,10 @@ async function main(values: Flags, positionals: string[]): Promise<number> {
   } catch (err) {
     // A batch that is not there is a mistake in the command line: nothing was done.
     if (err instanceof BatchNotFoundError) throw new UsageError(err.message);
-    if (err instanceof BatchImportError || err instanceof BatchFileError) {
-      console.error(printable(err.message));
-      return 1;
-    }
+    // A results file that is not there is a mistake in the command line too; one that cannot be
+    // loaded is a failure, in the common `batches: <message>` form.
+    if (err instanceof BatchImportError && !fs.existsSync(args[0]!)) throw new UsageError(`no such results file: ${printable(args[0]!)}`);
+    if (err instanceof BatchImportError || err instanceof BatchFileError) throw new CommandFailure(printable(err.message));
     throw err;
   }
 }

@@ -81,7 +81,11 @@ describe('tsx scripts/batches.ts', () => {
     fs.writeFileSync(file, `${answer('a', 'x')}\n{"custom_id": "b",\n`);
     const broken = await run('import', file);
     expect(broken.code).toBe(1);
-    expect(broken.stderr).toMatch(new RegExp(`^${file} line 2 is not JSON`));
+    expect(broken.stderr).toMatch(new RegExp(`^batches: ${file} line 2 is not JSON`));
+    // A results file that is not there: a command-line mistake (exit 2), in the common form.
+    const none = path.join(elsewhere, 'none.jsonl');
+    const missing = await run('import', none);
+    expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 2, stderr: `batches: no such results file: ${none} (see --help)\n` });
 
     fs.writeFileSync(file, `${answer('a', 'x')}\n${answer('b', 'y')}\n`);
     const partial = await run('import', file);
