@@ -3,8 +3,9 @@
 Runs in the task's verifier container (Harbor's `separate` mode: a fresh container of the task's
 image, never the agent's), started by tests/test.sh as root. It reads the agent's answer
 (/app/solution.py, brought over by Harbor as the task's artifact), places the definition of the
-target in the record's evaluation script as `<name>_new_implementation` where the factory's own
-harness puts it (the slot the exporter marked in tests/task.json), runs the script through the
+target where the exporter marked it (tests/task.json): in an isolated run, as eval.ts runs answers,
+under its own name in the candidate's module, which runs in a process of its own while the
+script's `<name>_new_implementation` is a stub calling it there; runs the script through the
 sandbox harness (`launch.py` in the image: ONE entry, `run_candidate` below), and writes
 /logs/verifier/reward.txt (1 or 0), reward.json (Harbor reads numbers only: the reward, the
 duration and a 0/1 per failure kind) and verdict.json (passed, the failure kind as eval.ts names
@@ -31,7 +32,7 @@ SUFFIX = "_new_implementation"
 SYNTAX_ERRORS = {"SyntaxError", "IndentationError", "TabError"}
 
 
-KINDS = ("no_code", "syntax_error", "assertion", "exception", "timeout", "harness")
+KINDS = ("no_code", "syntax_error", "assertion", "exception", "timeout", "candidate_exit", "forbidden_value", "protocol", "wrong_type", "harness")
 
 
 def write_verdict(verdict):
@@ -89,9 +90,10 @@ def _dedent(block):
 
 
 def place(answer, task):
-    """The evaluation script with the answer's definition in the slot, its imports and helpers on top.
+    """The answer's definition in its slot (the candidate's module in an isolated run, else the
+    script as `<name>_new_implementation`), its imports and helpers on top.
 
-    Returns (script, None) or (None, outcome) when the answer cannot be placed."""
+    Returns ({"script", "candidate"}, None) or (None, outcome) when the answer cannot be placed."""
     name, kind, script = task["name"], task["kind"], task["script"]
     answer = textwrap.dedent(answer.replace("\r\n", "\n"))
     try:
@@ -105,21 +107,27 @@ def place(answer, task):
     lines = answer.split("\n")
     first, last = _segment(lines, node)
     block = _dedent(lines[first - 1 : last])
-    # Rename the definition (its `def name` / `class name` line), nothing else.
-    row = node.lineno - first
-    keyword = "class" if kind == "class" else "def"
-    block[row] = re.sub(r"\b(" + keyword + r"\s+)" + re.escape(name) + r"\b", lambda m: m.group(1) + name + SUFFIX, block[row], count=1)
-    indent = task["indent"]
+    isolated = task.get("isolated")
+    if not isolated:
+        # Rename the definition (its `def name` / `class name` line), nothing else.
+        row = node.lineno - first
+        keyword = "class" if kind == "class" else "def"
+        block[row] = re.sub(r"\b(" + keyword + r"\s+)" + re.escape(name) + r"\b", lambda m: m.group(1) + name + SUFFIX, block[row], count=1)
+    # In an isolated run the answer keeps its name and goes into the candidate's module, which
+    # runs in a process of its own; the script gets the stub.
+    target = isolated["module"] if isolated else script
+    indent = isolated["indent"] if isolated else task["indent"]
+    at = isolated["preambleAt"] if isolated else task["preambleAt"]
     placed = "\n".join(indent + l if l else l for l in block)
-    script_tree = ast.parse(script.replace(SLOT, "pass"))
+    target_tree = ast.parse(target.replace(SLOT, "pass"))
     bound = set()
-    for stmt in script_tree.body:
+    for stmt in target_tree.body:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bound.add(stmt.name)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             bound.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-    # Imports and (for a top-level target) helper functions beside it go above the script; a
-    # name the script defines stays the script's.
+    # Imports and (for a top-level target) helper functions beside it go above; a name the script
+    # defines stays the script's.
     preamble = []
     for stmt in tree.body:
         if stmt is node or stmt is owner:
@@ -129,9 +137,11 @@ def place(answer, task):
         if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (owner is None and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in bound):
             s, e = _segment(lines, stmt)
             preamble.append("\n".join(lines[s - 1 : e]))
-    at = task["preambleAt"]
-    body = script[:at] + ("\n".join(preamble) + "\n\n" if preamble else "") + script[at:]
-    return body.replace(indent + SLOT, placed, 1), None
+    body = target[:at] + ("\n".join(preamble) + "\n\n" if preamble else "") + target[at:]
+    body = body.replace(indent + SLOT, placed, 1)
+    if isolated:
+        return {"script": isolated["script"], "candidate": {"target": isolated["target"], "kind": isolated["kind"], "module": body}}, None
+    return {"script": body, "candidate": None}, None
 
 
 class _SupervisorExit(Exception):
@@ -155,8 +165,9 @@ class _OsOfSupervisor:
         self._real._exit(code)
 
 
-def run_candidate(script, timeout_sec):
-    """The one harness entry: the script with the candidate placed, run by launch.py. Returns
+def run_candidate(placed, timeout_sec):
+    """The one harness entry: the script and, in an isolated run, the candidate's module (its own
+    process, as eval.ts runs answers), run by launch.py. Returns
     (exit status, stderr, the supervisor's result or None, seconds).
 
     launch.py's supervisor runs in this very process. When the script ends, the supervisor kills
@@ -164,7 +175,9 @@ def run_candidate(script, timeout_sec):
     (test.sh execs this file) for the verdict to be written afterwards."""
     import io
 
-    request = {"runDir": "/scratch/run-verify", "script": script, "files": {}, "coverage": None, "packageDir": None, "runner": None, "timeoutSec": timeout_sec}
+    request = {"runDir": "/scratch/run-verify", "script": placed["script"], "files": {}, "coverage": None, "packageDir": None, "runner": None, "timeoutSec": timeout_sec}
+    if placed.get("candidate"):
+        request["candidate"] = placed["candidate"]
     sys.path.insert(0, os.path.dirname(HARNESS))
     import launch
 
@@ -217,8 +230,12 @@ def classify(code, stderr, result, duration, test_names):
     last = (line or (stderr.strip().split("\n")[-1] if stderr.strip() else "")).strip()
     # One run of the script decides: its test functions are listed, not scored one by one.
     tests = [{"name": "eval_script", "testFunctions": list(test_names)}]
+    candidate = (result or {}).get("candidate") if isinstance(result, dict) else None
     if result and result.get("timedOut"):
         kind, passed, summary = "timeout", False, "the run exceeded its time limit and was killed"
+    elif isinstance(candidate, dict) and candidate.get("kind") in KINDS and code != 0 and not (candidate.get("kind") == "wrong_type" and exc_type):
+        # The answer failed the run in a way of its own (isolated runs: see the harness README).
+        kind, passed, summary, exc_type = candidate["kind"], False, str(candidate.get("detail", ""))[:300], None
     elif code == 0:
         kind, passed, summary, exc_type = None, True, "passed", None
     elif exc_type == "AssertionError" or re.search(r"^FAILED \(failures=\d+\)$", stderr, re.M):
@@ -267,11 +284,11 @@ def main():
     if not answer.strip():
         write_verdict(outcome(False, "no_code", f"the answer is empty ({ANSWER})"))
         return
-    script, failed = place(answer, task)
+    placed, failed = place(answer, task)
     if failed:
         write_verdict(failed)
         return
-    code, err, result, duration = run_candidate(script, float(task["timeoutSec"]))
+    code, err, result, duration = run_candidate(placed, float(task["timeoutSec"]))
     if code is None:
         write_verdict(outcome(False, "harness", "the harness ended without an exit status"))
         return

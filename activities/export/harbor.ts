@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { EvalDatasetLineSchema, toEvalRecord, type EvalRecord } from '../eval/dataset';
 import { promptContext, hasDocstring } from '../eval/prompt-context';
 import { renderPrompt } from '../llm';
-import { dedentLike, withNewImplementation } from '../sandbox/new-implementation';
+import { dedentLike, isolatedPlacement, withNewImplementation } from '../sandbox/new-implementation';
 import type { RunReader } from '../dataset/run-reader';
 import { writeFileAtomic } from '../store/artifacts';
 
@@ -94,6 +94,24 @@ export function answerSlot(record: Pick<EvalRecord, 'evalScript' | 'qualname'>):
   return { script, indent, preambleAt };
 }
 
+/**
+ * An isolated run's halves (see isolatedPlacement): the script the trusted process runs (a stub as
+ * `<name>_new_implementation`), and the candidate's module with a marked line where the answer's
+ * definition goes (under its own name), its indentation and where the answer's imports go.
+ */
+export function isolatedSlot(record: Pick<EvalRecord, 'evalScript' | 'qualname'>): { script: string; module: string; indent: string; preambleAt: number; target: string; kind: 'function' | 'class' } {
+  const name = record.qualname.split('.').pop()!;
+  const placed = isolatedPlacement(record.evalScript, `def ${name}(*args, **kwargs):\n    ${SLOT}\n`, record.qualname);
+  const lines = placed.module.split('\n');
+  const at = lines.findIndex((l) => l.trim() === SLOT);
+  if (at < 1 || !lines[at - 1]!.trimStart().startsWith(`def ${name}(`)) throw new HarborExportError(`cannot mark where ${record.qualname}'s answer goes in its candidate module`);
+  const indent = /^\s*/.exec(lines[at - 1]!)![0];
+  lines.splice(at - 1, 2, `${indent}${SLOT}`);
+  const module = lines.join('\n');
+  const future = [...module.matchAll(/^from __future__ import [^\n]*\n/gm)].pop();
+  return { script: placed.script, module, indent, preambleAt: future ? future.index! + future[0].length : 0, target: placed.target, kind: placed.kind };
+}
+
 /** The solve prompt eval.ts would send (the original docstring, else the record's generated one). */
 export function instructionOf(record: EvalRecord): string {
   const generated = !hasDocstring(record.origFunc) && record.generatedDocstring ? record.generatedDocstring : undefined;
@@ -166,7 +184,9 @@ export function harborTask(record: EvalRecord, sandbox: HarborSandboxSettings, v
     'ENTRYPOINT ["/bin/sh", "-c", "exec sleep infinity", "--"]',
     '',
   ].join('\n');
-  const task = { name: record.name, qualname: record.qualname, kind: 'function', script: slot.script, indent: slot.indent, preambleAt: slot.preambleAt, timeoutSec: sandbox.timeoutSec, tests: testFunctions(record.evalScript) };
+  // The verifier runs the answer as eval.ts does: in a process of its own (`isolated`).
+  const isolated = isolatedSlot(record);
+  const task = { name: record.name, qualname: record.qualname, kind: 'function', script: slot.script, indent: slot.indent, preambleAt: slot.preambleAt, isolated, timeoutSec: sandbox.timeoutSec, tests: testFunctions(record.evalScript) };
   const testSh = ['#!/bin/bash', '# Verifies the answer in /app/solution.py: see verify.py.', 'mkdir -p /logs/verifier', 'exec python3 -I "$(dirname "$0")/verify.py"', ''].join('\n');
   // A quoted heredoc writes the text as it is; its terminator is chosen so the text cannot end it.
   let eof = 'REPOST_GROUND_TRUTH';
