@@ -101,12 +101,15 @@ export function answerSlot(record: Pick<EvalRecord, 'evalScript' | 'qualname'>):
  */
 export function isolatedSlot(record: Pick<EvalRecord, 'evalScript' | 'qualname'>): { script: string; module: string; indent: string; preambleAt: number; target: string; kind: 'function' | 'class' } {
   const name = record.qualname.split('.').pop()!;
-  const placed = isolatedPlacement(record.evalScript, `def ${name}(*args, **kwargs):\n    ${SLOT}\n`, record.qualname);
+  // A body of the marker alone would be no body at all: a `pass` after it keeps the definition whole.
+  const placed = isolatedPlacement(record.evalScript, `def ${name}(*args, **kwargs):\n    ${SLOT}\n    pass\n`, record.qualname);
   const lines = placed.module.split('\n');
   const at = lines.findIndex((l) => l.trim() === SLOT);
-  if (at < 1 || !lines[at - 1]!.trimStart().startsWith(`def ${name}(`)) throw new HarborExportError(`cannot mark where ${record.qualname}'s answer goes in its candidate module`);
+  if (at < 1 || !lines[at - 1]!.trimStart().startsWith(`def ${name}(`) || lines[at + 1]?.trim() !== 'pass') {
+    throw new HarborExportError(`cannot mark where ${record.qualname}'s answer goes in its candidate module`);
+  }
   const indent = /^\s*/.exec(lines[at - 1]!)![0];
-  lines.splice(at - 1, 2, `${indent}${SLOT}`);
+  lines.splice(at - 1, 3, `${indent}${SLOT}`);
   const module = lines.join('\n');
   const future = [...module.matchAll(/^from __future__ import [^\n]*\n/gm)].pop();
   return { script: placed.script, module, indent, preambleAt: future ? future.index! + future[0].length : 0, target: placed.target, kind: placed.kind };
