@@ -331,8 +331,8 @@ describe('source-only packages', () => {
     const building = async () => {
       for (const c of await containersOf(workerId)) {
         if (c.State !== 'running') continue;
-        const top = (await docker.getContainer(c.Id).top({ ps_args: '-o pid,args' }).catch(() => ({ Processes: [] }))) as { Processes: string[][] };
-        if (top.Processes.some((p) => p.join(' ').includes('pip wheel'))) return c;
+        const top = (await docker.getContainer(c.Id).top({ ps_args: '-o pid,args' }).catch(() => ({ Processes: [] }))) as { Processes: string[][] | null };
+        if ((top.Processes ?? []).some((p) => p.join(' ').includes('pip wheel'))) return c;
       }
       return undefined;
     };
