@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { runCrawl } from '../../scripts/lib/crawl';
-import { loadLlmScript } from '../../scripts/lib/scripted-llm-server';
+import { loadLlmScript } from '../../scripts/scripted-llm/server';
 import { returnNone } from '../support/eval-scripts';
 import { startTestFactory, type TestFactory } from '../support/factory';
 
