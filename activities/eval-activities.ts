@@ -375,9 +375,9 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
       const { config: runConfig, settings } = await runs.forEvalRun(run);
       const record = await recordOf(store, item);
       const tests = await store.getJson<string[]>(testsKey);
-      const placed = await placeCandidate(store, record, candidateKey);
+      const placed = await placeCandidate(store, record, candidateKey, true);
       if (!placed.ok || tests.length === 0) return { row: '0'.repeat(tests.length) };
-      const request = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements });
+      const request = runnerRequest({ mode: 'matrix', script: placed.script, target: record.qualname, snippets: tests, snippetTimeoutSec: settings.testTimeoutSec, requirements: record.requirements, candidate: placed.candidate });
       const result = await executor.run({ ...request, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
       return { row: matrixRow(snippetResults(result, tests.length)) };

@@ -17,7 +17,8 @@ import { insertPreamble } from './candidate-script';
 import { parsePython } from './function-source';
 import { passAtKs } from './pass-at-k';
 import { codeSimilarity } from './similarity';
-import { withNewClassImplementation } from '../sandbox/new-implementation';
+import type { CandidateSpec } from '../sandbox/harness-command';
+import { isolatedPlacement } from '../sandbox/new-implementation';
 import type { SyntaxNode } from '../python-parser';
 import type { ClassDatasetRecord } from '../store/records';
 
@@ -72,9 +73,13 @@ export function extractClassCandidate(answer: string, className: string, localMo
   return { ok: true, code: text.slice(cls.startIndex, cls.endIndex), preamble: imports.map((n) => n.text).join('\n') };
 }
 
-/** The evaluation script with the answer as `<Class>_new_implementation`; throws when it cannot be placed. */
-export function classCandidateScript(evalScript: string, candidate: Extract<ClassCandidate, { ok: true }>, className: string): string {
-  return insertPreamble(withNewClassImplementation(evalScript, candidate.code, className), candidate.preamble).script;
+/**
+ * The evaluation script with a stub as `<Class>_new_implementation`, and the answer in a module of
+ * its own for its own process (an isolated run: see isolatedPlacement); throws when it cannot be placed.
+ */
+export function classCandidateScript(evalScript: string, candidate: Extract<ClassCandidate, { ok: true }>, className: string): { script: string; candidate: CandidateSpec } {
+  const placed = isolatedPlacement(evalScript, candidate.code, className, 'class');
+  return { script: placed.script, candidate: { target: placed.target, kind: placed.kind, module: insertPreamble(placed.module, candidate.preamble).script } };
 }
 
 /**

@@ -42,7 +42,10 @@ export function harnessOutcome(cause: string, exceptionType: string | null = nul
 /** Classifies a finished run; `infrastructure` is not an outcome (the run is retried instead). */
 export function outcomeOf(result: SandboxResult): SampleOutcome {
   const exc = result.exception;
-  if (result.candidate && result.status !== 'passed' && result.status !== 'infrastructure') {
+  // A wrong type is the run's reason only when the tests themselves passed; a wrong value that is also of
+  // another type stays a wrong value (the candidate's other failures explain the run whatever the tests did).
+  const candidateReason = result.candidate && !(result.candidate.kind === 'wrong_type' && exc);
+  if (candidateReason && result.candidate && result.status !== 'passed' && result.status !== 'infrastructure') {
     return { passed: false, kind: result.candidate.kind, exceptionType: null, summary: result.candidate.detail.slice(0, 300) };
   }
   const line = exc ? `${exc.type}: ${exc.message}`.slice(0, 300) : lastLine(result);

@@ -7,6 +7,7 @@
  * and come back in the run's result (`SandboxResult.runner`): nothing the candidate prints, and
  * no file in its folder, is read as a result, and no secret of the run sits where it can read it.
  */
+import type { CandidateSpec } from '../sandbox/harness-command';
 import type { RunRequest } from '../sandbox/run-request';
 import type { SandboxResult } from '../sandbox/schema';
 
@@ -22,6 +23,8 @@ export interface RunnerRequestOptions {
   /** The whole run's limit; default: enough for every snippet's limit plus loading. */
   timeoutSec?: number;
   requirements?: string[];
+  /** `matrix` in an isolated run: the candidate in a process of its own (`script` then holds the stub). */
+  candidate?: CandidateSpec;
 }
 
 export function runnerRequest(options: RunnerRequestOptions): RunRequest {
@@ -32,6 +35,7 @@ export function runnerRequest(options: RunnerRequestOptions): RunRequest {
     install: true,
     requirements: options.requirements,
     timeoutSec: options.timeoutSec ?? options.snippetTimeoutSec * (options.snippets.length + 3),
+    ...(options.candidate ? { candidate: options.candidate } : {}),
   };
 }
 

@@ -279,7 +279,8 @@ export function withNewClassImplementation(script: string, classSource: string, 
  * trusted process runs, with a stub as `<name>_new_implementation` that calls the candidate's
  * process, and the module the candidate's process loads: the script's definitions with the
  * target's definition replaced by the candidate's, no test, no main block, no copy of the
- * original. Throws when the target cannot be found or the candidate defines no such function.
+ * original (docs/architecture.md, invariant 14). Throws when the target cannot be found or the
+ * candidate defines no such function.
  */
 export interface IsolatedPlacement {
   /** The evaluation script as the trusted process runs it. */

@@ -93,8 +93,29 @@ def _become_candidate_user():
         os.setuid(CANDIDATE_UID)
 
 
+def _candidate_left_something():
+    """Whether a process or a top-level entry of a writable mount belongs to the candidate's uid."""
+    for root in hygiene.WRITABLE:
+        try:
+            for name in os.listdir(root):
+                if os.lstat(os.path.join(root, name)).st_uid == CANDIDATE_UID:
+                    return True
+        except OSError:
+            continue
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                if os.stat(f"/proc/{entry}").st_uid == CANDIDATE_UID:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
 def _clean_as_candidate():
     """What a candidate left in the writable mounts goes first, removed by its own uid (sticky /tmp)."""
+    if not _candidate_left_something():
+        return
     pid = os.fork()
     if pid == 0:
         try:
@@ -201,17 +222,16 @@ def _run_as_main(script_path, source=None, extra=None):
     if source is None:
         with open(script_path, "rb") as fh:
             source = fh.read()
-    else:
-        import linecache
-
-        linecache.cache[script_path] = (len(source), None, source.splitlines(True), script_path)
     main = type(sys)("__main__")
     main.__file__ = script_path
     main.__cached__ = None
     main.__loader__ = None
     main.__spec__ = None
     main.__builtins__ = __builtins__
-    main.__dict__.update(extra or {})
+    if extra:
+        # The script is not on disk: tracebacks read its lines from the loader when they print.
+        main.__loader__ = extra["__repost_candidate__"].source_loader(source)
+        main.__dict__.update(extra)
     sys.modules["__main__"] = main
     exec(compile(source, script_path, "exec"), main.__dict__)
 
@@ -347,19 +367,10 @@ def _harness_module(name):
         sys.path.remove(HARNESS_DIR)
 
 
-def _script_packages(source):
-    """Top-level names of the non-standard-library modules a script imports (what the candidate's values may be made of)."""
-    import ast
-
-    names = set()
-    try:
-        for node in ast.walk(ast.parse(source)):
-            if isinstance(node, ast.Import):
-                names.update(a.name.split(".")[0] for a in node.names)
-            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                names.add(node.module.split(".")[0])
-    except SyntaxError:
-        pass
+def _script_packages(source, isolated):
+    """Top-level names of the non-standard-library modules a script imports at its top level (what
+    the candidate's values may be made of)."""
+    names = {n.split(".")[0] for n in isolated.top_level_imports(source)}
     return sorted(n for n in names if n not in sys.stdlib_module_names)
 
 
@@ -377,7 +388,8 @@ def _child(request, run_dir, script_path, target, fd, call_fd=None):
         host = None
         if isolated:
             spec = request["candidate"]
-            host = _harness_module("repost_isolated").Host(call_fd, spec["target"], spec["kind"], _script_packages(request["script"]))
+            isolated_module = _harness_module("repost_isolated")
+            host = isolated_module.Host(call_fd, spec["target"], spec["kind"], _script_packages(request["script"], isolated_module))
             request["_extra"] = {"__repost_candidate__": host}
         cov = None
         if target:
@@ -419,7 +431,9 @@ def _run_script(reporter, runner, script_path, request, fast_exit=False):
     real_exit = sys.exit
     status, missing, exited_in, exception = 0, None, None, None
     try:
-        if runner is not None:
+        if runner is not None and request.get("candidate"):
+            runner.run(script_path, request["runner"], reporter, request["script"], request.get("_extra"))
+        elif runner is not None:
             runner.run(script_path, request["runner"], reporter)
         elif request.get("candidate"):
             _run_as_main(script_path, request["script"], request.get("_extra"))
@@ -447,17 +461,18 @@ def _start_candidate(request, run_dir, report_fds):
     """Forks the candidate's process (repost_isolated.serve) and returns the trusted side's end of
     their socket. The candidate keeps nothing of the supervisor's: no report pipe, no request, its
     own uid; it waits for the script's calls."""
-    import socket
-
-    mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-    trusted_fd, candidate_fd = mine.detach(), theirs.detach()
+    # Two pipes, not a socket: nothing to import for them.
+    to_candidate_r, to_candidate_w = os.pipe()
+    to_trusted_r, to_trusted_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            for fd in (trusted_fd,) + tuple(report_fds):
+            for fd in (to_candidate_w, to_trusted_r) + tuple(report_fds):
                 os.close(fd)
-            os.closerange(3, candidate_fd)
-            os.closerange(candidate_fd + 1, 4096)
+            keep = sorted((to_candidate_r, to_trusted_w))
+            os.closerange(3, keep[0])
+            os.closerange(keep[0] + 1, keep[1])
+            os.closerange(keep[1] + 1, 4096)
             isolated = __import__("repost_isolated")
             _become_candidate_user()
             os.umask(0o002)
@@ -475,13 +490,14 @@ def _start_candidate(request, run_dir, report_fds):
                 for d in package_dirs:
                     site.addsitedir(d)
             sys.argv = [os.path.join(home, "candidate.py")]
-            isolated.serve(candidate_fd, request["candidate"], os.path.join(home, "candidate.py"))
+            isolated.serve((to_candidate_r, to_trusted_w), request["candidate"], os.path.join(home, "candidate.py"))
         except BaseException as exc:  # noqa: BLE001 - the trusted side sees the channel close
             print(f"[repost-sandbox] the candidate's process could not start: {type(exc).__name__}: {exc}", file=sys.stderr)
         finally:
             os._exit(0)
-    os.close(candidate_fd)
-    return trusted_fd
+    os.close(to_candidate_r)
+    os.close(to_trusted_w)
+    return (to_trusted_r, to_candidate_w)
 
 
 def _supervise(pid, fd, timeout):
@@ -795,7 +811,8 @@ def main():
         _child(request, run_dir, script_path, target, write_fd, call_fd)
     os.close(write_fd)
     if call_fd is not None:
-        os.close(call_fd)
+        for fd in call_fd:
+            os.close(fd)
     status, timed_out, data = _supervise(pid, read_fd, timeout)
     runner_request = request.get("runner")
     expected = len(runner_request["snippets"]) if isinstance(runner_request, dict) else None

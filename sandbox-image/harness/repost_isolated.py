@@ -153,13 +153,13 @@ class TrustedUnpickler(pickle.Unpickler):
             raise pickle.UnpicklingError(f"builtins.{name} is not a value the harness decodes")
         if (module, name) in _CHECKED:
             return _lookup(module, name)
-        if module == "__main__":
+        if module == "__main__" or (host.main is not None and module == host.main.__name__):
             obj = host.main.__dict__.get(name) if host.main is not None else None
             if host.class_target is not None and name == host.class_target and host.stub_class is not None:
                 return host.stub_class
-            if isinstance(obj, type) and obj.__module__ == "__main__" and obj.__qualname__ == name:
+            if isinstance(obj, type) and obj.__module__ == host.main.__name__ and obj.__qualname__ == name:
                 return obj
-            raise pickle.UnpicklingError(f"__main__.{name} is not a class the script defines")
+            raise pickle.UnpicklingError(f"{module}.{name} is not a class the script defines")
         top = module.split(".")[0]
         if top in host.packages and top not in _NEVER:
             obj = _lookup(module, name)
@@ -276,7 +276,7 @@ class _TrustedPickler(pickle.Pickler):
             module = getattr(obj, "__module__", None)
             qualname = getattr(obj, "__qualname__", "")
             bound_to = getattr(obj, "__self__", None)
-            if module == "__main__" or "<locals>" in qualname or "<lambda>" in qualname or isinstance(obj, types.MethodType) or (bound_to is not None and not isinstance(bound_to, types.ModuleType)):
+            if module == "__main__" or module == host.script_module or "<locals>" in qualname or "<lambda>" in qualname or isinstance(obj, types.MethodType) or (bound_to is not None and not isinstance(bound_to, types.ModuleType)):
                 return ("ref", host.register(obj))
             return None
         if isinstance(obj, type):
@@ -314,6 +314,53 @@ class RemoteIterator:
 
     def __next__(self):
         return self._host._next(self._id)
+
+
+_STUB_DUNDERS = ("__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__", "__len__", "__iter__", "__contains__",
+                 "__getitem__", "__setitem__", "__delitem__", "__str__", "__repr__", "__bool__", "__call__", "__add__",
+                 "__sub__", "__mul__", "__truediv__", "__enter__", "__exit__")
+
+
+def _stub_base(host):
+    class Stub:
+        def __init_subclass__(cls, **kwargs):
+            super().__init_subclass__(**kwargs)
+            host.stub_class = cls
+
+        def __init__(self, *args, **kwargs):
+            made = host._roundtrip(("call", "__new__", None, args, kwargs, host._surroundings()), None, args, kwargs)
+            if isinstance(made, Stub):
+                self.__dict__.update(made.__dict__)
+
+        def __getattr__(self, name):
+            if name.startswith("__") or name.startswith("_repost"):
+                raise AttributeError(name)
+            value = host.call_method(f"{host.target}.{name}", self, None, None)
+            if isinstance(value, tuple) and value == ("__repost_method__",):
+                return lambda *args, **kwargs: host.call_method(f"{host.target}.{name}", self, args, kwargs)
+            return value
+
+        def __hash__(self):
+            if "__hash__" in host._defined_dunders():
+                return host.call_method(f"{host.target}.__hash__", self, (), {})
+            return object.__hash__(self)
+
+    def forward(name):
+        fallback = getattr(object, name, None)
+
+        def method(self, *args):
+            if name in host._defined_dunders():
+                return host.call_method(f"{host.target}.{name}", self, args, {})
+            if fallback is not None:
+                return fallback(self, *args)
+            raise TypeError(f"{type(self).__name__} has no {name}")
+
+        method.__name__ = name
+        return method
+
+    for name in _STUB_DUNDERS:
+        setattr(Stub, name, forward(name))
+    return Stub
 
 
 class _Fingerprints:
@@ -367,8 +414,8 @@ class RemoteFunction:
 class Host:
     """The trusted side: `<name>_new_implementation` stubs call `call` and `call_method`."""
 
-    def __init__(self, fd, target, kind, packages):
-        self.fd = fd
+    def __init__(self, fds, target, kind, packages):
+        self.rfd, self.wfd = fds
         self.target = target
         self.kind = kind
         self.packages = set(packages)
@@ -376,11 +423,14 @@ class Host:
         self._ref_ids = {}
         self.failure = None
         self.main = None
+        self.script_module = "__main__"
+        self.broken = None
         self.class_target = target if kind == "class" else None
         self.stub_class = None
         self.baseline = None
         self.patches = []
         self.shared = []
+        self._dunders = None
         self._signatures = {}
         self._last_environ = None
         self.calls = 0
@@ -414,7 +464,7 @@ class Host:
         except Exception as exc:  # noqa: BLE001
             raise CandidateRaised(f"the harness could not send the call's arguments to the candidate: {type(exc).__name__}: {exc}") from None
         try:
-            send_bytes(self.fd, data)
+            send_bytes(self.wfd, data)
         except OSError:
             self._fail("candidate_exit", "the candidate's process ended")
 
@@ -422,7 +472,7 @@ class Host:
         """Serves the candidate's requests until its answer to ours comes."""
         while True:
             try:
-                data = recv_bytes(self.fd)
+                data = recv_bytes(self.rfd)
             except (OSError, ValueError) as exc:
                 self._fail("protocol", f"the candidate's channel broke: {exc}")
             if data is None:
@@ -485,7 +535,7 @@ class Host:
         code = getattr(fn, "__code__", None) if isinstance(fn, (types.FunctionType, types.MethodType)) else None
         if code is not None and id(code) in self._originals():
             self._fail("forbidden_value", "the candidate reached for the ground truth through an object the tests handed it")
-        if isinstance(obj, type) and self.kind == "class" and obj.__qualname__ == self.target and obj.__module__ == "__main__":
+        if isinstance(obj, type) and self.kind == "class" and obj.__qualname__ == self.target and obj.__module__ == self.script_module:
             self._fail("forbidden_value", "the candidate reached for the ground truth's class through an object the tests handed it")
 
     # -- the surroundings of a call, as the script's process has them now
@@ -537,12 +587,21 @@ class Host:
 
     # -- calls
     def _roundtrip(self, message, self_obj, args, kwargs):
+        if self.broken:
+            self._fail("candidate_exit", self.broken)
         self.calls += 1
         shared = []
         self._send(message, shared)
         saved, self.shared = self.shared, shared
         try:
             reply = self._receive()
+        except CandidateFailure:
+            raise
+        except BaseException:
+            # Interrupted while the candidate still works on the call (a snippet's time limit): its
+            # answer would come to the next call, so no call is sent again.
+            self.broken = "the candidate did not answer an earlier call in time"
+            raise
         finally:
             self.shared = saved
         tag = reply[0]
@@ -601,14 +660,13 @@ class Host:
     # -- the type of what the ground truth returns on the same call
     def _key(self, value):
         """What identifies a call: its arguments (and object) as they are before it, pickled; None when they do not pickle."""
-        import hashlib
-
         buf = io.BytesIO()
         try:
             _TrustedPickler(buf, _Fingerprints()).dump(value)
         except Exception:  # noqa: BLE001
             return None
-        return hashlib.sha1(buf.getvalue()).hexdigest()
+        data = buf.getvalue()
+        return (len(data), hash(data))
 
     def _observed(self, side, key, value):
         """Records the type of one side's result for a call; a candidate whose result on a call the
@@ -669,13 +727,30 @@ class Host:
         """A function the candidate returned, called: it runs in the candidate's process."""
         return self._roundtrip(("invoke", function_id, None, args, kwargs, self._surroundings()), None, args, kwargs)
 
+    @staticmethod
+    def source_loader(source):
+        return SourceLoader(source)
+
+    # -- a class target: `Class_new_implementation` is a stub class whose objects live here by value
+    def stub_base(self):
+        """The base of the script's `<Class>_new_implementation` stub: constructing it, calling its
+        methods, reading its properties and its special methods run the candidate's class there, on
+        a copy of the object whose state comes back into this one."""
+        return _stub_base(self)
+
+    def _defined_dunders(self):
+        if self._dunders is None:
+            self._dunders = set(self._roundtrip(("call", "__dunders__", None, (), {}, self._surroundings()), None, (), {}) or ())
+        return self._dunders
+
     # -- what the script gives the host before its tests
     def ready(self, namespace):
         """Called by the stub's line before the tests: the script's globals as defined so far."""
-        self.main = sys.modules.get("__main__")
+        self.script_module = namespace.get("__name__", "__main__")
+        self.main = sys.modules.get(self.script_module)
         self.baseline = dict(namespace)
         self.class_baseline = [
-            (v, dict(vars(v))) for v in namespace.values() if isinstance(v, type) and v.__module__ == "__main__" and "<locals>" not in v.__qualname__
+            (v, dict(vars(v))) for v in namespace.values() if isinstance(v, type) and v.__module__ == self.script_module and "<locals>" not in v.__qualname__
         ]
         _track_patches(self)
         if self.kind == "function":
@@ -692,7 +767,7 @@ class Host:
                     continue
                 if name == member and cls.__qualname__ == ".".join(self.target.split(".")[:-1]):
                     continue
-                out.append(("class", "__main__", cls.__qualname__, name, value, isinstance(value, types.FunctionType)))
+                out.append(("class", self.script_module, cls.__qualname__, name, value, isinstance(value, types.FunctionType)))
         return out
 
 
@@ -861,8 +936,8 @@ class _CandidateUnpickler(pickle.Unpickler):
 
 
 class _Conn:
-    def __init__(self, fd, server):
-        self.fd, self.server = fd, server
+    def __init__(self, fds, server):
+        (self.rfd, self.fd), self.server = fds, server
 
     def dumps(self, obj, back=None):
         buf = io.BytesIO()
@@ -873,7 +948,7 @@ class _Conn:
         send_bytes(self.fd, self.dumps(message))
 
     def receive(self):
-        data = recv_bytes(self.fd)
+        data = recv_bytes(self.rfd)
         if data is None:
             os._exit(0)  # the trusted side is gone: nothing is left to do
         if self.server.main is None:
@@ -913,15 +988,14 @@ class _Server:
         self.applied = []
 
     def load(self):
-        import linecache
-
         main = types.ModuleType("__main__")
         main.__file__ = self.path
+        main.__loader__ = SourceLoader(self.source)
         main.__builtins__ = __builtins__
         sys.modules["__main__"] = main
+        # The trusted side may run the script as a module of another name (the test runner's).
+        sys.modules["repost_candidate_module"] = main
         self.main = main
-        lines = self.source.splitlines(True)
-        linecache.cache[self.path] = (len(self.source), None, lines, self.path)
         try:
             exec(compile(self.source, self.path, "exec"), main.__dict__)
             top = self.target.split(".")[0]
@@ -1039,6 +1113,9 @@ class _Server:
                     return self.functions[name](*args, **kwargs)
                 if self.kind == "class" and name == "__new__":
                     return self.main.__dict__[self.target](*args, **kwargs)
+                if self.kind == "class" and name == "__dunders__":
+                    cls = self.main.__dict__[self.target]
+                    return sorted({n for klass in cls.__mro__[:-1] for n, v in vars(klass).items() if n.startswith("__") and n.endswith("__") and callable(v)})
                 parts = name.split(".")
                 if self_obj is not None:
                     member = getattr(self_obj, parts[-1])
@@ -1046,7 +1123,12 @@ class _Server:
                     member = self.main.__dict__[parts[0]]
                     for part in parts[1:]:
                         member = getattr(member, part)
-                return member if args is None else member(*args, **kwargs)
+                if args is None:
+                    # An attribute read: a method of the object is called later, through the object.
+                    if isinstance(member, types.MethodType) and member.__self__ is self_obj:
+                        return ("__repost_method__",)
+                    return member
+                return member(*args, **kwargs)
 
             value = self._captured(run)
             tag = "return"
@@ -1104,22 +1186,39 @@ class _Server:
             self.handle(self.conn.receive())
 
 
-def serve(fd, candidate, module_path):
+class SourceLoader:
+    """A module's source kept in memory: tracebacks read their lines from it when they print
+    (linecache asks a module's `__loader__`), so nothing is imported for them before."""
+
+    def __init__(self, source):
+        self.source = source
+
+    def get_source(self, name):
+        return self.source
+
+
+def top_level_imports(source):
+    """The modules a source imports on its lines that start at column 0 (`import a.b, c`, `from a import b`), read cheaply."""
+    names = []
+    for line in source.splitlines():
+        if line.startswith("import "):
+            names += [part.split(" as ")[0].strip() for part in line[7:].split("#")[0].split(",")]
+        elif line.startswith("from ") and " import " in line and not line.startswith("from ."):
+            names.append(line[5:].split(" import ")[0].strip())
+    return [n for n in names if n and all(p.isidentifier() for p in n.split("."))]
+
+
+def serve(fds, candidate, module_path):
     """The candidate process's main loop (never returns)."""
     import ast
 
     # Imports of the module's own top level, ahead of the first call: packages only, no script code.
-    try:
-        for node in ast.parse(candidate["module"]).body:
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else ([node.module] if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module else [])
-            for name in names:
-                try:
-                    __import__(name)
-                except BaseException:  # noqa: BLE001 - the module's own load will say so
-                    pass
-    except SyntaxError:
-        pass
-    server = _Server(fd, candidate["module"], candidate["target"], candidate["kind"], module_path)
+    for name in top_level_imports(candidate["module"]):
+        try:
+            __import__(name)
+        except BaseException:  # noqa: BLE001 - the module's own load will say so
+            pass
+    server = _Server(fds, candidate["module"], candidate["target"], candidate["kind"], module_path)
     try:
         server.serve()
     except BaseException:  # noqa: BLE001 - the harness's own fault: said on stderr, the trusted side sees the channel close

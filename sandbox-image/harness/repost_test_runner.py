@@ -35,11 +35,23 @@ def _on_alarm(signum, frame):
     raise SnippetTimeout()
 
 
-def _load(path):
-    spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
-    module = importlib.util.module_from_spec(spec)
+def _load(path, source=None, extra=None):
+    """The script as a module; with `source` (an isolated run) from memory, with `extra` globals."""
+    if source is None:
+        spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[MODULE_NAME] = module
+        spec.loader.exec_module(module)
+        return module
+    import linecache
+    import types
+
+    module = types.ModuleType(MODULE_NAME)
+    module.__file__ = path
+    module.__dict__.update(extra or {})
     sys.modules[MODULE_NAME] = module
-    spec.loader.exec_module(module)
+    linecache.cache[path] = (len(source), None, source.splitlines(True), path)
+    exec(compile(source, path, "exec"), module.__dict__)
     return module
 
 
@@ -72,8 +84,9 @@ def _run_snippet(module, source, mode):
     return None
 
 
-def run(script_path, request, reporter):
-    """Runs every snippet of `request` against the script at `script_path`, reporting each."""
+def run(script_path, request, reporter, source=None, extra=None):
+    """Runs every snippet of `request` against the script at `script_path` (or `source`), reporting each.
+    In an isolated run the script's `<name>_new_implementation` is the stub calling the candidate's process."""
     mode, snippets = request["mode"], request["snippets"]
     timeout = max(1, int(request.get("timeoutSec", 10)))
     # The snippets' and the module's own output would only crowd the exec's streams.
@@ -81,7 +94,7 @@ def run(script_path, request, reporter):
     signal.signal(signal.SIGALRM, _on_alarm)
     try:
         signal.alarm(timeout * 3)
-        module = _load(script_path)
+        module = _load(script_path, source, extra)
         if mode == "matrix":
             _bind_candidate(module, request["target"])
         signal.alarm(0)

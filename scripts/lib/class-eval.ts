@@ -92,16 +92,17 @@ async function scoreAnswer(executor: SandboxExecutor, config: Config, record: Cl
   const candidate = extractClassCandidate(answer, record.class_name, contextModules(record.orig_context));
   if (!candidate.ok) return unrunnableSample(sample, record.test_functions, candidate.detail);
   const similarity = classSimilarity(candidate.code, record.orig_class);
-  let script: string;
+  let placed: ReturnType<typeof classCandidateScript>;
   try {
-    script = classCandidateScript(record.eval_script, candidate, record.class_name);
+    placed = classCandidateScript(record.eval_script, candidate, record.class_name);
   } catch (err) {
     return unrunnableSample(sample, record.test_functions, `the class could not be placed in the script: ${(err as Error).message}`, similarity);
   }
   // Each test function on its own (the runner loads the script as a module: its __main__ block does not run).
   const request = runnerRequest({
     mode: 'outputs',
-    script,
+    script: placed.script,
+    candidate: placed.candidate,
     target: record.class_name,
     snippets: record.test_functions.map(testSnippet),
     snippetTimeoutSec: timeoutSec,

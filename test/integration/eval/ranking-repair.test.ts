@@ -141,7 +141,7 @@ describe('ranking, self-repair and augmentation', () => {
     const summary = JSON.parse(fs.readFileSync(path.join(done.outDir, 'eval-summary.json'), 'utf8')) as EvalSummary;
     expect(summary.passAtK['pass@1']).toBeCloseTo((2 / 5 + 0) / 2, 12);
     expect(summary.passAtKByRound[1]!['pass@1']).toBe(1);
-    expect(summary.failureKinds.initial).toEqual({ no_code: 1, syntax_error: 1, assertion: 1 + 3, exception: 1, timeout: 1, harness: 0 });
+    expect(summary.failureKinds.initial).toEqual({ no_code: 1, syntax_error: 1, assertion: 1 + 3, exception: 1, timeout: 1, candidate_exit: 0, forbidden_value: 0, protocol: 0, wrong_type: 0, harness: 0 });
     expect(summary.ranking!.selected).toBe('genx');
     expect(summary.ranking!.methods.genx!.hitAtK['n@1']).toBeGreaterThan(summary.ranking!.methods.random!.hitAtK['n@1']!);
     expect(summary.usage.byStep.candidate_tests!.calls).toBe(2);

@@ -5,6 +5,7 @@
  */
 import { isolatedPlacement, type SandboxExecutor, type SandboxResult } from '../../../activities/sandbox';
 import { outcomeOf } from '../../../activities/eval/outcome';
+import { matrixRow, runnerRequest, snippetResults } from '../../../activities/eval/test-runner';
 import { containersOf, makeExecutor } from './sandbox-env';
 
 const SORT_SCRIPT = [
@@ -224,5 +225,18 @@ describe('isolated candidate runs', () => {
     const result = await run(script, method, 'Walker.walk');
     expect(result.stdout).toContain('walked 2');
     expect(outcomeOf(result)).toMatchObject({ passed: true });
+  });
+
+  test('ranking: candidate tests run against a candidate in its own process; one that ends its process or hangs fails only its own tests', async () => {
+    const tests = ['assert total([3, 1]) == 4', 'assert total([]) == 0', 'assert total([5]) == 5', 'xs = [2, 1]\ntotal(xs)\nassert xs == [1, 2]'];
+    const matrix = async (candidate: string) => {
+      const placed = isolatedPlacement(SORT_SCRIPT, candidate, 'total');
+      const request = runnerRequest({ mode: 'matrix', script: placed.script, target: 'total', snippets: tests, snippetTimeoutSec: 5, candidate: { target: placed.target, kind: placed.kind, module: placed.module } });
+      return matrixRow(snippetResults(await executor.run(request), tests.length));
+    };
+    expect(await matrix(RIGHT)).toBe('1111');
+    expect(await matrix('def total(xs):\n    return sum(xs)')).toBe('1110');
+    // A candidate that claims every test passed by ending its process fails them all.
+    expect(await matrix('def total(xs):\n    import os\n    os._exit(0)')).toBe('0000');
   });
 });

@@ -237,11 +237,16 @@ describe('class-level evaluation scoring', () => {
     expect(extractClassCandidate('no code here', 'Account').ok).toBe(false);
   });
 
-  it('places the answer as the copy, and shows the model the context without the class', () => {
+  it('places the answer in a module of its own (its process), a stub as the copy, and shows the model the context without the class', () => {
     const script = `${KEPT}\n\ndef test_a():\n    assert Account(1).balance == Account_new_implementation(1).balance\n`;
-    const placed = classCandidateScript(script, { ok: true, code: KEPT, preamble: 'import math' }, 'Account');
-    expect(placed.startsWith('import math\n')).toBe(true);
-    expect(placed).toContain('class Account_new_implementation:');
+    const answer = KEPT.replace('"""A balance."""', '"""A balance."""\n    # the answer');
+    const placed = classCandidateScript(script, { ok: true, code: answer, preamble: 'import math' }, 'Account');
+    expect(placed.candidate).toMatchObject({ target: 'Account', kind: 'class' });
+    expect(placed.candidate.module.startsWith('import math\n')).toBe(true);
+    expect(placed.candidate.module).toContain('# the answer');
+    expect(placed.candidate.module).not.toContain('def test_a');
+    expect(placed.script).toContain('class Account_new_implementation(__repost_candidate__.stub_base()):');
+    expect(placed.script).not.toContain('# the answer');
     const context = `## bank/util.py\nX = 1\n\n## bank/account.py\nimport os\n\n${KEPT}\nY = 2\n`;
     const shown = contextWithoutClass(context, KEPT)!;
     expect(shown).toContain('import os');
