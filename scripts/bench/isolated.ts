@@ -19,20 +19,11 @@ import { SandboxExecutor, withNewImplementation, type SandboxExecutorConfig } fr
 import { groundTruthRequest, mapConcurrent, parseRecords, runGroundTruth } from '../../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../../sandbox-image/build';
 import { dataPaths, loadConfig } from '../../temporal.config';
+import { quantile, round, timed } from '../lib/bench-figures';
 import { runCommand } from '../lib/cli';
 
-const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
-function quantile(values: number[], q: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-}
 
-async function timed<T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const t0 = performance.now();
-  const value = await f();
-  return { value, ms: performance.now() - t0 };
-}
 
 const OPTIONS = {
   records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },

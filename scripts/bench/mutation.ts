@@ -27,25 +27,16 @@ import { testMutants, type MutationOutcome } from '../../activities/sandbox/muta
 import { groundTruthRequest, mapConcurrent, parseRecords, runGroundTruth, type RepostRecord } from '../../activities/sandbox/repost-records';
 import { ensureSandboxImage } from '../../sandbox-image/build';
 import { dataPaths, loadConfig } from '../../temporal.config';
+import { quantile, round, timed } from '../lib/bench-figures';
 import { runCommand } from '../lib/cli';
 
-function quantile(values: number[], q: number): number {
-  const s = [...values].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))]!;
-}
 
-const round = (n: number, digits = 2) => Number(n.toFixed(digits));
 
 /** As a crawl would run it after the ground truth: with the packages that run installed. */
 function mutationInput(record: RepostRecord, requirements: string[]) {
   return { script: record.eval_script, originalFunction: record.orig_func, functionName: record.func_name, install: false, requirements };
 }
 
-async function timed<T>(f: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const t0 = performance.now();
-  const value = await f();
-  return { value, ms: performance.now() - t0 };
-}
 
 const OPTIONS = {
   records: { type: 'string', default: path.resolve(__dirname, '../../test/fixtures/repost-execeval-sample.jsonl') },
