@@ -75,7 +75,7 @@ const inDomainFolder = (f: string) => /^activities\/[^/]+\//.test(f);
  * The domain folders, top to bottom: a folder imports only folders below it (the target kinds
  * use everything a step needs; the store is at the bottom). A new folder takes its place here.
  */
-const DOMAIN_ORDER = ['targets', 'benchmark', 'export', 'eval', 'classes', 'report', 'dataset', 'tables', 'sources', 'llm', 'sandbox', 'analysis', 'store'];
+const DOMAIN_ORDER = ['targets', 'benchmark', 'export', 'serve', 'eval', 'classes', 'report', 'dataset', 'tables', 'sources', 'llm', 'sandbox', 'analysis', 'store'];
 const domainOf = (f: string) => /^activities\/([^/]+)\//.exec(f)?.[1] ?? null;
 /** An import from one domain folder to another at its level or above it. */
 function againstDomainOrder(i: Pick<Import, 'from' | 'to'>): boolean {

@@ -1,0 +1,66 @@
+import { Admission, QueueFullError } from '../../../activities/serve/admission';
+import { LatencyWindow } from '../../../activities/serve/latency';
+import { RUNNER_FILE, RunCodeRefusal, RunCodeRequestSchema, runCodePlan, runCodeResponse } from '../../../activities/serve/run-code';
+import { SandboxResultSchema } from '../../../activities/sandbox/schema';
+
+describe('Admission', () => {
+  it('runs at most maxInFlight, queues maxQueued, refuses past that at once, and finishes everything admitted', async () => {
+    const admission = new Admission(2, 1);
+    const releases: (() => void)[] = [];
+    const started: number[] = [];
+    const task = (i: number) => () => new Promise<number>((resolve) => { started.push(i); releases.push(() => resolve(i)); });
+    const admitted = [admission.run(task(1)), admission.run(task(2)), admission.run(task(3))];
+    await expect(admission.run(task(4))).rejects.toBeInstanceOf(QueueFullError);
+    await Promise.resolve();
+    expect(started).toEqual([1, 2]);
+    expect(admission.inFlight).toBe(2);
+    expect(admission.queued).toBe(1);
+    releases.shift()!();
+    await admitted[0];
+    await new Promise((r) => setImmediate(r));
+    expect(started).toEqual([1, 2, 3]);
+    releases.splice(0).forEach((r) => r());
+    await new Promise((r) => setImmediate(r));
+    releases.splice(0).forEach((r) => r());
+    expect(await Promise.all(admitted)).toEqual([1, 2, 3]);
+    expect(admission.inFlight).toBe(0);
+    expect(admission.queued).toBe(0);
+  });
+});
+
+describe('LatencyWindow', () => {
+  it('gives nearest-rank percentiles, null when empty', () => {
+    const w = new LatencyWindow(1000);
+    expect(w.percentiles([50])).toEqual({ p50: null });
+    for (let i = 1; i <= 100; i++) w.add(i);
+    expect(w.percentiles([50, 99])).toEqual({ p50: 50, p99: 99 });
+  });
+});
+
+describe('SandboxFusion run_code', () => {
+  const defaults = { timeoutSec: 10, memoryMb: 1024 };
+  const request = (over: Record<string, unknown>) => RunCodeRequestSchema.parse({ code: 'print(input())', language: 'python', ...over });
+
+  it('runs the code from its own file with the request stdin, bounded timeout and files as text', () => {
+    const plan = runCodePlan(request({ stdin: '5\n', run_timeout: 10_000, files: { 'data/x.txt': Buffer.from('hi').toString('base64') } }), defaults);
+    expect(plan.files[RUNNER_FILE]).toBe('print(input())');
+    expect(Object.values(plan.files)).toContain('5\n');
+    expect(plan.files['data/x.txt']).toBe('hi');
+    expect(plan.timeoutSec).toBe(120);
+    expect(plan.script).toContain('runpy.run_path');
+  });
+
+  it('refuses other languages, escaping or reserved file names and binary files', () => {
+    expect(() => runCodePlan(request({ language: 'cpp' }), defaults)).toThrow(RunCodeRefusal);
+    for (const name of ['../x', '/etc/passwd', 'a/../../b', RUNNER_FILE]) expect(() => runCodePlan(request({ files: { [name]: '' } }), defaults)).toThrow(RunCodeRefusal);
+    expect(() => runCodePlan(request({ files: { 'b.bin': Buffer.from([0xff, 0xfe]).toString('base64') } }), defaults)).toThrow(RunCodeRefusal);
+  });
+
+  it('answers in SandboxFusion shape: Success, Failed with the exit code, TimeLimitExceeded, SandboxError', () => {
+    const base = { exitCode: 0, durationMs: 120, stdout: '5\n', stderr: '', truncated: false, exception: null, coverage: null, packages: [], notes: [] };
+    expect(runCodeResponse(SandboxResultSchema.parse({ ...base, status: 'passed' }))).toMatchObject({ status: 'Success', run_result: { status: 'Finished', return_code: 0, stdout: '5\n', execution_time: 0.12 } });
+    expect(runCodeResponse(SandboxResultSchema.parse({ ...base, status: 'error', exitCode: 1 }))).toMatchObject({ status: 'Failed', run_result: { status: 'Finished', return_code: 1 } });
+    expect(runCodeResponse(SandboxResultSchema.parse({ ...base, status: 'timeout', exitCode: null }))).toMatchObject({ status: 'Failed', run_result: { status: 'TimeLimitExceeded', return_code: null } });
+    expect(runCodeResponse(SandboxResultSchema.parse({ ...base, status: 'infrastructure', exitCode: null }))).toMatchObject({ status: 'SandboxError', run_result: null });
+  });
+});
