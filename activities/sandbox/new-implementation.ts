@@ -166,10 +166,6 @@ export function findClass(root: Node, path: string[]): Node | null {
 
 /** Is this top-level statement where the tests start (test function, test class, main block)? */
 function startsTests(node: Node): boolean {
-  return startsTestBlock(node);
-}
-
-function startsTestBlock(node: Node): boolean {
   const def = node.type === 'decorated_definition' ? node.childForFieldName('definition') : node;
   if (def?.type === 'function_definition') return /^test/i.test(def.childForFieldName('name')?.text ?? '');
   if (def?.type === 'class_definition') {
@@ -320,12 +316,12 @@ function definitionsOnly(script: string, replace: { start: number; end: number; 
   const tree = parse(script);
   const statements = tree.rootNode.namedChildren;
   // The target's own definition stays even when it looks like a test (a TestCase's method).
-  const startsTests = (n: Node) => startsTestBlock(n) && definitionName(n) !== target;
-  const firstTest = statements.findIndex(startsTests);
+  const isTestStart = (n: Node) => startsTests(n) && definitionName(n) !== target;
+  const firstTest = statements.findIndex(isTestStart);
   const cut: Edit[] = replace ? [replace] : [];
   if (firstTest >= 0) {
     for (const n of statements.slice(firstTest)) {
-      const keep = !startsTests(n) && (n.type === 'import_statement' || n.type === 'import_from_statement' || n.type === 'function_definition' || n.type === 'class_definition' || n.type === 'decorated_definition' || n.type === 'comment');
+      const keep = !isTestStart(n) && (n.type === 'import_statement' || n.type === 'import_from_statement' || n.type === 'function_definition' || n.type === 'class_definition' || n.type === 'decorated_definition' || n.type === 'comment');
       if (!keep) cut.push({ start: n.startIndex, end: n.endIndex, text: '' });
     }
   }

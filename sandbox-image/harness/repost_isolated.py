@@ -1133,8 +1133,6 @@ class _Server:
             value = self._captured(run)
             tag = "return"
         except BaseException as exc:  # noqa: BLE001 - goes back as the call's exception
-            if os.environ.get("REPOST_ISOLATED_DEBUG"):
-                import traceback; traceback.print_exc(limit=-12)
             value, tag = exc, "raise"
         finally:
             self._restore()
