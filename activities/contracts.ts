@@ -22,6 +22,9 @@ export type RepoSource =
 /** RepoST's splits: training data, or an evaluation set (stricter thresholds). */
 export type Split = 'train' | 'eval';
 
+/** A setting with a value per split (every per-split setting has this shape). */
+export type PerSplit<T> = Record<Split, T>;
+
 /**
  * What the workflows themselves need of a run's settings (loop limits, thresholds, windows,
  * timeouts), fixed at the run's start. Activities read the full frozen settings by reference.
@@ -29,17 +32,19 @@ export type Split = 'train' | 'eval';
 export interface PipelineSettings {
   debugRounds: number;
   coverageRounds: number;
-  /** Coverage a training record must reach (RepoST: 0.8). */
-  coverageThreshold: number;
-  /** Coverage an evaluation record must reach (RepoST: 1.0). */
-  evalCoverageThreshold: number;
-  /** Evaluation records need the sandboxed function's AST to equal the original's. */
-  evalRequiresAstMatch: boolean;
+  /** Coverage a record of each split must reach (RepoST: 0.8 for training, 1.0 for evaluation). */
+  coverageThreshold: PerSplit<number>;
+  /** Whether a record of each split needs the sandboxed function's AST to equal the original's. */
+  requireAstMatch: PerSplit<boolean>;
   regenerateAttempts: number;
-  /** Test strength after the coverage rounds (absent in runs frozen before it existed: off). */
-  mutation?: { enabled: boolean; minScore: number; evalMinScore: number; rounds: number };
-  /** The stability check: runs of the script with the ground truth (0: off). */
-  stability?: { runs: number; keepFlaky: boolean };
+  /**
+   * Test strength after the coverage rounds (absent in runs frozen before it existed: off): the
+   * minimum score per split, the rounds, and the mutants' sample (`cap`, `seed`), all of it the
+   * run's.
+   */
+  mutation?: { enabled: boolean; minScore: PerSplit<number>; rounds: number; cap: number; seed: number };
+  /** The stability check: runs of the script with the ground truth per split (0: off). */
+  stability?: { runs: PerSplit<number>; keepFlaky: boolean };
   maxFunctionsPerRepo: number;
   /** What the crawl makes environments of (absent in runs frozen before classes: functions). */
   targets?: CrawlTargets;

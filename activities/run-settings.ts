@@ -13,11 +13,12 @@
  */
 import { z } from 'zod';
 import { ConfigSchema, configKeys, currentKeyName, deepMerge, migrateRenamedKeys, processOnlyPaths, type Config } from '../temporal.config';
-import type { PipelineSettings, SolvabilitySettings, TaskQueues } from './contracts';
+import type { PerSplit, PipelineSettings, SolvabilitySettings, TaskQueues } from './contracts';
 import { modeForStep } from './llm/gateway';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
 import type { LlmStep } from './llm/types';
 import { sandboxActivityBudgetMs } from './sandbox/budget';
+import { DEFAULT_MUTATION_SETTINGS } from './sandbox/mutation';
 import type { Artifacts } from './store/artifacts';
 import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from './workflow-budgets';
 import { unknownNameMessage } from './nearest-name';
@@ -145,17 +146,11 @@ export function pipelineSettingsFrom(config: Config): PipelineSettings {
   return {
     debugRounds: config.loops.debugRounds,
     coverageRounds: config.loops.coverageRounds,
-    coverageThreshold: config.loops.coverageThreshold,
-    evalCoverageThreshold: config.loops.evalCoverageThreshold,
-    evalRequiresAstMatch: config.loops.evalRequiresAstMatch,
-    regenerateAttempts: config.loops.regenerateAttempts,
-    mutation: {
-      enabled: config.loops.mutation.enabled,
-      minScore: config.loops.mutation.minScore,
-      evalMinScore: config.loops.mutation.evalMinScore,
-      rounds: config.loops.mutation.rounds,
-    },
-    stability: { runs: config.loops.stability.runs, keepFlaky: config.loops.stability.keepFlaky },
+    coverageThreshold: { ...loops.coverageThreshold },
+    requireAstMatch: { ...loops.requireAstMatch },
+    regenerateAttempts: loops.regenerateAttempts,
+    mutation: { enabled: loops.mutation.enabled, minScore: { ...loops.mutation.minScore }, rounds: loops.mutation.rounds, cap: loops.mutation.cap, seed: loops.mutation.seed },
+    stability: { runs: { ...loops.stability.runs }, keepFlaky: loops.stability.keepFlaky },
     maxFunctionsPerRepo: config.crawl.maxFunctionsPerRepo,
     targets: config.crawl.targets,
     maxClassesPerRepo: config.crawl.maxClassesPerRepo,
@@ -194,8 +189,46 @@ export async function freezeRunSettings(store: Artifacts, config: Config, extra:
   return store.putJson({ ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config), ...extra });
 }
 
-/** The pipeline settings a run froze; a run frozen without them gets them from `config` with the run's settings applied. */
+/**
+ * The pipeline settings a run froze; a run frozen without them gets them from `config` with the
+ * run's settings applied. Settings frozen before every per-split setting took the `{ train, eval }`
+ * shape, and before the mutants' sample travelled with them, are read in today's shape
+ * (`upgradePipelineSettings`).
+ */
 export function frozenPipelineSettings(frozen: unknown, config: Config): PipelineSettings {
   const pipeline = (frozen as { pipeline?: PipelineSettings }).pipeline;
-  return pipeline ?? pipelineSettingsFrom(applyRunSettings(config, RunSettingsSchema.parse(frozen)));
+  if (!pipeline) return pipelineSettingsFrom(applyRunSettings(config, RunSettingsSchema.parse(frozen)));
+  const old = pipeline as unknown as OldPipelineSettings;
+  const needsSample = old.mutation !== undefined && (old.mutation.cap === undefined || old.mutation.seed === undefined);
+  return upgradePipelineSettings(old, needsSample ? applyRunSettings(config, RunSettingsSchema.parse(frozen)).loops.mutation : null);
+}
+
+/** Pipeline settings as a run may have frozen them: a value per split under its own name, the mutants' sample in the configuration only. */
+type OldPipelineSettings = Omit<PipelineSettings, 'coverageThreshold' | 'requireAstMatch' | 'mutation' | 'stability'> & {
+  coverageThreshold: number | PipelineSettings['coverageThreshold'];
+  evalCoverageThreshold?: number;
+  requireAstMatch?: PipelineSettings['requireAstMatch'];
+  evalRequiresAstMatch?: boolean;
+  mutation?: { enabled: boolean; minScore: number | PerSplit<number>; evalMinScore?: number; rounds: number; cap?: number; seed?: number };
+  stability?: { runs: number | PerSplit<number>; keepFlaky: boolean };
+};
+
+/**
+ * Frozen pipeline settings in today's shape: `coverageThreshold`/`evalCoverageThreshold`,
+ * `evalRequiresAstMatch`, `mutation.minScore`/`evalMinScore` become `{ train, eval }`, a single
+ * number of stability runs applies to both splits, and a mutation stage without its sample takes
+ * the run's configured one (`sample`, where the run's configuration is where it travelled).
+ */
+export function upgradePipelineSettings(old: OldPipelineSettings, sample: { cap: number; seed: number } | null): PipelineSettings {
+  const { evalCoverageThreshold, evalRequiresAstMatch, ...rest } = old;
+  const coverageThreshold = typeof old.coverageThreshold === 'number' ? { train: old.coverageThreshold, eval: evalCoverageThreshold ?? old.coverageThreshold } : old.coverageThreshold;
+  const requireAstMatch = old.requireAstMatch ?? { train: false, eval: evalRequiresAstMatch ?? true };
+  let mutation: PipelineSettings['mutation'];
+  if (old.mutation) {
+    const { evalMinScore, ...m } = old.mutation;
+    const minScore = typeof m.minScore === 'number' ? { train: m.minScore, eval: evalMinScore ?? m.minScore } : m.minScore;
+    mutation = { ...m, minScore, cap: m.cap ?? sample?.cap ?? DEFAULT_MUTATION_SETTINGS.cap, seed: m.seed ?? sample?.seed ?? DEFAULT_MUTATION_SETTINGS.seed };
+  }
+  const stability = old.stability && { ...old.stability, runs: typeof old.stability.runs === 'number' ? { train: old.stability.runs, eval: old.stability.runs } : old.stability.runs };
+  return { ...rest, coverageThreshold, requireAstMatch, ...(mutation ? { mutation } : {}), ...(stability ? { stability } : {}) } as PipelineSettings;
 }

@@ -121,9 +121,9 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
       };
     },
 
-    async scoreMutants({ run, fn, prepared, scriptKey, installs }): Promise<MutationScore> {
-      const { runConfig, script, original, request } = await groundTruthRun(run, fn, prepared, scriptKey, installs);
-      const { cap, seed } = runConfig.loops.mutation;
+    async scoreMutants({ run, fn, prepared, scriptKey, installs, sample }): Promise<MutationScore> {
+      const { script, original, request } = await groundTruthRun(run, fn, prepared, scriptKey, installs);
+      const { cap, seed } = sample;
       const outcome = await testMutants(
         executor,
         { script, originalFunction: original, functionName: fn.qualname, kind: kindOf(fn).mutationTarget, ...request },

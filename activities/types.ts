@@ -68,7 +68,15 @@ export interface SandboxActivities {
   executeScript(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; coverage: boolean; installs: string[] }): Promise<ExecutionSummary>;
   astCheck(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string }): Promise<{ equivalent: boolean; difference: string | null }>;
   /** The script's mutation score: its target's mutants each placed as the new implementation, in one container run. */
-  scoreMutants(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; installs: string[] }): Promise<MutationScore>;
+  scoreMutants(input: {
+    run: RunRef;
+    fn: FunctionRef;
+    prepared: PreparedFunction;
+    scriptKey: string;
+    installs: string[];
+    /** The mutants' sample, from the run's pipeline settings (`loops.mutation.cap`, `seed`). */
+    sample: { cap: number; seed: number };
+  }): Promise<MutationScore>;
   /** The script run with the ground truth `runs` times, each with another hash seed, run folder and clock. */
   checkStability(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; installs: string[]; runs: number }): Promise<StabilityVerdict>;
 }

@@ -40,7 +40,8 @@ export function stepsBudgetMs(budgets: Budgets, steps: { io: number; llm: number
  */
 export function functionWorkflowBudgetMs(budgets: Budgets, loops: Loops): number {
   const attempts = loops.regenerateAttempts + 1;
-  const stability = (loops.stability?.runs ?? 0) > 0 ? 1 : 0;
+  const runs = loops.stability?.runs;
+  const stability = runs && (runs.train > 0 || runs.eval > 0) ? 1 : 0;
   const mutation = loops.mutation?.enabled ? 1 : 0;
   const mutationRounds = mutation ? (loops.mutation?.rounds ?? 0) : 0;
   const s = loops.solvability;

@@ -1,6 +1,7 @@
 /**
  * The final checks: the sandboxed target's AST against the original's, the LLM functionality
- * check when the trees differ (an evaluation record needs them equal), and the LLM check of the
+ * check when the trees differ (a record of a split that asks for it, `loops.requireAstMatch`, needs
+ * them equal), and the LLM check of the
  * tests' correctness.
  */
 import type { Pipeline, Rejection } from './pipeline';
@@ -15,7 +16,7 @@ export async function finalChecks(p: Pipeline): Promise<Rejection | null> {
   const ast = await p.sandbox(P.checks).astCheck(target);
   state.astEquivalent = ast.equivalent;
   if (!ast.equivalent) {
-    if (p.thresholds.astCheckRequired) return { stage: 'ast_check', reason: `an evaluation record needs the original ${noun} unchanged: ${ast.difference ?? 'the trees differ'}` };
+    if (p.thresholds.astCheckRequired) return { stage: 'ast_check', reason: `${p.fn.split === 'eval' ? 'an evaluation' : 'a training'} record needs the original ${noun} unchanged: ${ast.difference ?? 'the trees differ'}` };
     p.enter('functionality_check', `asking whether the sandboxed ${noun} behaves the same`);
     const verdict = await p.llm(P.checks).checkFunctionality(target);
     p.answered(verdict, 'check_functionality');

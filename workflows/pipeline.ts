@@ -42,10 +42,7 @@ export function coverageOf(exec: ExecutionSummary): number {
 /** What the function must reach: the evaluation split's thresholds, or the training split's. */
 export function thresholdsFor(fn: FunctionRef, settings: PipelineSettings): RecordThresholds {
   const m = settings.mutation;
-  const mutationScore = m?.enabled ? (fn.split === 'eval' ? m.evalMinScore : m.minScore) : null;
-  return fn.split === 'eval'
-    ? { coverage: settings.evalCoverageThreshold, astCheckRequired: settings.evalRequiresAstMatch, mutationScore }
-    : { coverage: settings.coverageThreshold, astCheckRequired: false, mutationScore };
+  return { coverage: settings.coverageThreshold[fn.split], astCheckRequired: settings.requireAstMatch[fn.split], mutationScore: m?.enabled ? m.minScore[fn.split] : null };
 }
 
 /** A mutation score below the minimum; a script with no mutant to kill has nothing to fall short of. */

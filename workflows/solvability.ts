@@ -157,7 +157,7 @@ export async function solvabilityStage(input: SolvabilityInput): Promise<Solvabi
     if (input.mutationFloor) {
       // The tests without them, against the target's mutants again: a removal must not hollow them out.
       input.progress(`round ${round}: scoring the tests without them against mutants`);
-      const rescored = await sandbox(P).scoreMutants({ run, fn, prepared, scriptKey: cut.scriptKey, installs: exec.packages.map((p) => `${p.name}==${p.version}`) });
+      const rescored = await sandbox(P).scoreMutants({ run, fn, prepared, scriptKey: cut.scriptKey, installs: exec.packages.map((p) => `${p.name}==${p.version}`), sample: { cap: input.pipeline.mutation!.cap, seed: input.pipeline.mutation!.seed } });
       const { minScore, below } = input.mutationFloor;
       if (rescored.status === 'ground_truth_failed' || below(rescored)) {
         return reject(`asserts behaviour its prompt does not determine, and without it the tests fall below the minimum mutation score ${minScore} (${rescored.summary}): ${named(undetermined)}`);

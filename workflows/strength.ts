@@ -11,14 +11,19 @@ import type { PreviousAnswer, StabilityVerdict } from '../activities/contracts';
 import { belowMinScore, coverageOf, scriptOf, type Pipeline, type Rejection } from './pipeline';
 import { PIPELINE_PRIORITY as P } from './priorities';
 
+/** Stability runs for the function's split (0: off). */
+function stabilityRuns(p: Pipeline): number {
+  return p.settings.stability?.runs[p.fn.split] ?? 0;
+}
+
 /** The script's verdict over the configured number of runs. */
 function stabilityOf(p: Pipeline, script: { key: string; installs: string[] }): Promise<StabilityVerdict> {
-  const runs = p.settings.stability?.runs ?? 0;
+  const runs = stabilityRuns(p);
   return p.sandbox(P.strength).checkStability({ run: p.run, fn: p.fn, prepared: p.prepared, scriptKey: script.key, installs: script.installs, runs });
 }
 
 export async function stabilityCheck(p: Pipeline): Promise<Rejection | null> {
-  const runs = p.settings.stability?.runs ?? 0;
+  const runs = stabilityRuns(p);
   if (runs <= 0) return null;
   p.enter('stability', `running the script ${runs} times`);
   const verdict = (p.state.stability = await stabilityOf(p, p.script));
@@ -31,7 +36,8 @@ export async function mutationRounds(p: Pipeline): Promise<Rejection | null> {
   const minScore = p.thresholds.mutationScore ?? null;
   if (minScore === null) return null;
   p.enter('mutation', 'scoring the tests against mutants of the target');
-  const score = (script: { key: string; installs: string[] }) => p.sandbox(P.strength).scoreMutants({ run, fn, prepared: p.prepared, scriptKey: script.key, installs: script.installs });
+  const { cap, seed } = p.settings.mutation!;
+  const score = (script: { key: string; installs: string[] }) => p.sandbox(P.strength).scoreMutants({ run, fn, prepared: p.prepared, scriptKey: script.key, installs: script.installs, sample: { cap, seed } });
   const first = (state.mutation = await score(p.script));
   let previous: PreviousAnswer | undefined;
   while (belowMinScore(state.mutation, minScore) && state.mutationRounds < p.settings.mutation!.rounds) {
@@ -44,7 +50,7 @@ export async function mutationRounds(p: Pipeline): Promise<Rejection | null> {
     const script = scriptOf(sharper);
     const next = await p.execute(P.strength, script);
     if (next.status !== 'passed' || coverageOf(next) < p.thresholds.coverage) continue;
-    const stability = (p.settings.stability?.runs ?? 0) > 0 ? await stabilityOf(p, script) : null;
+    const stability = stabilityRuns(p) > 0 ? await stabilityOf(p, script) : null;
     if (stability?.verdict === 'flaky') continue;
     const nextScore = await score(script);
     if (nextScore.status === 'scored' && nextScore.killed > current.killed) {

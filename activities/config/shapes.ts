@@ -8,3 +8,18 @@ export const isoDate = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected a date 
 
 /** Schema metadata of a key (or a whole section) that belongs to the process, never to a run. */
 export const PER_PROCESS = { perProcess: true } as const;
+
+/**
+ * A setting with a value per split, every one the same shape: `{ train, eval }` (a coverage
+ * threshold, a minimum mutation score, stability runs, whether a stage runs).
+ */
+export function perSplit<T extends z.ZodType>(value: T, defaults: { train: z.output<T>; eval: z.output<T> }) {
+  return z
+    .object({
+      /** For training records. */
+      train: value.default(defaults.train as never),
+      /** For evaluation records. */
+      eval: value.default(defaults.eval as never),
+    })
+    .prefault({});
+}

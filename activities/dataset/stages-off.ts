@@ -1,7 +1,7 @@
 /**
  * The optional stages a run had switched off, from its frozen pipeline settings: stability
- * (`loops.stability.runs` 0), mutation (`loops.mutation.enabled` false) and solvability (off for
- * both splits). Every function passes an off stage without being checked there, so the views
+ * (`loops.stability.runs.{train,eval}` both 0), mutation (`loops.mutation.enabled` false) and
+ * solvability (off for both splits). Every function passes an off stage without being checked there, so the views
  * (status, the report's funnel) name it as off instead of as reached. A setting the run did not
  * freeze (a run older than the stage) says nothing.
  */
@@ -9,7 +9,8 @@ import { z } from 'zod';
 import type { FunctionStage } from '../contracts';
 
 const PipelineSwitchesSchema = z.looseObject({
-  stability: z.looseObject({ runs: z.number() }).optional().catch(undefined),
+  // Runs per split; one number in runs frozen before every per-split setting had that shape.
+  stability: z.looseObject({ runs: z.union([z.number(), z.looseObject({ train: z.number(), eval: z.number() })]) }).optional().catch(undefined),
   mutation: z.looseObject({ enabled: z.boolean() }).optional().catch(undefined),
   solvability: z.looseObject({ enabled: z.looseObject({ train: z.boolean(), eval: z.boolean() }) }).optional().catch(undefined),
 });
@@ -19,7 +20,8 @@ export function stagesOff(pipeline: unknown): FunctionStage[] {
   if (!parsed.success) return [];
   const p = parsed.data;
   const off: FunctionStage[] = [];
-  if (p.stability && p.stability.runs === 0) off.push('stability');
+  const runs = p.stability?.runs;
+  if (runs !== undefined && (typeof runs === 'number' ? runs === 0 : runs.train === 0 && runs.eval === 0)) off.push('stability');
   if (p.mutation && !p.mutation.enabled) off.push('mutation');
   if (p.solvability && !p.solvability.enabled.train && !p.solvability.enabled.eval) off.push('solvability');
   return off;

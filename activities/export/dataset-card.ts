@@ -97,6 +97,13 @@ function frontMatter(input: DatasetCardInput): string {
   return `---\n${toYaml(yaml)}---\n`;
 }
 
+/** A split's coverage threshold as the run's settings give it (`{ train, eval }`, or one number in runs frozen before). */
+function runThreshold(settings: Record<string, unknown>, split: string): string {
+  const t = settings.coverageThreshold;
+  const value = t && typeof t === 'object' ? (t as Record<string, unknown>)[split] : t;
+  return value === undefined || value === null ? '?' : String(value);
+}
+
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function table(head: string[], rows: string[][]): string {
@@ -254,7 +261,7 @@ RepoST builds \`train\` from repositories created in a training window and \`eva
 created after a cutoff, for contamination-free evaluation; the thresholds differ (coverage 0.8 for
 train, 1.0 and equal ASTs for eval). The thresholds this export's records were held to:
 
-${table(['split', 'branch coverage threshold', 'equal ASTs required'], input.splits.map((s) => [s.name, s.coverageThresholds.join(', ') || `not recorded (run setting: ${String(input.info.settings.coverageThreshold ?? '?')})`, s.astCheckRequired.map((b) => (b ? 'yes' : 'no')).join(', ') || 'not recorded']))}
+${table(['split', 'branch coverage threshold', 'equal ASTs required'], input.splits.map((s) => [s.name, s.coverageThresholds.join(', ') || `not recorded (run setting: ${runThreshold(input.info.settings, s.name)})`, s.astCheckRequired.map((b) => (b ? 'yes' : 'no')).join(', ') || 'not recorded']))}
 
 ## Statistics (RepoST's Table 4)
 

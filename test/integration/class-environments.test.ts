@@ -30,7 +30,7 @@ describe('classWorkflow: a class environment through the function pipeline stage
   beforeAll(async () => {
     const scripted = { rules: [...loadLlmScript(DEMO_SCRIPTED_RESPONSES).rules, ...loadLlmScript(CLASS_SCRIPTED_RESPONSES).rules] };
     // The test-strength stages on, with no minimum to reach: a class is scored and checked for stability like a function.
-    factory = await startTestFactory(scripted, { crawl: { targets: 'classes' }, loops: { mutation: { enabled: true, minScore: 0 }, stability: { runs: 2 } } });
+    factory = await startTestFactory(scripted, { crawl: { targets: 'classes' }, loops: { mutation: { enabled: true, minScore: { train: 0 } }, stability: { runs: { train: 2, eval: 2 } } } });
   });
   afterAll(async () => {
     await factory?.close();

@@ -36,7 +36,7 @@ describe('the solvability stage keeps a record’s tests strong', () => {
   });
 
   const crawl = (runId: string, mutation: boolean) => {
-    const loops = { ...factory.config.loops, mutation: { ...factory.config.loops.mutation, enabled: mutation, evalMinScore: 1, rounds: 0 } };
+    const loops = { ...factory.config.loops, mutation: { ...factory.config.loops.mutation, enabled: mutation, minScore: { ...factory.config.loops.mutation.minScore, eval: 1 }, rounds: 0 } };
     return runCrawl({ config: { ...factory.config, loops }, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: REPO, name: 'buckets', split: 'eval' }], runId });
   };
 

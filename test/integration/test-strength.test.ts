@@ -28,7 +28,7 @@ describe('test strength: the stability check and mutation rounds in a crawl', ()
   let factory: TestFactory;
   beforeAll(async () => {
     factory = await startTestFactory(loadLlmScript(FIXTURE), {
-      loops: { mutation: { enabled: true, minScore: MIN_SCORE, rounds: 1 }, stability: { runs: 2 } },
+      loops: { mutation: { enabled: true, minScore: { train: MIN_SCORE }, rounds: 1 }, stability: { runs: { train: 2, eval: 2 } } },
     });
   });
   afterAll(async () => {
@@ -117,7 +117,7 @@ describe('test strength: the stability check and mutation rounds in a crawl', ()
   });
 
   it('keeps a flaky record, labelled, when the run asks for it; without the mutation stage no record is scored', async () => {
-    const config = { ...factory.config, loops: { ...factory.config.loops, mutation: { ...factory.config.loops.mutation, enabled: false }, stability: { runs: 2, keepFlaky: true } } };
+    const config = { ...factory.config, loops: { ...factory.config.loops, mutation: { ...factory.config.loops.mutation, enabled: false }, stability: { runs: { train: 2, eval: 2 }, keepFlaky: true } } };
     const summary = await runCrawl({ config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit' }], runId: 'it-strength-keep' });
     const records = readJsonl(summary.datasetFile).map((r) => DatasetRecordSchema.parse(r));
     const byName = Object.fromEntries(records.map((r) => [r.qualname, r]));

@@ -1,6 +1,6 @@
 /** The `loops` section of the configuration. The pipeline's rounds and the thresholds a record must reach: debug and coverage rounds, test strength (stability, mutation), solvability, sanity checks. */
 import { z } from 'zod';
-import { fraction, nonNegativeInt, positiveInt } from '../shapes';
+import { fraction, nonNegativeInt, perSplit, positiveInt } from '../shapes';
 
 export const LoopsSection = z
   .object({
@@ -8,12 +8,10 @@ export const LoopsSection = z
     debugRounds: nonNegativeInt.default(3),
     /** Rounds asking for more tests when branch coverage is below the threshold. */
     coverageRounds: nonNegativeInt.default(2),
-    /** Branch coverage a training record must reach (RepoST: 0.8). */
-    coverageThreshold: fraction.default(0.8),
-    /** Branch coverage an evaluation record must reach (RepoST: 1.0). */
-    evalCoverageThreshold: fraction.default(1),
-    /** Evaluation records need the sandboxed function's AST to equal the original's (RepoST). */
-    evalRequiresAstMatch: z.boolean().default(true),
+    /** Branch coverage a record of each split must reach (RepoST: 0.8 for training, 1.0 for evaluation). */
+    coverageThreshold: perSplit(fraction, { train: 0.8, eval: 1 }),
+    /** Whether a record of each split needs the sandboxed function's AST to equal the original's (RepoST: evaluation records do). */
+    requireAstMatch: perSplit(z.boolean(), { train: false, eval: true }),
     /** Regenerations after an output that failed to parse or a failed sanity check. */
     regenerateAttempts: nonNegativeInt.default(2),
     /**
@@ -26,10 +24,8 @@ export const LoopsSection = z
     mutation: z
       .object({
         enabled: z.boolean().default(false),
-        /** Score a training record must reach (0: scored, never rejected). */
-        minScore: fraction.default(0),
-        /** Score an evaluation record must reach. */
-        evalMinScore: fraction.default(0),
+        /** Score a record of each split must reach (0: scored, never rejected). */
+        minScore: perSplit(fraction, { train: 0, eval: 0 }),
         /** Rounds asking for tests that kill the surviving mutants. */
         rounds: nonNegativeInt.default(1),
         /** Mutants per function at most (sampled with `seed`). */
@@ -44,7 +40,8 @@ export const LoopsSection = z
      */
     stability: z
       .object({
-        runs: z.number().int().min(0).max(10).refine((n) => n !== 1, 'a stability check compares at least 2 runs (0: off)').default(0),
+        /** Runs for a record of each split (0: off). */
+        runs: perSplit(z.number().int().min(0).max(10).refine((n) => n !== 1, 'a stability check compares at least 2 runs (0: off)'), { train: 0, eval: 0 }),
         /** Keep a flaky record, labelled `stability: flaky`, instead of rejecting it at stage `stability`. */
         keepFlaky: z.boolean().default(false),
       })
@@ -58,7 +55,7 @@ export const LoopsSection = z
     solvability: z
       .object({
         /** Per split: evaluation records are checked, training records are not. */
-        enabled: z.object({ train: z.boolean().default(false), eval: z.boolean().default(true) }).prefault({}),
+        enabled: perSplit(z.boolean(), { train: false, eval: true }),
         /** Independent implementations asked from the prompt alone. */
         k: positiveInt.max(20).default(3),
         /** The model that writes them; unset = the `solve` step's model (`llm.models.solve`, else `llm.model`). */

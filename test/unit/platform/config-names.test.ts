@@ -7,6 +7,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { configKeys, envNameFor, RENAMED_KEYS } from '../../../temporal.config';
+import { becameGroup } from '../../../activities/config/renamed-keys';
 
 const ROOT = path.resolve(__dirname, '../../..');
 const SCANNED = ['activities', 'scripts', 'workers', 'workflows', 'sandbox-image', 'docs'];
@@ -36,11 +37,12 @@ function readDoc(file: string): string {
 describe('configuration names in messages and documentation', () => {
   it('never use a renamed key under its old name', () => {
     const texts: [string, string][] = [...SCANNED.flatMap(filesUnder).filter((f) => f !== RENAMES_LIST), 'README.md'].map((f) => [f, readDoc(f)]);
-    const old = RENAMED_KEYS.flatMap((r) => [r.from, ...(envNameFor(r.from) !== envNameFor(r.to) ? [envNameFor(r.from)] : [])]);
+    // A key that became a group under its own name (`loops.coverageThreshold.train`) is old only where nothing follows it.
+    const old = RENAMED_KEYS.flatMap((r) => [{ name: r.from, group: becameGroup(r) }, ...(envNameFor(r.from) !== envNameFor(r.to) ? [{ name: envNameFor(r.from), group: false }] : [])]);
     const found: string[] = [];
     for (const [file, text] of texts) {
-      for (const name of old) {
-        if (new RegExp(`(?<![\\w.])${escape(name)}(?![\\w])`).test(text)) found.push(`${file}: ${name}`);
+      for (const { name, group } of old) {
+        if (new RegExp(`(?<![\\w.])${escape(name)}(?![\\w${group ? '.' : ''}])`).test(text) && !found.includes(`${file}: ${name}`)) found.push(`${file}: ${name}`);
       }
     }
     expect(found).toEqual([]);

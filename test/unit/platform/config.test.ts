@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { applyRunSettings, parseSettingOverrides } from '../../../activities/run-settings';
+import { applyRunSettings, frozenPipelineSettings, parseSettingOverrides, pipelineSettingsFrom, runSettingsFrom } from '../../../activities/run-settings';
 import { ConfigError, configKeys, envNameFor, loadConfig, processOnlyPaths, RENAMED_KEYS, type ConfigKey } from '../../../temporal.config';
 
 describe('configuration', () => {
@@ -43,7 +43,7 @@ describe('configuration', () => {
   it('fails at start with a message naming the key and the variable', () => {
     expect(() => loadConfig({ env: { REPOST_SANDBOX_MEMORY_MB: 'lots' } })).toThrow(ConfigError);
     expect(() => loadConfig({ env: { REPOST_SANDBOX_MEMORY_MB: 'lots' } })).toThrow(/sandbox\.memoryMb \(from REPOST_SANDBOX_MEMORY_MB\)/);
-    expect(() => loadConfig({ env: { REPOST_LOOPS_COVERAGE_THRESHOLD: '1.5' } })).toThrow(/loops\.coverageThreshold/);
+    expect(() => loadConfig({ env: { REPOST_LOOPS_COVERAGE_THRESHOLD_TRAIN: '1.5' } })).toThrow(/loops\.coverageThreshold\.train/);
     expect(() => loadConfig({ env: { OPENAI_BASE_URL: 'not a url' } })).toThrow(/llm\.baseUrl \(from OPENAI_BASE_URL\)/);
   });
 
@@ -151,5 +151,69 @@ describe('keys renamed in this release', () => {
     expect(parseSettingOverrides(['llm.timeoutMs=60000'], (m) => warnings.push(m))).toEqual({ llm: { timeoutSec: 60 } });
     expect(warnings).toEqual(['--set llm.timeoutMs is now llm.timeoutSec (in seconds); the old name is read until the next release']);
     expect(() => parseSettingOverrides(['llm.baseURL=http://elsewhere/v1'])).toThrow(/a process setting/);
+  });
+});
+
+describe('per-split settings', () => {
+  const PER_SPLIT = ['loops.coverageThreshold', 'loops.requireAstMatch', 'loops.mutation.minScore', 'loops.stability.runs', 'loops.solvability.enabled'];
+
+  it('all have the shape { train, eval }, with the defaults RepoST uses', () => {
+    const paths = configKeys().map((k) => k.path);
+    for (const p of PER_SPLIT) expect(paths.filter((k) => k.startsWith(`${p}.`))).toEqual([`${p}.train`, `${p}.eval`]);
+    const loops = loadConfig({ env: {} }).loops;
+    expect([loops.coverageThreshold, loops.requireAstMatch, loops.mutation.minScore, loops.stability.runs, loops.solvability.enabled]).toEqual([
+      { train: 0.8, eval: 1 }, { train: false, eval: true }, { train: 0, eval: 0 }, { train: 0, eval: 0 }, { train: false, eval: true },
+    ]);
+  });
+
+  it('are read under their old single-value names from the file, the environment and --set, with a warning each', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'repost-config-')), 'config.json');
+    fs.writeFileSync(file, JSON.stringify({ loops: { coverageThreshold: 0.7, evalCoverageThreshold: 0.9, evalRequiresAstMatch: false, mutation: { minScore: 0.5, evalMinScore: 0.6 }, stability: { runs: 2 } } }));
+    const warnings: string[] = [];
+    const fromFile = loadConfig({ env: { REPOST_CONFIG: file }, warn: (m) => warnings.push(m) }).loops;
+    expect([fromFile.coverageThreshold, fromFile.requireAstMatch, fromFile.mutation.minScore, fromFile.stability.runs]).toEqual([
+      { train: 0.7, eval: 0.9 }, { train: false, eval: false }, { train: 0.5, eval: 0.6 }, { train: 2, eval: 2 },
+    ]);
+    expect(warnings).toContain(`${file}: loops.evalCoverageThreshold is now loops.coverageThreshold.eval (a value per split); the old name is read until the next release`);
+    expect(warnings).toHaveLength(7);
+
+    const envWarnings: string[] = [];
+    const fromEnv = loadConfig({ env: { REPOST_LOOPS_COVERAGE_THRESHOLD: '0.6', REPOST_LOOPS_STABILITY_RUNS: '3', REPOST_LOOPS_STABILITY_RUNS_EVAL: '4' }, warn: (m) => envWarnings.push(m) }).loops;
+    expect(fromEnv.coverageThreshold).toEqual({ train: 0.6, eval: 1 });
+    // The new name wins where both are given.
+    expect(fromEnv.stability.runs).toEqual({ train: 3, eval: 4 });
+    expect(envWarnings[0]).toBe('REPOST_LOOPS_COVERAGE_THRESHOLD is now REPOST_LOOPS_COVERAGE_THRESHOLD_TRAIN (a value per split); the old name is read until the next release');
+    // A value bad under the old name is reported under the new one, with the variable it came from.
+    expect(() => loadConfig({ env: { REPOST_LOOPS_COVERAGE_THRESHOLD: '1.5' }, warn: () => undefined })).toThrow(/loops\.coverageThreshold\.train \(from REPOST_LOOPS_COVERAGE_THRESHOLD\)/);
+
+    expect(parseSettingOverrides(['loops.mutation.evalMinScore=0.4', 'loops.coverageThreshold={"eval":0.95}'])).toEqual({ loops: { mutation: { minScore: { eval: 0.4 } }, coverageThreshold: { eval: 0.95 } } });
+  });
+
+  it('keep their meaning in a run frozen before: its configuration and its pipeline settings (the mutants\' sample taken from its configuration)', () => {
+    const worker = loadConfig({ env: {} });
+    const current = pipelineSettingsFrom(worker);
+    const oldLoops: Record<string, unknown> = { ...(runSettingsFrom(worker).config.loops as Record<string, unknown>), coverageThreshold: 0.5, evalCoverageThreshold: 0.95, evalRequiresAstMatch: true, mutation: { enabled: true, minScore: 0.1, evalMinScore: 0.2, rounds: 1, cap: 12, seed: 4 }, stability: { runs: 2, keepFlaky: false } };
+    delete oldLoops.requireAstMatch;
+    const { coverageThreshold: _c, requireAstMatch: _a, ...rest } = current;
+    void _c;
+    void _a;
+    const frozen = {
+      schema: 'repost.run-settings/v1' as const,
+      config: { loops: oldLoops },
+      promptVersions: {},
+      pipeline: { ...rest, coverageThreshold: 0.5, evalCoverageThreshold: 0.95, evalRequiresAstMatch: true, mutation: { enabled: true, minScore: 0.1, evalMinScore: 0.2, rounds: 1 }, stability: { runs: 2, keepFlaky: false } },
+    };
+    const applied = applyRunSettings(worker, frozen).loops;
+    expect([applied.coverageThreshold, applied.mutation.minScore, applied.stability.runs]).toEqual([{ train: 0.5, eval: 0.95 }, { train: 0.1, eval: 0.2 }, { train: 2, eval: 2 }]);
+    const pipeline = frozenPipelineSettings(frozen, worker);
+    expect(pipeline).toMatchObject({
+      coverageThreshold: { train: 0.5, eval: 0.95 },
+      requireAstMatch: { train: false, eval: true },
+      mutation: { enabled: true, minScore: { train: 0.1, eval: 0.2 }, rounds: 1, cap: 12, seed: 4 },
+      stability: { runs: { train: 2, eval: 2 }, keepFlaky: false },
+    });
+    expect(pipeline).not.toHaveProperty('evalCoverageThreshold');
+    // Settings frozen in today's shape come back as they were.
+    expect(frozenPipelineSettings({ ...frozen, pipeline: current }, worker)).toEqual(current);
   });
 });

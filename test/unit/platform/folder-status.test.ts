@@ -64,8 +64,11 @@ describe('the status of a run folder whose run is not in the store', () => {
 
 describe('stagesOff', () => {
   it('names stability, mutation and solvability when the frozen settings switched them off, and nothing it cannot read', () => {
-    const on = pipelineSettingsFrom(loadConfig({ env: { REPOST_LOOPS_STABILITY_RUNS: '3', REPOST_LOOPS_MUTATION_ENABLED: 'true' } }));
+    const on = pipelineSettingsFrom(loadConfig({ env: { REPOST_LOOPS_STABILITY_RUNS_EVAL: '3', REPOST_LOOPS_MUTATION_ENABLED: 'true' } }));
     expect(stagesOff(on)).toEqual([]);
+    // A run frozen before stability had a value per split.
+    expect(stagesOff({ stability: { runs: 0, keepFlaky: false } })).toEqual(['stability']);
+    expect(stagesOff({ stability: { runs: 2, keepFlaky: false } })).toEqual([]);
     const off = pipelineSettingsFrom(loadConfig({ env: {} }));
     expect(stagesOff({ ...off, solvability: { ...off.solvability, enabled: { train: false, eval: false } } })).toEqual(['stability', 'mutation', 'solvability']);
     expect(stagesOff({})).toEqual([]);

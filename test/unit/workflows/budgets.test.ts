@@ -16,9 +16,9 @@ describe('child workflow time limits', () => {
 
   it('add the stability check, the mutation score and each mutation round (an answer, a run, a stability check, a score) when the run asks for them', () => {
     const base = functionWorkflowBudgetMs(budgets, loops);
-    expect(functionWorkflowBudgetMs(budgets, { ...loops, mutation: { enabled: false, rounds: 3 }, stability: { runs: 0 } })).toBe(base);
-    expect(functionWorkflowBudgetMs(budgets, { ...loops, stability: { runs: 3 } })).toBe(base + 10_000 + MARGIN);
-    expect(functionWorkflowBudgetMs(budgets, { ...loops, mutation: { enabled: true, rounds: 2 }, stability: { runs: 3 } })).toBe(
+    expect(functionWorkflowBudgetMs(budgets, { ...loops, mutation: { enabled: false, rounds: 3 }, stability: { runs: { train: 0, eval: 0 } } })).toBe(base);
+    expect(functionWorkflowBudgetMs(budgets, { ...loops, stability: { runs: { train: 0, eval: 3 } } })).toBe(base + 10_000 + MARGIN);
+    expect(functionWorkflowBudgetMs(budgets, { ...loops, mutation: { enabled: true, rounds: 2 }, stability: { runs: { train: 3, eval: 3 } } })).toBe(
       base + (1 + 1 + 2 * 3) * (10_000 + MARGIN) + 2 * (1000 + MARGIN),
     );
   });

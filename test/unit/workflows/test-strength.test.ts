@@ -12,20 +12,22 @@ const score = (status: MutationScore['status'], value: number | null): MutationS
 describe('test strength settings and decisions', () => {
   it('are off by default, and read per split from loops.mutation and loops.stability', () => {
     const off = pipelineSettingsFrom(loadConfig({ env: {} }));
-    expect(off.mutation).toEqual({ enabled: false, minScore: 0, evalMinScore: 0, rounds: 1 });
-    expect(off.stability).toEqual({ runs: 0, keepFlaky: false });
+    expect(off.mutation).toEqual({ enabled: false, minScore: { train: 0, eval: 0 }, rounds: 1, cap: 30, seed: 0 });
+    expect(off.stability).toEqual({ runs: { train: 0, eval: 0 }, keepFlaky: false });
     expect(thresholdsFor(fn('train'), off).mutationScore).toBeNull();
     const on = pipelineSettingsFrom(
-      loadConfig({ env: { REPOST_LOOPS_MUTATION_ENABLED: 'true', REPOST_LOOPS_MUTATION_MIN_SCORE: '0.6', REPOST_LOOPS_MUTATION_EVAL_MIN_SCORE: '0.8', REPOST_LOOPS_STABILITY_RUNS: '3' } }),
+      loadConfig({ env: { REPOST_LOOPS_MUTATION_ENABLED: 'true', REPOST_LOOPS_MUTATION_MIN_SCORE_TRAIN: '0.6', REPOST_LOOPS_MUTATION_MIN_SCORE_EVAL: '0.8', REPOST_LOOPS_STABILITY_RUNS_EVAL: '3', REPOST_LOOPS_MUTATION_CAP: '12' } }),
     );
     expect(thresholdsFor(fn('train'), on).mutationScore).toBe(0.6);
     expect(thresholdsFor(fn('eval'), on).mutationScore).toBe(0.8);
-    expect(on.stability!.runs).toBe(3);
+    expect(on.stability!.runs).toEqual({ train: 0, eval: 3 });
+    // The mutants' sample travels with the rest of the stage's settings.
+    expect(on.mutation).toMatchObject({ cap: 12, seed: 0 });
   });
 
   it('refuse a stability check of one run and a minimum outside 0..1', () => {
-    expect(() => loadConfig({ env: { REPOST_LOOPS_STABILITY_RUNS: '1' } })).toThrow(/at least 2 runs/);
-    expect(() => loadConfig({ env: { REPOST_LOOPS_MUTATION_MIN_SCORE: '1.5' } })).toThrow(/minScore/);
+    expect(() => loadConfig({ env: { REPOST_LOOPS_STABILITY_RUNS_TRAIN: '1' } })).toThrow(/at least 2 runs/);
+    expect(() => loadConfig({ env: { REPOST_LOOPS_MUTATION_MIN_SCORE_EVAL: '1.5' } })).toThrow(/minScore\.eval/);
   });
 
   it('hold a scored record to the minimum; a script with no mutant or no score has nothing to fall short of', () => {
