@@ -41,13 +41,16 @@ import { finalizeEvalRun, writeFunctionResult, type StoredCandidate } from './ev
 import { harnessOutcome, outcomeOf, type SampleOutcome } from './eval/outcome';
 import { hasDocstring, promptContext } from './eval/prompt-context';
 import { rankingSummary } from './eval/ranking-summary';
-import { EVAL_LIMITS, effectiveKs, evalSettingsOfRun, type EvalSettings } from './eval/settings';
+import { EVAL_LIMITS, effectiveKs } from './eval/settings';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
 import { functionDefinitionSource, survivorSources } from './eval/survivors';
 import { matrixRow, runnerRequest, snippetResults, type SnippetResult } from './eval/test-runner';
 import { modelForStep, parseDocstringAnswer, parseVerdict, renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
-import { activityHooks, RunConfigs, whileHeartbeating } from './run-context';
+import { activityHooks, whileHeartbeating } from './run-context';
+import { EvalRunConfigs, type EvalDependencies } from './eval-run-configs';
+
+export { EvalRunConfigs, type EvalDependencies } from './eval-run-configs';
 import { dedentLike } from './sandbox/new-implementation';
 import { errorMessageOf, isolatedPlacement, runLimitsOf, withNewImplementation, type CandidateSpec, type SandboxExecutor, type SandboxResult } from './sandbox';
 import { definitionSource } from './dataset/script-parts';
@@ -106,34 +109,6 @@ export interface EvalIoActivities {
 }
 
 const recordOf = async (store: Store, item: EvalItem) => (await store.getJson<StoredEvalRecord>(item.recordKey)).record;
-
-/**
- * What an evaluation activity works with: this worker's configuration with the run's frozen
- * settings laid over it (after checking the run lives in this worker's store), and the run's
- * frozen evaluation settings.
- */
-export class EvalRunConfigs extends RunConfigs {
-  /** Parsed once per stored settings artifact, which the base class keeps while the run is in use. */
-  private readonly parsed = new WeakMap<object, EvalSettings>();
-
-  /** The evaluation's own part of the run's frozen settings, with this worker's configuration under the run's. */
-  async forEvalRun(run: RunRef): Promise<{ config: Config; settings: EvalSettings }> {
-    const config = await this.forRun(run);
-    const stored = (await this.storedSettings(run)) as object;
-    let settings = this.parsed.get(stored);
-    if (!settings) {
-      // A crawl's evaluation settings are its solvability stage's.
-      settings = evalSettingsOfRun(stored, run.runId, config);
-      this.parsed.set(stored, settings);
-    }
-    return { config, settings };
-  }
-}
-
-export interface EvalDependencies {
-  config: Config;
-  store: Store;
-}
 
 export function createEvalLlmActivities({ config, store, gateway }: EvalDependencies & { gateway: LlmGateway }): EvalLlmActivities {
   const runs = new EvalRunConfigs(config, store);

@@ -16,6 +16,7 @@ import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
 import type { PipelineSettings, TaskQueues } from '../activities/contracts';
 import type { EvalIoActivities, EvalLlmActivities, EvalSandboxActivities } from '../activities/eval-activities';
+import type { ClassEvalIoActivities, ClassEvalLlmActivities, ClassEvalSandboxActivities } from '../activities/eval-class-activities';
 import type { Priority } from './priorities';
 
 /** Transient faults: retried with backoff for about three minutes (a daemon or server restart). */
@@ -95,5 +96,15 @@ export function evalActivityProxies(queues: TaskQueues, settings: PipelineSettin
     io: proxyActivities<EvalIoActivities>(options.io),
     llm: byPriority<EvalLlmActivities>(options.llm),
     sandbox: byPriority<EvalSandboxActivities>(options.sandbox),
+  };
+}
+
+/** Class evaluation's activities, on the same queues and terms as the function evaluation's. */
+export function classEvalActivityProxies(queues: TaskQueues, settings: PipelineSettings) {
+  const options = queueOptions(queues, settings);
+  return {
+    io: proxyActivities<ClassEvalIoActivities & Pick<EvalIoActivities, 'loadEvalItems'>>(options.io),
+    llm: byPriority<ClassEvalLlmActivities>(options.llm),
+    sandbox: byPriority<ClassEvalSandboxActivities>(options.sandbox),
   };
 }
