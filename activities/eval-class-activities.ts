@@ -32,7 +32,7 @@ import {
 import type { CandidateRef, CandidateRun, EvalItem, SampleRound, SampleTrace } from './eval/contracts';
 import { EVAL_LIMITS } from './eval/settings';
 import { runnerRequest, snippetResults } from './eval/test-runner';
-import { EvalRunConfigs, type EvalDependencies } from './eval-run-configs';
+import { EvalRunConfigs, type EvalDependencies } from './eval-run-context';
 import { renderPrompt, type ChatOutcome, type LlmGateway, type RenderedPrompt } from './llm';
 import { toActivityFailure } from './llm/failures';
 import { activityHooks, whileHeartbeating } from './run-context';

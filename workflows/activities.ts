@@ -15,7 +15,9 @@
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
 import type { PipelineSettings, TaskQueues } from '../activities/contracts';
-import type { EvalIoActivities, EvalLlmActivities, EvalSandboxActivities } from '../activities/eval-activities';
+import type { EvalIoActivities } from '../activities/eval-io-activities';
+import type { EvalLlmActivities } from '../activities/eval-llm-activities';
+import type { EvalSandboxActivities } from '../activities/eval-sandbox-activities';
 import type { ClassEvalIoActivities, ClassEvalLlmActivities, ClassEvalSandboxActivities } from '../activities/eval-class-activities';
 import type { Priority } from './priorities';
 

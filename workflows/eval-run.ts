@@ -14,7 +14,7 @@ import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes,
 import type { PipelineSettings, RunRef, TaskQueues } from '../activities/contracts';
 import type { EvalItem, EvalRunSummary } from '../activities/eval/contracts';
 import type { EvalSettings } from '../activities/eval/settings';
-import type { EvalIoActivities } from '../activities/eval-activities';
+import type { EvalIoActivities } from '../activities/eval-io-activities';
 import { evalActivityProxies } from './activities';
 import { augmentFunctionWorkflow } from './augment-function';
 import { evalFunctionWorkflow } from './eval-function';

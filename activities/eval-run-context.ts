@@ -1,13 +1,18 @@
 /**
- * What every evaluation activity (a function's, a class's) starts from: this worker's
- * configuration with the run's frozen settings laid over it, and the run's frozen evaluation
- * settings.
+ * What the evaluation's activities share (eval-llm-activities.ts, eval-sandbox-activities.ts,
+ * eval-io-activities.ts): their dependencies, this worker's configuration with a run's frozen
+ * settings and its evaluation settings laid over it, and an item's stored record.
  */
 import type { Config } from '../temporal.config';
-import type { RunRef } from './contracts';
+import type { EvalItem } from './eval/contracts';
+import type { StoredEvalRecord } from './eval/dataset';
 import { evalSettingsOfRun, type EvalSettings } from './eval/settings';
 import { RunConfigs } from './run-context';
+import type { RunRef } from './contracts';
 import type { Store } from './store/types';
+
+/** The stored record an item names. */
+export const recordOf = async (store: Store, item: EvalItem) => (await store.getJson<StoredEvalRecord>(item.recordKey)).record;
 
 /**
  * What an evaluation activity works with: this worker's configuration with the run's frozen
@@ -36,4 +41,3 @@ export interface EvalDependencies {
   config: Config;
   store: Store;
 }
-
