@@ -348,6 +348,8 @@ export const ConfigSchema = z.object({
     maxClassLines: true,
     extraKeywords: true,
     contextTokenBudget: true,
+    contextClosure: true,
+    closureDepth: true,
     maxFileBytes: true,
   }).prefault({}),
   crawl: z
