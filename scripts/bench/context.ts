@@ -1,8 +1,8 @@
 /**
  * Context closure figure: on each repository, side by side in one run, the contexts of its
  * candidate functions built with only what the code needs to run (`contextClosure: false`, the
- * closure before it followed annotations, alias strings and dynamic lookups) and with the context
- * closure (the default). For each: the names the context's code uses that the repository defines
+ * closure before it followed annotations, alias strings and dynamic lookups, without a depth
+ * limit) and with the context closure (the default). For each: the names the context's code uses that the repository defines
  * and the context leaves out (`unsupplied` entries naming a local definition), the functions with
  * at least one, the dynamic lookups reported, what was left out for the budget or the depth, and
  * the context's size in characters.
@@ -58,7 +58,8 @@ async function main(values: unknown): Promise<void> {
   const rows: string[][] = [['repository', 'functions', 'missing names (before -> after)', 'of which never reached', 'functions missing any', 'dynamic lookups', 'left out (budget/depth)', 'context chars mean', 'context chars max']];
   for (const dir of flags.dir.map((d) => path.resolve(d))) {
     const common = { contextTokenBudget: flags.budget, maxFunctionsPerRepo: flags.candidates, seed: flags.seed };
-    const before = await RepositoryAnalyzer.open(dir, { ...common, contextClosure: false });
+    // Before: the closure as it was, only what runs and no depth limit.
+    const before = await RepositoryAnalyzer.open(dir, { ...common, contextClosure: false, closureDepth: 0 });
     const after = await RepositoryAnalyzer.open(dir, common);
     const chosen = after.candidates();
     if (chosen.length === 0) throw new UsageError(`no candidate functions in ${dir}`);
