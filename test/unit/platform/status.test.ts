@@ -13,6 +13,7 @@ import type { StoredRecord } from '../../../activities/store/types';
 import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
 import { datasetRecordOf } from '../../support/records';
 import { runSettingsFrom } from '../../../activities/run-settings';
+import { summarizeRun } from '../../../activities/dataset/run-files';
 import { loadConfig } from '../../../temporal.config';
 
 function fnRef(id: string): FunctionRef {
@@ -113,7 +114,7 @@ describe('runStatus of a run that makes class environments', () => {
     await store.putRecord('run-c', f2);
     const f1 = rejected('f1', 'x');
     await store.putRecord('run-c', { accepted: true, fn: f1.fn, record: datasetRecordOf(f1.fn, 'run-c', { orig_func: '', eval_script: '', commit_id: 'c', llm_tokens: 3 }) });
-    const k2 = rejected('k2', 'tests');
+    const k2 = rejected('k2', 'tests', 2);
     await store.putRecord('run-c', { ...k2, kind: 'class', fn: classRef('k2') } as StoredRecord);
     const k1 = classRef('k1');
     await store.putRecord('run-c', {
@@ -129,11 +130,22 @@ describe('runStatus of a run that makes class environments', () => {
     } as StoredRecord);
 
     const s = await runStatus(store, 'run-c');
-    expect(s.functions).toMatchObject({ candidates: 4, finished: 2, accepted: 1, rejected: 1 });
-    expect(s.classes).toEqual({ candidates: 2, finished: 2, accepted: 1, rejected: 1 });
+    // The class's rejection and its rounds are the classes', as summary.json counts them.
+    expect(s.functions).toMatchObject({ candidates: 4, finished: 2, accepted: 1, rejected: 1, rejectedByStage: { debug: 1 }, rounds: { debug: { functions: 1, rounds: 1 }, coverage: { functions: 0, rounds: 0 } } });
+    expect(s.classes).toEqual({ candidates: 2, finished: 2, accepted: 1, rejected: 1, rejectedByStage: { tests: 1 } });
+    const summary = await summarizeRun(store, 'run-c');
+    expect({ functions: summary.functions, accepted: summary.accepted, rejected: summary.rejected, rounds: summary.rounds }).toEqual({
+      functions: s.functions.finished,
+      accepted: s.functions.accepted,
+      rejected: s.functions.rejected,
+      rounds: s.functions.rounds,
+    });
+    expect(Object.fromEntries(Object.entries(summary.rejectedAt).filter(([, n]) => n))).toEqual(s.functions.rejectedByStage);
+    expect(Object.fromEntries(Object.entries(summary.classes!.rejectedAt).filter(([, n]) => n))).toEqual(s.classes!.rejectedByStage);
     const text = formatRunStatus(s);
     expect(text).toContain('functions: 2/4 finished, 1 accepted, 1 rejected');
     expect(text).toContain('classes: 2/2 finished, 1 accepted, 1 rejected');
+    expect(text).toContain('rounds that ran: debug 1 function(s), 1 round(s); coverage 0 function(s), 0 round(s)');
     const sample = new ProgressTracker(store, 'run-c', null, () => Date.parse('2026-01-01T00:01:00.000Z')).add(s);
     expect(sample).toMatchObject({ expectedFunctions: 4, expectedClasses: 2 });
     expect(formatProgressLine(sample)).toMatch(/^repos 0\/1 \| functions 2\/4, classes 2\/2 \(running: prepare 2\) \| accepted 2, rejected 2 \|/);
