@@ -386,6 +386,13 @@ function compact(n: number): string {
 }
 
 /** One line: repositories, functions (and classes) by stage, accepted and rejected, LLM use, time and time left. */
+/** What the run has cost per record accepted so far: "$0.12 per accepted record"; "price unknown ..." when a model has no price. */
+export function perAcceptedRecord(costUsd: number, accepted: number, unpriced: readonly string[]): string {
+  if (unpriced.length > 0) return 'price unknown per accepted record';
+  if (accepted === 0) return 'no record accepted yet';
+  return `$${(costUsd / accepted).toFixed(costUsd / accepted < 0.01 ? 4 : 2)} per accepted record`;
+}
+
 export function formatProgressLine(p: ProgressSample): string {
   const s = p.status;
   const approx = s.repositories.listed < s.repositories.total ? '~' : '';
@@ -394,13 +401,14 @@ export function formatProgressLine(p: ProgressSample): string {
     .map(([stage, n]) => `${stage} ${n}`)
     .join(' ');
   const tokens = s.llm.promptTokens + s.llm.completionTokens;
+  const accepted = s.functions.accepted + (s.classes?.accepted ?? 0);
   const eta = p.etaMs === null ? 'time left unknown yet' : p.etaMs === 0 ? 'done' : `~${formatDuration(p.etaMs)} left`;
   return [
     `repos ${s.repositories.done}/${s.repositories.total}`,
     `functions ${s.functions.finished}/${approx}${p.expectedFunctions}${s.classes ? `, classes ${s.classes.finished}/${approx}${p.expectedClasses}` : ''}${running ? ` (running: ${running})` : ''}`,
     `accepted ${s.functions.accepted + (s.classes?.accepted ?? 0)}, rejected ${s.functions.rejected + (s.classes?.rejected ?? 0)}`,
     `rounds: debug ${s.functions.rounds.debug.rounds} in ${s.functions.rounds.debug.functions} fn, coverage ${s.functions.rounds.coverage.rounds} in ${s.functions.rounds.coverage.functions} fn`,
-    `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [], 2)}`,
+    `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [], 2)}, ${perAcceptedRecord(s.llm.costUsd, accepted, s.unpricedModels ?? [])}`,
     `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, ${s.unpricedModels?.length && !s.refused.costUsd ? 'price unknown' : `$${s.refused.costUsd.toFixed(2)}`}`,
     ...(s.batch && s.batch.waiting > 0 ? [`batch: ${s.batch.waiting} waiting, oldest ${formatDuration(s.batch.oldestAgeMs ?? 0)}`] : []),
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,

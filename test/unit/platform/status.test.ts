@@ -10,7 +10,7 @@ import type { ExchangeIndexEntry } from '../../../activities/store/exchanges';
 import { LocalStore } from '../../../activities/store/local';
 import { ClassDatasetRecordSchema } from '../../../activities/store/records';
 import type { StoredRecord } from '../../../activities/store/types';
-import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
+import { formatProgressLine, formatRunStatus, perAcceptedRecord, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
 import { datasetRecordOf } from '../../support/records';
 import { runSettingsFrom } from '../../../activities/run-settings';
 import { summarizeRun } from '../../../activities/dataset/run-files';
@@ -204,9 +204,18 @@ describe('ProgressTracker', () => {
     expect(second.elapsedMs).toBe(11 * 60_000);
     const line = formatProgressLine(second);
     expect(line).toBe(
-      'repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | rounds: debug 9 in 7 fn, coverage 5 in 4 fn | LLM 1200 calls, 2.5M tokens, $12.50 | ' +
+      'repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | rounds: debug 9 in 7 fn, coverage 5 in 4 fn | LLM 1200 calls, 2.5M tokens, $12.50, $0.26 per accepted record | ' +
         '30 refused (test_calls_target 19, parse_truncated 8, test_has_assertions 2): 120k tokens, $0.75 | 11m00s elapsed, ~5m00s left',
     );
+  });
+});
+
+describe('cost per accepted record on the live line', () => {
+  it('divides the cost by the records accepted so far (functions and classes), and says when none is', () => {
+    expect(perAcceptedRecord(12.5, 49, [])).toBe('$0.26 per accepted record');
+    expect(perAcceptedRecord(0.01, 4, [])).toBe('$0.0025 per accepted record');
+    expect(perAcceptedRecord(3, 0, [])).toBe('no record accepted yet');
+    expect(perAcceptedRecord(3, 10, ['local-model'])).toBe('price unknown per accepted record');
   });
 });
 
@@ -220,7 +229,7 @@ describe('a run whose model has no price', () => {
     expect(formatRunStatus(s)).toContain('completion tokens, estimated price unknown for qwen2.5-coder:7b (not in llm.prices)');
     expect(formatRunStatus(s)).not.toContain('$0.0000');
     const line = formatProgressLine({ status: s, elapsedMs: 1000, expectedFunctions: 0, expectedClasses: 0, perMinute: null, etaMs: null });
-    expect(line).toContain('LLM 0 calls, 0 tokens, price unknown for qwen2.5-coder:7b (not in llm.prices)');
+    expect(line).toContain('LLM 0 calls, 0 tokens, price unknown for qwen2.5-coder:7b (not in llm.prices), price unknown per accepted record');
     expect(line).not.toContain('$0.00');
   });
 });
