@@ -57,6 +57,7 @@ export const MEASURED_STEP_AVERAGES: Readonly<Record<LlmStep, StepAverages>> = {
   class_check_functionality: { callsPerTarget: 0.4, promptPerContextToken: 0.8, completionBase: 30, completionPerContextToken: 0 },
   class_check_tests: { callsPerTarget: 1.1, promptPerContextToken: 2, completionBase: 30, completionPerContextToken: 0 },
   class_solve: { callsPerTarget: 0, promptPerContextToken: 1, completionBase: 40, completionPerContextToken: 0.6 },
+  class_repair: { callsPerTarget: 0, promptPerContextToken: 1.2, completionBase: 40, completionPerContextToken: 0.6 },
 };
 
 /** A selected target as the estimate sees it. */
