@@ -144,6 +144,7 @@ describe('a Harbor task of a class environment', () => {
     expect(task.files['task.toml']!.text).toContain(`timeout_sec = ${30 * 5 + 120}`);
     expect(task.files['task.toml']!.text).toContain('kind = "class"');
     expect(task.files['task.toml']!.text).toContain('class_id = "cid-1"');
+    expect(task.files['task.toml']!.text).toContain('split = "train"');
     // The isolated halves: the script holds the stub class, the candidate's module the slot where the class goes.
     expect(verifier.isolated).toMatchObject({ kind: 'class', target: 'Tally' });
     expect(verifier.isolated.script).toContain('class Tally_new_implementation(');
