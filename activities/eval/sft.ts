@@ -32,9 +32,16 @@ export const SftExampleSchema = z.object({
 });
 export type SftExample = z.infer<typeof SftExampleSchema>;
 
-/** The marker line the prompt renderer puts first is bookkeeping, not part of what a model learns. */
+/**
+ * The marker line the prompt renderer puts last in the user message (first in the system message
+ * before prompts were laid out for prompt caches) is bookkeeping, not part of what a model learns.
+ */
 export function trainingMessages(prompt: ChatMessage[]): ChatMessage[] {
-  return prompt.map((m) => (m.role === 'system' ? { ...m, content: m.content.replace(/^\[prompt:[^\]\n]*\]\n?/, '') } : m));
+  return prompt.map((m) => {
+    if (m.role === 'system') return { ...m, content: m.content.replace(/^\[prompt:[^\]\n]*\]\n?/, '') };
+    if (m.role === 'user') return { ...m, content: m.content.replace(/\n*^\[prompt:[^\]\n]*\]$(?![\s\S])/m, '') };
+    return m;
+  });
 }
 
 export function answerOf(code: string): string {

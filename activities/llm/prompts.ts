@@ -1,16 +1,26 @@
 /**
  * The RepoST prompt set, as versioned template files under `prompts/` with typed variables.
  *
- * A template file has a front matter (`id`, `version`, `step`, `answer`, `variables`) and two
- * sections introduced by `@@ system` and `@@ user` lines; `{{name}}` marks a variable. The
- * variables each kind receives are the `PromptVars` types below; a few are derived here
+ * A template file has a front matter (`id`, `version`, `step`, `answer`, `variables`, and
+ * optionally `shared`) and either two sections introduced by `@@ system` and `@@ user` lines, or,
+ * with `shared: <name>`, only a `@@ user` section: its system message is then the shared text
+ * `prompts/shared/<name>.md`, the same for every step that names it. `{{name}}` marks a variable.
+ * The variables each kind receives are the `PromptVars` types below; a few are derived here
  * (the test function and new-implementation names, the sandbox cache directory, the coverage
  * percentage) so callers cannot spell them differently from step to step.
  *
- * Every rendered system message starts with a marker line
+ * Prompts are laid out for an endpoint's prompt cache, which serves the longest prefix a request
+ * shares with an earlier one: what stays the same comes first. The shared system message (who
+ * answers and the rules every check applies) is byte-identical across the steps that share it
+ * and across functions; the user message starts with the function's name and the code it
+ * concerns (the script, which the next step's prompt starts with too), and the step's own
+ * instructions and changing inputs come after it.
+ *
+ * Every rendered user message ends with a marker line
  *     [prompt:<id> v<version> function:<functionName>]
  * which makes the prompt kind and the function recognisable from the request alone (the
- * scripted LLM server matches its rules on it; recorded exchanges can be grouped by it).
+ * scripted LLM server matches its rules on it; recorded exchanges can be grouped by it). It is
+ * last so that it does not end the shared prefix early.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -83,6 +93,13 @@ const FrontMatterSchema = z.object({
   step: z.enum(LLM_STEPS),
   answer: z.string().min(1),
   variables: z.array(z.string().regex(/^[A-Za-z]\w*$/)),
+  shared: z.string().regex(/^[a-z_]+$/).optional(),
+});
+
+const SharedFrontMatterSchema = z.object({
+  id: z.string().regex(/^[a-z_]+$/),
+  version: z.string().regex(/^\d+$/),
+  variables: z.array(z.string().regex(/^[A-Za-z]\w*$/)),
 });
 
 export interface PromptTemplate {
@@ -92,14 +109,24 @@ export interface PromptTemplate {
   /** What the answer holds (code, code+bash, verdict(...), text); documentation for readers. */
   answer: string;
   variables: string[];
+  /** The shared system text this template uses instead of a `@@ system` section of its own. */
+  shared?: string;
   system: string;
   user: string;
 }
 
-export const PROMPTS_DIR = path.join(__dirname, 'prompts');
+/** A system text several templates share (`prompts/shared/<id>.md`): a front matter, then the text. */
+export interface SharedPromptText {
+  id: string;
+  version: string;
+  variables: string[];
+  text: string;
+}
 
-/** Parses a template file; throws with the file name when it is malformed (a programming error). */
-export function parsePromptTemplate(text: string, source: string): PromptTemplate {
+export const PROMPTS_DIR = path.join(__dirname, 'prompts');
+export const SHARED_PROMPTS_DIR = path.join(PROMPTS_DIR, 'shared');
+
+function readFrontMatter(text: string, source: string): { meta: Record<string, unknown>; body: string } {
   const m = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(text.replace(/\r\n/g, '\n'));
   if (!m) throw new Error(`${source}: missing front matter`);
   const meta: Record<string, unknown> = {};
@@ -115,18 +142,59 @@ export function parsePromptTemplate(text: string, source: string): PromptTemplat
           .filter(Boolean)
       : value;
   }
-  const front = FrontMatterSchema.safeParse(meta);
-  if (!front.success) throw new Error(`${source}: bad front matter: ${front.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  const sections = /^@@ system\n([\s\S]*?)\n@@ user\n([\s\S]*)$/.exec(m[2]!);
-  if (!sections) throw new Error(`${source}: expected an "@@ system" section followed by an "@@ user" section`);
-  const template: PromptTemplate = { ...front.data, system: sections[1]!.trim(), user: sections[2]!.trim() };
-  const used = new Set([...`${template.system}\n${template.user}`.matchAll(/\{\{(\w+)\}\}/g)].map((x) => x[1]!));
-  const declared = new Set(template.variables);
+  return { meta, body: m[2]! };
+}
+
+function checkVariables(source: string, text: string, declaredList: string[]): void {
+  const used = new Set([...text.matchAll(/\{\{(\w+)\}\}/g)].map((x) => x[1]!));
+  const declared = new Set(declaredList);
   const undeclared = [...used].filter((v) => !declared.has(v));
   const unused = [...declared].filter((v) => !used.has(v));
   if (undeclared.length || unused.length) {
     throw new Error(`${source}: variables used but not declared: [${undeclared.join(', ')}], declared but not used: [${unused.join(', ')}]`);
   }
+}
+
+/** Parses a shared system text; throws with the file name when it is malformed. */
+export function parseSharedPromptText(text: string, source: string): SharedPromptText {
+  const { meta, body } = readFrontMatter(text, source);
+  const front = SharedFrontMatterSchema.safeParse(meta);
+  if (!front.success) throw new Error(`${source}: bad front matter: ${front.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  const shared: SharedPromptText = { ...front.data, text: body.trim() };
+  checkVariables(source, shared.text, shared.variables);
+  return shared;
+}
+
+const sharedTexts = new Map<string, SharedPromptText>();
+
+export function loadSharedPromptText(id: string): SharedPromptText {
+  let t = sharedTexts.get(id);
+  if (!t) {
+    if (!/^[a-z_]+$/.test(id)) throw new Error(`shared prompt text ${JSON.stringify(id)}: not a name`);
+    const file = path.join(SHARED_PROMPTS_DIR, `${id}.md`);
+    t = parseSharedPromptText(fs.readFileSync(file, 'utf8'), file);
+    if (t.id !== id) throw new Error(`${file}: id ${t.id} does not match the file name`);
+    sharedTexts.set(id, t);
+  }
+  return t;
+}
+
+/** Parses a template file; throws with the file name when it is malformed (a programming error). */
+export function parsePromptTemplate(text: string, source: string): PromptTemplate {
+  const { meta, body } = readFrontMatter(text, source);
+  const front = FrontMatterSchema.safeParse(meta);
+  if (!front.success) throw new Error(`${source}: bad front matter: ${front.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  let template: PromptTemplate;
+  if (front.data.shared !== undefined) {
+    const sections = /^@@ user\n([\s\S]*)$/.exec(body);
+    if (!sections) throw new Error(`${source}: a template with a shared system text has only an "@@ user" section`);
+    template = { ...front.data, system: '', user: sections[1]!.trim() };
+  } else {
+    const sections = /^@@ system\n([\s\S]*?)\n@@ user\n([\s\S]*)$/.exec(body);
+    if (!sections) throw new Error(`${source}: expected an "@@ system" section followed by an "@@ user" section`);
+    template = { ...front.data, system: sections[1]!.trim(), user: sections[2]!.trim() };
+  }
+  checkVariables(source, `${template.system}\n${template.user}`, template.variables);
   return template;
 }
 
@@ -171,9 +239,10 @@ export function promptMarker(id: string, version: string, functionName: string):
   return `[prompt:${id} v${version} function:${functionName}]`;
 }
 
-/** Reads the kind, version and function name back from a rendered system message. */
+/** Reads the kind, version and function name back from a rendered prompt's last marker line. */
 export function readPromptMarker(text: string): { kind: string; version: string; functionName: string | undefined } | undefined {
-  const m = /^\[prompt:([a-z_]+) v(\d+)(?: function:([^\]\s]+))?\]/m.exec(text);
+  const all = [...text.matchAll(/^\[prompt:([a-z_]+) v(\d+)(?: function:([^\]\s]+))?\]$/gm)];
+  const m = all[all.length - 1];
   return m ? { kind: m[1]!, version: m[2]!, functionName: m[3] } : undefined;
 }
 
@@ -204,8 +273,8 @@ function valuesFor<K extends PromptKind>(kind: K, vars: PromptVars[K]): { functi
 export function renderPrompt<K extends PromptKind>(kind: K, vars: PromptVars[K]): RenderedPrompt {
   const t = loadPromptTemplate(kind);
   const { functionName, values } = valuesFor(kind, vars);
-  const system = `${promptMarker(t.id, t.version, functionName)}\n${fillTemplate(t.system, values)}`;
-  const user = fillTemplate(t.user, values);
+  const system = t.shared !== undefined ? fillTemplate(loadSharedPromptText(t.shared).text, values) : fillTemplate(t.system, values);
+  const user = `${fillTemplate(t.user, values)}\n\n${promptMarker(t.id, t.version, functionName)}`;
   return {
     messages: [
       { role: 'system', content: system },

@@ -65,7 +65,9 @@ function isolatedHostConfig(limits: SandboxLimits, binds: string[]): Docker.Host
     CapDrop: ['ALL'],
     SecurityOpt: ['no-new-privileges'],
     Tmpfs: {
-      [SCRATCH_DIR]: tmpfs('uid=10001,gid=10001,mode=0700'),
+      // 0710: the scripts' group (an isolated run's candidate, whose uid is another) may pass
+      // through to the run's folder, where the tests' files are, but never list what is here.
+      [SCRATCH_DIR]: tmpfs('uid=10001,gid=10001,mode=0710'),
       '/tmp': tmpfs('mode=1777'),
       [LEGACY_HOME]: tmpfs('uid=10001,gid=10001,mode=0755'),
     },

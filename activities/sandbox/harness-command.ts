@@ -53,15 +53,17 @@ export interface LaunchRequest {
   hashSeed?: number | null;
   /** The script's wall clock (`time`, `datetime`) shifted by this many seconds (see repost_clock.py). */
   clockOffsetSec?: number | null;
-  /** An isolated run: the candidate in a process of its own (see repost_isolated.py); always sent on stdin. */
+  /** An isolated run: the candidate in a process of its own (see repost_isolated.py). */
   candidate?: CandidateSpec | null;
 }
 
 /**
  * An isolated run's candidate (repost_isolated.py): the module its process loads (the script's
  * definitions with the target replaced by the candidate, no test, no original), and which name in
- * it the script's `<name>_new_implementation` calls. The request then travels on stdin only: a
- * command line is readable by every process in the container, the candidate's included.
+ * it the script's `<name>_new_implementation` calls. It may travel on the command line like any
+ * request: the supervisor blanks its arguments before it forks anything (repost_hygiene.hide_request)
+ * and refuses an isolated run when it cannot, and no other process is left in the container when
+ * a run starts, so no process of the candidate ever reads the ground truth there.
  */
 export interface CandidateSpec {
   target: string;
@@ -132,6 +134,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
   if (request.coverage) fields.push(['coverage', request.coverage]);
   if (request.packageDir) fields.push(['packageDir', request.packageDir]);
   if (request.runner) fields.push(['runner', JSON.stringify(request.runner)]);
+  if (request.candidate) fields.push(['candidate', JSON.stringify(request.candidate)]);
   if (request.mutation) fields.push(['mutation', JSON.stringify(request.mutation)]);
   if (request.hashSeed !== undefined && request.hashSeed !== null) fields.push(['hashSeed', String(request.hashSeed)]);
   if (request.clockOffsetSec !== undefined && request.clockOffsetSec !== null) fields.push(['clockOffsetSec', String(request.clockOffsetSec)]);
@@ -148,7 +151,7 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
     hashSeed: request.hashSeed ?? null,
     clockOffsetSec: request.clockOffsetSec ?? null,
     timeoutSec: request.timeoutSec,
-  }), Boolean(request.candidate) || Boolean(request.mutation));
+  }), Boolean(request.mutation));
 }
 
 function encodeLaunch(fields: [string, string][], asJson: () => unknown, viaStdin = false): { cmd: string[]; stdin?: Buffer } {

@@ -457,7 +457,7 @@ def _run_script(reporter, runner, script_path, request, fast_exit=False):
     os._exit(status)
 
 
-def _start_candidate(request, run_dir, report_fds):
+def _start_candidate(request, run_dir, script_path, report_fds):
     """Forks the candidate's process (repost_isolated.serve) and returns the trusted side's end of
     their socket. The candidate keeps nothing of the supervisor's: no report pipe, no request, its
     own uid; it waits for the script's calls."""
@@ -473,13 +473,14 @@ def _start_candidate(request, run_dir, report_fds):
             os.closerange(3, keep[0])
             os.closerange(keep[0] + 1, keep[1])
             os.closerange(keep[1] + 1, 4096)
-            isolated = __import__("repost_isolated")
+            isolated = sys.modules["repost_isolated"]
             _become_candidate_user()
             os.umask(0o002)
-            home = "/tmp/repost-candidate-" + os.path.basename(run_dir)
-            os.makedirs(home, mode=0o700)
-            os.chdir(home)
-            os.environ.update({"HOME": home, "TMPDIR": "/tmp", "CACHE_DIR": home, "PYTHONDONTWRITEBYTECODE": "1"})
+            # No folder of its own: it works where the script's process works (each call carries its
+            # working folder, and the module loads in the run directory), with the script's HOME and
+            # cache folder, which /scratch's mode 0710 lets its group reach; until then the root.
+            os.chdir("/")
+            os.environ.update({"TMPDIR": "/tmp", "CACHE_DIR": os.path.join(run_dir, "cache"), "PYTHONDONTWRITEBYTECODE": "1"})
             sys.dont_write_bytecode = True
             package_dirs = [d for d in (request.get("packageDir"), BAKED_PACKAGES) if d and os.path.isdir(d) and os.listdir(d)]
             sys.path[:] = [p for p in sys.path if p != HARNESS_DIR]
@@ -489,8 +490,9 @@ def _start_candidate(request, run_dir, report_fds):
                 os.environ["PYTHONPATH"] = os.pathsep.join(package_dirs)
                 for d in package_dirs:
                     site.addsitedir(d)
-            sys.argv = [os.path.join(home, "candidate.py")]
-            isolated.serve((to_candidate_r, to_trusted_w), request["candidate"], os.path.join(home, "candidate.py"))
+            # The module is the script's definitions: its file name is the script's (never written).
+            sys.argv = [script_path]
+            isolated.serve((to_candidate_r, to_trusted_w), request["candidate"], script_path, run_dir)
         except BaseException as exc:  # noqa: BLE001 - the trusted side sees the channel close
             print(f"[repost-sandbox] the candidate's process could not start: {type(exc).__name__}: {exc}", file=sys.stderr)
         finally:
@@ -751,7 +753,7 @@ def main():
     request = _read_request(sys.argv[1:])
     _apply_hash_seed(request, sys.argv[1:])
     # Read: the request leaves the command line, which every process in the container can read.
-    hygiene.hide_request()
+    request_hidden = hygiene.hide_request() or sys.argv[1:] == ["-"]
     _drop_bounding_set()
     reasons = _clean_container()
     if reasons:
@@ -799,12 +801,20 @@ def main():
         import json
 
         request["candidate"] = json.loads(request["candidate"])
+    if isinstance(request.get("candidate"), dict):
+        if not request_hidden:
+            print("[repost-sandbox] the request could not be removed from the command line: an isolated run does not start", file=sys.stderr)
+            sys.stderr.flush()
+            _write_result(run_dir, source, None, None, False)
+            os._exit(2)
+        # Imported once here, before the two processes fork: each would otherwise load it for itself.
+        import repost_isolated  # noqa: F401
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
     call_fd = None
     if isinstance(request.get("candidate"), dict):
-        call_fd = _start_candidate(request, run_dir, (read_fd, write_fd))
+        call_fd = _start_candidate(request, run_dir, script_path, (read_fd, write_fd))
     pid = os.fork()
     if pid == 0:
         os.close(read_fd)

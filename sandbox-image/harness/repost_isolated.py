@@ -978,9 +978,10 @@ class _Conn:
 
 
 class _Server:
-    def __init__(self, fd, module_source, target, kind, module_path):
+    def __init__(self, fd, module_source, target, kind, module_path, run_dir=None):
         self.conn = _Conn(fd, self)
         self.source, self.target, self.kind, self.path = module_source, target, kind, module_path
+        self.run_dir = run_dir
         self.main = None
         self.load_error = None
         self.generators = {}
@@ -988,6 +989,12 @@ class _Server:
         self.applied = []
 
     def load(self):
+        if self.run_dir is not None:
+            # Where the script's own top level ran: what the module's reads with relative paths find.
+            try:
+                os.chdir(self.run_dir)
+            except OSError:
+                pass
         main = types.ModuleType("__main__")
         main.__file__ = self.path
         main.__loader__ = SourceLoader(self.source)
@@ -1206,17 +1213,15 @@ def top_level_imports(source):
     return [n for n in names if n and all(p.isidentifier() for p in n.split("."))]
 
 
-def serve(fds, candidate, module_path):
+def serve(fds, candidate, module_path, run_dir=None):
     """The candidate process's main loop (never returns)."""
-    import ast
-
     # Imports of the module's own top level, ahead of the first call: packages only, no script code.
     for name in top_level_imports(candidate["module"]):
         try:
             __import__(name)
         except BaseException:  # noqa: BLE001 - the module's own load will say so
             pass
-    server = _Server(fds, candidate["module"], candidate["target"], candidate["kind"], module_path)
+    server = _Server(fds, candidate["module"], candidate["target"], candidate["kind"], module_path, run_dir)
     try:
         server.serve()
     except BaseException:  # noqa: BLE001 - the harness's own fault: said on stderr, the trusted side sees the channel close

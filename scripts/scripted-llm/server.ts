@@ -5,7 +5,7 @@
  *   rules: [{ kind: 'sandbox', functionName: 'extract_all_zip_codes', responses: ['...', '...'] }, ...]
  *
  * A request is matched to the first rule whose `kind` and `functionName` (both optional) fit.
- * Both are read from the marker line the prompt renderer puts at the top of the system message,
+ * Both are read from the marker line the prompt renderer puts at the end of the user message,
  * `[prompt:<kind> v<version> function:<name>]`; requests without a marker fall back to the
  * `x-repost-step` header for the kind and to `Function: <name>` lines for the function. Each
  * function walks through a rule's responses in order (first sandbox attempt, second, ...);
@@ -189,11 +189,14 @@ const ChatBodySchema = z.object({
   stream: z.boolean().optional(),
 });
 
-const MARKER_RE = /^\[prompt:([a-z_]+) v\d+(?: function:([^\]\s]+))?\]/m;
+const MARKER_RE = /^\[prompt:([a-z_]+) v\d+(?: function:([^\]\s]+))?\]$/gm;
 
 function identify(messages: { role: string; content: string }[], headers: http.IncomingHttpHeaders): { kind: string | null; functionName: string | null } {
   const all = messages.map((m) => m.content).join('\n');
-  const marker = MARKER_RE.exec(all);
+  // The last marker of the request's own messages (an earlier answer quoted back is not the request's).
+  const own = messages.filter((m) => m.role !== 'assistant').map((m) => m.content).join('\n');
+  const markers = [...own.matchAll(MARKER_RE)];
+  const marker = markers[markers.length - 1];
   const header = headers['x-repost-step'];
   const kind = marker?.[1] ?? (typeof header === 'string' ? header : null);
   const fromLine = /^Function:\s*([A-Za-z_][\w.]*)\s*$/m.exec(all)?.[1];

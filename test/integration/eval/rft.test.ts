@@ -97,7 +97,8 @@ describe('rejection-sampling training data', () => {
     );
     for (const e of examples) {
       expect(e.messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant']);
-      expect(e.messages[0]!.content).not.toMatch(/^\[prompt:/);
+      expect(e.messages[0]!.content).not.toMatch(/^\[prompt:/m);
+      expect(e.messages[1]!.content).not.toMatch(/^\[prompt:/m);
       expect(e.messages[1]!.content).toContain('...  # the body to implement');
     }
     const repaired = examples.find((e) => e.func_name === 'slugify' && e.source === 'repair')!;

@@ -133,6 +133,26 @@ describe('isolated candidate runs', () => {
     expect(result.candidate?.detail).toMatch(/channel broke/);
   });
 
+  test('the candidate works in the script\'s working folder: files the tests write there are its to read, as in its repository', async () => {
+    const script = [
+      'import os',
+      '',
+      'def first_line(name):',
+      '    with open(name) as fh:',
+      '        return fh.readline().strip()',
+      '',
+      'def test_first_line():',
+      '    with open("notes.txt", "w") as fh:',
+      '        fh.write("alpha\\nbeta\\n")',
+      '    assert first_line("notes.txt") == first_line_new_implementation("notes.txt") == "alpha"',
+      '',
+      'if __name__ == "__main__":',
+      '    test_first_line()',
+    ].join('\n');
+    const right = 'def first_line(name):\n    import os\n    with open(os.path.join(os.getcwd(), name)) as fh:\n        return fh.readline().strip()';
+    expect(outcomeOf(await run(script, right, 'first_line'))).toMatchObject({ passed: true });
+  });
+
   test('the candidate cannot read the ground truth or touch the script\'s process', async () => {
     const snoops = [
       'def total(xs):',

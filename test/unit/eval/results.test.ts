@@ -182,6 +182,11 @@ describe('training data', () => {
       { role: 'user' as const, content: 'Function: f\nImplement it.' },
     ];
     expect(trainingMessages(prompt)[0]!.content).toBe('You are an expert.');
+    const laidOut = [
+      { role: 'system' as const, content: 'You are an expert.' },
+      { role: 'user' as const, content: 'Function: f\nImplement it.\n\n[prompt:solve v2 function:f]' },
+    ];
+    expect(trainingMessages(laidOut).map((m) => m.content)).toEqual(['You are an expert.', 'Function: f\nImplement it.']);
     const [a, b] = sftExamples([gt, other], { prompt, functionId: 'id', repo: 'r', qualname: 'f', model: 'm' });
     expect(a!.messages[2]).toEqual({ role: 'assistant', content: answerOf(gt.code) });
     expect(a).toMatchObject({ source: 'ground_truth', sample: -1, round: -1, model: 'ground_truth' });

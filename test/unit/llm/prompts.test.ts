@@ -67,17 +67,20 @@ describe('prompt templates', () => {
     expect(rendered.messages.map((m) => m.role)).toEqual(['system', 'user']);
     const all = rendered.messages.map((m) => m.content).join('\n');
     expect(all).not.toMatch(/\{\{\w+\}\}/);
-    expect(readPromptMarker(rendered.messages[0]!.content)).toEqual({ kind, version: rendered.promptVersion, functionName: sample.func_name });
+    expect(readPromptMarker(rendered.messages[1]!.content)).toEqual({ kind, version: rendered.promptVersion, functionName: sample.func_name });
+    // The marker is the user message's last line; the system message carries none.
+    expect(rendered.messages[1]!.content.trimEnd().split('\n').pop()).toMatch(/^\[prompt:/);
+    expect(rendered.messages[0]!.content).not.toMatch(/\[prompt:/);
     expect(rendered.messages[1]!.content).toContain(`Function: ${sample.func_name}`);
   });
 
   it('uses RepoST naming for the copy under test and the test function, and the sandbox cache dir', () => {
-    const tests = renderPrompt('tests', varsByKind.tests).messages[1]!.content;
+    const tests = renderPrompt('tests', varsByKind.tests).messages.map((m) => m.content).join('\n');
     expect(tests).toContain('extract_all_zip_codes_new_implementation');
     expect(tests).toContain('test_extract_all_zip_codes()');
     expect(tests).toContain('if __name__ == "__main__":');
     expect(tests).toContain('/home/user/tmp');
-    const custom = renderPrompt('sandbox', { ...varsByKind.sandbox, cacheDir: '/scratch/cache' }).messages[1]!.content;
+    const custom = renderPrompt('sandbox', { ...varsByKind.sandbox, cacheDir: '/scratch/cache' }).messages[0]!.content;
     expect(custom).toContain('/scratch/cache');
   });
 
@@ -119,5 +122,52 @@ describe('prompt templates', () => {
     const script = 'x = "{{functionName}}"\n';
     const user = renderPrompt('tests', { functionName: 'f', script }).messages[1]!.content;
     expect(user).toContain('x = "{{functionName}}"');
+  });
+});
+
+describe('prompts laid out for prompt caches', () => {
+  /** A request as an endpoint's prefix cache sees it: the messages in order. */
+  const requestText = (p: ReturnType<typeof renderPrompt>) => p.messages.map((m) => `${m.role}\n${m.content}`).join('\n');
+  const commonPrefix = (a: string, b: string) => {
+    let i = 0;
+    while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i += 1;
+    return i;
+  };
+  const CRAWL_KINDS = PROMPT_KINDS.filter((k) => loadPromptTemplate(k).shared === 'crawl');
+
+  it('gives every crawl step, function and class, the same system message with the rules, whatever the function', () => {
+    expect(CRAWL_KINDS.length).toBe(14);
+    const systems = new Set(CRAWL_KINDS.map((k) => renderPrompt(k, varsByKind[k] as never).messages[0]!.content));
+    systems.add(renderPrompt('tests', { functionName: 'other_function', script: 'def other_function():\n    return 1\n' }).messages[0]!.content);
+    expect(systems.size).toBe(1);
+    const [system] = [...systems];
+    expect(system!.length).toBeGreaterThan(3000);
+    expect(system).toContain('/home/user/tmp');
+    expect(system).not.toContain(sample.func_name);
+  });
+
+  it("shares the rules and the script as a prefix between one function's steps: the step's instructions come after", () => {
+    const script = sample.eval_script;
+    const withTests = `${script}\n\ndef test_${sample.func_name}():\n    assert ${sample.func_name}('') == ${sample.func_name}_new_implementation('')\n`;
+    const name = sample.func_name;
+    const steps = [
+      renderPrompt('sandbox', varsByKind.sandbox),
+      renderPrompt('tests', { functionName: name, script }),
+      renderPrompt('debug', { functionName: name, script: withTests, errorMessage: 'NameError' }),
+      renderPrompt('coverage', { functionName: name, script: withTests, missingLines: '3', missingBranches: '2->4', coverage: 0.5 }),
+      renderPrompt('mutation', { functionName: name, script: withTests, survivors: '-a\n+b', score: 0.5 }),
+      renderPrompt('check_tests', { functionName: name, script: withTests }),
+      renderPrompt('check_functionality', { originalFunction: sample.orig_func, sandboxedFunction: sample.orig_func }),
+    ].map(requestText);
+    const system = renderPrompt('tests', { functionName: name, script }).messages[0]!.content;
+    // Any two steps of the function share at least the rules and the function's name.
+    for (let i = 1; i < steps.length; i += 1) {
+      const best = Math.max(...steps.slice(0, i).map((before) => commonPrefix(before, steps[i]!)));
+      expect(best).toBeGreaterThanOrEqual(system.length + `Function: ${name}`.length);
+    }
+    // A step on the script with tests shares the whole script the tests step was given, and the
+    // later steps on the same script share it whole too.
+    expect(commonPrefix(steps[1]!, steps[2]!)).toBeGreaterThanOrEqual(system.length + script.length);
+    for (const later of steps.slice(3, 6)) expect(commonPrefix(steps[2]!, later)).toBeGreaterThanOrEqual(system.length + withTests.length);
   });
 });

@@ -63,6 +63,17 @@ describe('harness commands', () => {
     expect(JSON.parse(big.stdin!.toString())).toMatchObject({ mutation, hashSeed: 7, clockOffsetSec: null });
   });
 
+  test("an isolated run's candidate travels as one JSON field on the command line (the supervisor blanks it before it forks), on stdin when too large", () => {
+    const candidate = { target: 'f', kind: 'function' as const, module: 'def f(x):\n    return x\n' };
+    const args = launchCommand({ runDir: '/r', script: 'x = 1', files: {}, coverage: null, packageDir: null, timeoutSec: 5, candidate }).cmd.slice(3);
+    const at = args.indexOf('candidate');
+    expect(at).toBeGreaterThan(0);
+    expect(JSON.parse(args.slice(at + 2, at + 2 + Number(args[at + 1])).join(''))).toEqual(candidate);
+    const big = launchCommand({ runDir: '/r', script: 'x'.repeat(2 * 1024 * 1024), files: {}, coverage: null, packageDir: null, timeoutSec: 5, candidate });
+    expect(big.cmd.slice(-1)).toEqual(['-']);
+    expect(JSON.parse(big.stdin!.toString())).toMatchObject({ candidate });
+  });
+
   test("a mutation run's container outlives its budget and every step the supervisor may take before the mutants", () => {
     expect(mutationRunDeadlineSec(120, { budgetSec: 600 })).toBe(720);
     expect(mutationRunDeadlineSec(120, { budgetSec: 60 })).toBe(720);
