@@ -84,7 +84,7 @@ export function harborTask(target: HarborTarget, sandbox: HarborSandboxSettings,
     '',
     '[metadata]',
     ...Object.entries(target.metadata)
-      .filter(([k]) => METADATA_KEY.test(k))
+      .filter(([k, v]) => METADATA_KEY.test(k) && typeof v === 'string')
       .map(([k, v]) => `${k} = ${tomlString(v)}`),
     '',
     '[verifier]',
