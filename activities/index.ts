@@ -7,7 +7,9 @@
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
 import { createBenchmarkActivities } from './benchmark-activities';
-import { createEvalIoActivities, createEvalLlmActivities, createEvalSandboxActivities } from './eval-activities';
+import { createEvalIoActivities } from './eval-io-activities';
+import { createEvalLlmActivities } from './eval-llm-activities';
+import { createEvalSandboxActivities } from './eval-sandbox-activities';
 import { createIoActivities } from './io-activities';
 import OpenAI from 'openai';
 import { createLlmActivities, deliverBatchAnswer } from './llm-activities';

@@ -5,11 +5,11 @@
  * licenses; RepoST's Table 4 figures; the run's settings and prompt versions). The folder loads
  * with `datasets.load_dataset(DIR)` and can be pushed to the Hub as it is.
  *
- *   tsx scripts/export.ts RUN --to DIR
- *   tsx scripts/export.ts RUN --to DIR --format harbor [--save-image]
+ *   tsx scripts/export.ts RUN --out DIR
+ *   tsx scripts/export.ts RUN --out DIR --format harbor [--save-image]
  *
  * RUN is a run id in the store (REPOST_STORE_URL, else the data directory) or a run's folder.
- * DIR must be new, empty, or an earlier export, proven by the marker the exporter writes into each
+ * `--to DIR`, the flag's former name, still works and warns. DIR must be new, empty, or an earlier export, proven by the marker the exporter writes into each
  * (`.repost-export.json`); it is replaced once the new one is complete. Anything else is refused.
  *
  * `--format harbor` writes a Harbor dataset folder instead (activities/export/harbor.ts, docs/harbor.md):
@@ -28,10 +28,14 @@ import { runCommand, UsageError } from './lib/cli';
 
 runCommand({
   file: __filename,
-  options: { to: { type: 'string' }, format: { type: 'string' }, 'save-image': { type: 'boolean' } },
+  options: { out: { type: 'string' }, to: { type: 'string' }, format: { type: 'string' }, 'save-image': { type: 'boolean' } },
   positionals: { min: 1, max: 1 },
-  async run({ values, positionals: [run] }) {
-    if (!values.to) throw new UsageError('give the folder to write: --to DIR');
+  async run({ values: given, positionals: [run] }) {
+    // `--out` is the output folder in every command; `--to` was this one's name for it.
+    if (given.to !== undefined && given.out !== undefined) throw new UsageError('give the folder once: --out DIR (--to is its former name)');
+    if (given.to !== undefined) console.error('export: warning: --to is deprecated; use --out');
+    const values = { ...given, to: given.out ?? given.to };
+    if (!values.to) throw new UsageError('give the folder to write: --out DIR');
     const format = values.format ?? 'hf';
     if (format !== 'hf' && format !== 'harbor') throw new UsageError(`--format is hf (a Hugging Face dataset folder, the default) or harbor, not ${JSON.stringify(format).slice(0, 40)}`);
     const config = loadConfig();

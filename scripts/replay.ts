@@ -2,7 +2,10 @@
  * Replay rejected functions of a run: each runs again as a FunctionWorkflow, its record is
  * replaced (never duplicated), and the run's summary and files are made again.
  *
- *   tsx scripts/replay.ts --run RUN_ID [--stage STAGE ...] [--function ID ...] [--set key=value ...] [--out DIR] [--dry-run]
+ *   tsx scripts/replay.ts RUN [--stage STAGE ...] [--function ID ...] [--set key=value ...] [--out DIR] [--dry-run]
+ *
+ * RUN is a run id in the store or the run's folder, given as the argument (as every command takes
+ * a run) or as `--run RUN`. The run must be in the store: a replay reads its snapshots and settings.
  *
  * A replay uses the run's own frozen settings (model, loops, thresholds, ...); `--set` changes
  * some of them for the replayed functions (e.g. `--set loops.debugRounds=5 --set llm.model=gpt-4o`),
@@ -13,11 +16,11 @@ import { z } from 'zod';
 import { RunNotFoundError } from '../activities/dataset/run-reader';
 import { REJECTION_STAGES } from '../activities/dataset/records';
 import { unknownNameMessage } from '../activities/nearest-name';
-import { RunIdSchema } from '../activities/store/types';
 import { openStore } from '../activities/store';
 import { parseSettingOverrides } from '../activities/run-settings';
 import { loadConfig } from '../temporal.config';
 import { runCommand, UsageError } from './lib/cli';
+import { namedRun } from './lib/run-argument';
 import { rejectedToReplay, replayRejected } from './lib/replay';
 import { startStack } from './lib/stack';
 
@@ -31,7 +34,7 @@ const OPTIONS = {
 } as const;
 
 const FlagsSchema = z.object({
-  run: RunIdSchema,
+  run: z.string().min(1),
   stage: z.array(z.string()).default([]),
   function: z.array(z.string()).default([]),
   set: z.array(z.string()).default([]),
@@ -39,8 +42,10 @@ const FlagsSchema = z.object({
   'dry-run': z.boolean().default(false),
 });
 
-async function main(values: unknown): Promise<number> {
-  const flags = FlagsSchema.parse(values);
+async function main(values: Record<string, unknown>, positionals: string[]): Promise<number> {
+  if (positionals.length > 0 && values.run !== undefined) throw new UsageError('give the run once: as the argument or as --run');
+  if (positionals.length === 0 && values.run === undefined) throw new UsageError('give the run to replay: its id or its folder');
+  const flags = FlagsSchema.parse({ ...values, run: values.run ?? positionals[0] });
   const config = loadConfig();
   let overrides: Record<string, unknown>;
   try {
@@ -53,10 +58,13 @@ async function main(values: unknown): Promise<number> {
   const filter = { stages: flags.stage, functionIds: flags.function };
 
   const store = await openStore(config);
+  let runId: string;
   try {
-    if (!(await store.getRun(flags.run))) throw new RunNotFoundError(`no run ${flags.run} in the store at ${store.location}`);
-    const chosen = await rejectedToReplay(store, flags.run, filter);
-    console.log(`${chosen.length} rejected function(s) of run ${flags.run} to replay`);
+    const run = await namedRun(store, flags.run);
+    if (!run.inStore) throw new RunNotFoundError(`the run ${run.runId} of the folder ${run.folder!.location} is not in the store at ${store.location}: a replay needs the run's store (its snapshots and settings)`);
+    runId = run.runId;
+    const chosen = await rejectedToReplay(store, runId, filter);
+    console.log(`${chosen.length} rejected function(s) of run ${runId} to replay`);
     for (const r of chosen) console.log(`  ${r.fn.functionId} ${r.fn.path}::${r.fn.qualname} (${r.rejection.stage}: ${r.rejection.reason.slice(0, 100)})`);
     if (flags['dry-run'] || chosen.length === 0) return 0;
   } finally {
@@ -65,7 +73,7 @@ async function main(values: unknown): Promise<number> {
 
   const stack = await startStack({ config, log: (l) => console.log(l) });
   try {
-    const { outcomes, summary, settingsKey } = await replayRejected({ config, client: stack.client, store: stack.store, runId: flags.run, filter, overrides, outDir: flags.out });
+    const { outcomes, summary, settingsKey } = await replayRejected({ config, client: stack.client, store: stack.store, runId, filter, overrides, outDir: flags.out });
     const nowAccepted = outcomes.filter((o) => o.accepted).length;
     console.log(`replayed ${outcomes.length} with settings ${settingsKey}: ${nowAccepted} now accepted; run totals ${summary.accepted} accepted, ${summary.rejected} rejected`);
     return 0;
@@ -74,4 +82,4 @@ async function main(values: unknown): Promise<number> {
   }
 }
 
-runCommand({ file: __filename, options: OPTIONS, run: ({ values }) => main(values) });
+runCommand({ file: __filename, options: OPTIONS, positionals: { max: 1 }, run: ({ values, positionals }) => main(values, positionals) });

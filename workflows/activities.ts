@@ -15,7 +15,9 @@
 import { proxyActivities, type ActivityOptions } from '@temporalio/workflow';
 import type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivities } from '../activities/types';
 import type { PipelineSettings, TaskQueues } from '../activities/contracts';
-import type { EvalIoActivities, EvalLlmActivities, EvalSandboxActivities } from '../activities/eval-activities';
+import type { EvalIoActivities } from '../activities/eval-io-activities';
+import type { EvalLlmActivities } from '../activities/eval-llm-activities';
+import type { EvalSandboxActivities } from '../activities/eval-sandbox-activities';
 import type { Priority } from './priorities';
 
 /** Transient faults: retried with backoff for about three minutes (a daemon or server restart). */

@@ -10,6 +10,8 @@
  *                  file, a `unittest` TestCase)
  *   abstract-only  every method is abstract or does nothing a test could observe (`pass`, `...`,
  *                  a literal return, `raise NotImplementedError`): nothing to compare
+ *   output-only    every method but the constructor has output as its only effect (prints, logs,
+ *                  warnings; output-only.ts): no test may compare it, so nothing to compare
  *   methods        fewer than `minClassMethods` or more than `maxClassMethods` methods
  *   size           fewer than `minClassLines` or more than `maxClassLines` lines (the whole class
  *                  and its tests must fit in one answer)
@@ -22,9 +24,10 @@
 import { createHash } from 'node:crypto';
 import { isOpenClassGenTestClass, type ClassInfo } from './classes';
 import { isTestClassName, isTestPath, KEYWORD_GROUPS } from './filters';
+import { isOutputOnlyClass } from './output-only';
 import type { AnalysisOptions } from './types';
 
-export const CLASS_RULES = ['shadowed', 'nested', 'test-class', 'abstract-only', 'methods', 'size', 'keywords'] as const;
+export const CLASS_RULES = ['shadowed', 'nested', 'test-class', 'abstract-only', 'output-only', 'methods', 'size', 'keywords'] as const;
 export type ClassRule = (typeof CLASS_RULES)[number];
 
 /** One class with the rule that drops it (null: kept). */
@@ -43,6 +46,8 @@ export interface ClassFacts {
   source: string;
   /** Per method: abstract (`@abstractmethod`) or a body that does nothing a test could observe. */
   methodIsAbstract: boolean[];
+  /** Per method: its only effect is output the tests may not compare (output-only.ts); absent: not known. */
+  methodIsOutputOnly?: boolean[];
 }
 
 /** The first class rule that drops the class, or null. */
@@ -52,6 +57,7 @@ export function classDroppedBy(c: ClassInfo, facts: ClassFacts, options: Analysi
   if (c.qualname.includes('.')) return 'nested';
   if (r.noTestClasses && (isOpenClassGenTestClass(c.path, c.name) || isTestPath(c.path) || isTestClassName(c.name, c.bases))) return 'test-class';
   if (r.noAbstractOnly && facts.methodIsAbstract.every(Boolean)) return 'abstract-only';
+  if (r.noOutputOnly && facts.methodIsOutputOnly && isOutputOnlyClass(c.methods.map((m) => m.name), facts.methodIsOutputOnly)) return 'output-only';
   if (r.methodCount && (c.methods.length < options.minClassMethods || c.methods.length > options.maxClassMethods)) return 'methods';
   if (r.sizeLimits) {
     const lines = c.endLine - c.startLine + 1;

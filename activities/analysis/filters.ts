@@ -3,6 +3,7 @@
  * function is recorded as `droppedBy`, so the funnel can say why every function was dropped.
  */
 import type { ExtractedFunction } from './extract';
+import { isOutputOnlyFunction } from './output-only';
 import type { AnalysisOptions } from './types';
 
 /**
@@ -72,4 +73,20 @@ export function firstFailingRule(fn: ExtractedFunction, shadowed: boolean, optio
     for (const kw of options.extraKeywords) if (text.includes(kw)) return `keyword:${kw}`;
   }
   return null;
+}
+
+/** Words an output call's text holds; a function without any cannot be output-only (spares the walk). */
+const OUTPUT_WORD = /\b(print|pprint|write|log\w*|warn\w*|debug|info|error|exception|critical)\b/;
+
+/**
+ * The rule after the selection (either preset's): `output-only` for a function whose only effect
+ * is output the tests may not compare (output-only.ts), so it is dropped before any LLM call.
+ */
+export function outputOnlyRule(fn: ExtractedFunction, options: AnalysisOptions): 'output-only' | null {
+  return options.rules.noOutputOnly && hasOnlyOutput(fn) ? 'output-only' : null;
+}
+
+/** The function's only effect is output the tests may not compare (output-only.ts). */
+export function hasOnlyOutput(fn: ExtractedFunction): boolean {
+  return OUTPUT_WORD.test(fn.source) && isOutputOnlyFunction(fn.node);
 }

@@ -10,7 +10,7 @@ import { classesOf, classSource, type ClassInfo } from './classes';
 import { definitionTokens, estimateTokens, formatContext, renderContextBlocks, type ContextBlock } from './context';
 import { classDependencyClosure, dependencyClosure, type DependencyClosure } from './dependencies';
 import type { ExtractedFunction } from './extract';
-import { firstFailingRule } from './filters';
+import { firstFailingRule, hasOnlyOutput, outputOnlyRule } from './filters';
 import { REPOST_SELECTION, type AnalysisPreset } from './presets';
 import { repostVerdict } from './repost-rules';
 import type { SyntaxNode } from './parser';
@@ -138,7 +138,9 @@ export class RepositoryAnalyzer {
     const shadowed = occurrence > 0;
     // Of several definitions of one name, the one Python binds is the candidate under either preset.
     const repost = this.options.preset === 'repost' && !shadowed ? repostVerdict(f, this.options.split) : null;
-    const droppedBy = this.options.preset === 'repost' ? (shadowed ? 'shadowed' : repost!.droppedBy) : firstFailingRule(f, shadowed, this.options);
+    const selected = this.options.preset === 'repost' ? (shadowed ? 'shadowed' : repost!.droppedBy) : firstFailingRule(f, shadowed, this.options);
+    // A kept function whose only effect is output no allowed test may compare is dropped here, before any LLM call.
+    const droppedBy = selected ?? outputOnlyRule(f, this.options);
     return {
       path: f.path,
       qualname: f.qualname,
@@ -200,7 +202,11 @@ export class RepositoryAnalyzer {
         const f = byName.get(`${info.path}::${info.qualname}.${m.name}`);
         return !f || f.trivialBody || f.decorators.some((d) => /(^|\.)abstract\w*$/.test(d));
       });
-      const droppedBy = classDroppedBy(info, { source, methodIsAbstract }, this.options);
+      const methodIsOutputOnly = info.methods.map((m) => {
+        const f = byName.get(`${info.path}::${info.qualname}.${m.name}`);
+        return this.options.classRules.noOutputOnly && f !== undefined && hasOnlyOutput(f);
+      });
+      const droppedBy = classDroppedBy(info, { source, methodIsAbstract, methodIsOutputOnly }, this.options);
       return { info, id: classId(this.repoId, this.options.commit, info.path, info.qualname, info.occurrence), source, kept: droppedBy === null, droppedBy };
     });
   }

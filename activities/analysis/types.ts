@@ -108,6 +108,8 @@ export const FilterRulesSchema = z.object({
   requireArguments: z.boolean().default(true),
   requireReturn: z.boolean().default(true),
   noTrivialLiteral: z.boolean().default(true),
+  /** Drop a function whose only effect is output the tests may not compare (prints, logs, warnings; output-only.ts), under either preset. */
+  noOutputOnly: z.boolean().default(true),
   sizeLimits: z.boolean().default(true),
   noDunder: z.boolean().default(true),
   noTestCode: z.boolean().default(true),
@@ -121,6 +123,8 @@ export const ClassRulesSchema = z.object({
   noShadowed: z.boolean().default(true),
   noTestClasses: z.boolean().default(true),
   noAbstractOnly: z.boolean().default(true),
+  /** Drop a class whose methods' only effect is output the tests may not compare (an event handler that prints or logs; output-only.ts). */
+  noOutputOnly: z.boolean().default(true),
   methodCount: z.boolean().default(true),
   sizeLimits: z.boolean().default(true),
   keywords: z.boolean().default(true),
@@ -132,7 +136,7 @@ export const AnalysisOptionsSchema = z.object({
   repoId: z.string().min(1).optional(),
   /** Pinned commit used in function ids; 'local' for a working folder. */
   commit: z.string().min(1).default('local'),
-  /** The candidate filters (RepoST's and R2E's), each a switch: `requireDocstring` (off by default), `requireArguments`, `requireReturn`, `noTrivialLiteral`, `sizeLimits`, `noDunder`, `noTestCode`, `noShadowed`, `keywords`. */
+  /** The candidate filters (RepoST's and R2E's), each a switch: `requireDocstring` (off by default), `requireArguments`, `requireReturn`, `noTrivialLiteral`, `noOutputOnly`, `sizeLimits`, `noDunder`, `noTestCode`, `noShadowed`, `keywords`. */
   rules: FilterRulesSchema.prefault({}),
   /**
    * Which selection applies: `default` (the rules above) or `repost` (RepoST's published rules,

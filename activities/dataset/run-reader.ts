@@ -12,6 +12,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { z } from 'zod';
+import { unpricedModelsOfSettings } from '../llm/prices';
 import type { ExchangeIndexEntry } from '../store/exchanges';
 import { ClassDatasetRecordSchema, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
 import { RefusalTotalsSchema } from '../store/refusals';
@@ -66,6 +67,8 @@ export interface RunInfo {
   model: string | null;
   /** Prompt template versions by kind, as the run started with them. */
   promptVersions: Record<string, string>;
+  /** The run's models without a price in its `llm.prices` (their cost is unknown, never $0); absent: none known. */
+  unpricedModels?: string[];
 }
 
 /** The frozen settings artifact (`run-settings.ts` plus the pipeline settings), read leniently. */
@@ -81,7 +84,8 @@ function runInfoOf(runId: string, createdAt: string | null, frozen: unknown, sou
   // Timeouts are how long activities may take on this deployment, not how the dataset was made.
   const { timeouts: _timeouts, ...pipeline } = s.pipeline;
   void _timeouts;
-  return { runId, createdAt, sources: Array.isArray(sources) ? sources : [], settings: pipeline, model: s.config?.llm?.model ?? null, promptVersions: s.promptVersions };
+  const unpricedModels = unpricedModelsOfSettings((s.config ?? {}) as Record<string, unknown>);
+  return { runId, createdAt, sources: Array.isArray(sources) ? sources : [], settings: pipeline, model: s.config?.llm?.model ?? null, promptVersions: s.promptVersions, unpricedModels };
 }
 
 /** One recorded LLM exchange as people read it (`activities/llm/exchange.ts` writes the full record). */
@@ -291,16 +295,22 @@ export class FolderRunReader implements RunReader {
   }
 }
 
+/** Where a run named by id or folder is: its id, and the folder when it was named by one; `inStore` when the store holds that run (and the folder is its own). Null when it names neither. */
+export async function locateRun(store: Store, runIdOrDir: string): Promise<{ runId: string; inStore: boolean; folder: FolderRunReader | null } | null> {
+  if (isRunId(runIdOrDir) && (await store.getRun(runIdOrDir))) return { runId: runIdOrDir, inStore: true, folder: null };
+  const folder = FolderRunReader.open(runIdOrDir);
+  if (!folder) return null;
+  const stored = isRunId(folder.runId) ? await store.getRun(folder.runId) : null;
+  return { runId: folder.runId, inStore: Boolean(stored?.outDir && path.resolve(stored.outDir) === folder.outDir), folder };
+}
+
 /**
  * The reader for `runIdOrDir`: the store's run of that id; else a run folder, read from the store
  * when the store holds the folder's run (for its exchanges), else from the folder's files.
  */
 export async function openRunReader(store: Store, runIdOrDir: string): Promise<RunReader> {
-  if (isRunId(runIdOrDir) && (await store.getRun(runIdOrDir))) return StoreRunReader.open(store, runIdOrDir);
-  const folder = FolderRunReader.open(runIdOrDir);
-  if (!folder) throw new RunNotFoundError(`no run ${runIdOrDir}: neither a run id in the store at ${store.location} nor a run folder (one holding summary.json)`);
+  const run = await locateRun(store, runIdOrDir);
+  if (!run) throw new RunNotFoundError(`no run ${runIdOrDir}: neither a run id in the store at ${store.location} nor a run folder (one holding summary.json)`);
   // A folder's run.json names its run; a name that is no run id is no run of this store.
-  const stored = isRunId(folder.runId) ? await store.getRun(folder.runId) : null;
-  if (stored && stored.outDir && path.resolve(stored.outDir) === folder.outDir) return StoreRunReader.open(store, folder.runId);
-  return folder;
+  return run.inStore ? StoreRunReader.open(store, run.runId) : run.folder!;
 }

@@ -71,9 +71,9 @@ function checkTarget(dir: string): void {
   const entries = fs.readdirSync(dir);
   if (entries.length === 0) return;
   const held = `it holds ${entries.slice(0, 5).join(', ')}${entries.length > 5 ? ', ...' : ''}`;
-  if (!hasMarker(dir)) throw new ExportError(`${dir} is not empty and is not an earlier export (no ${EXPORT_MARKER}; ${held}); nothing was changed: choose another --to`);
+  if (!hasMarker(dir)) throw new ExportError(`${dir} is not empty and is not an earlier export (no ${EXPORT_MARKER}; ${held}); nothing was changed: choose another --out`);
   const extra = entries.filter((e) => e !== CARD_FILE && e !== DATA_DIR && e !== EXPORT_MARKER);
-  if (extra.length > 0) throw new ExportError(`${dir} is an earlier export that now holds other files too (${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', ...' : ''}); nothing was changed: move them, or choose another --to`);
+  if (extra.length > 0) throw new ExportError(`${dir} is an earlier export that now holds other files too (${extra.slice(0, 5).join(', ')}${extra.length > 5 ? ', ...' : ''}); nothing was changed: move them, or choose another --out`);
 }
 
 export async function exportRun(reader: RunReader, toDir: string, now = new Date()): Promise<ExportResult> {

@@ -172,7 +172,7 @@ function checkTarget(dir: string): void {
   } catch {
     ours = false;
   }
-  if (!ours) throw new HarborExportError(`${dir} is not empty and is not an earlier Harbor export (no ${MARKER}); nothing was changed: choose another --to`);
+  if (!ours) throw new HarborExportError(`${dir} is not empty and is not an earlier Harbor export (no ${MARKER}); nothing was changed: choose another --out`);
 }
 
 /** Writes the Harbor dataset folder (built beside the target, swapped in when complete). */

@@ -323,7 +323,7 @@ export class LocalStore extends FileArtifacts implements Store {
   }
 
   async countRecords(runId: string): Promise<RecordCounts> {
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan(), classes: { total: 0, accepted: 0 } };
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan(), classes: { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() } };
     const known = this.stageCache.get(runId) ?? new Map<string, CountedRecord>();
     this.stageCache.set(runId, known);
     for (const name of await this.recordNames(runId)) {
@@ -349,6 +349,8 @@ export class LocalStore extends FileArtifacts implements Store {
       if (counted.isClass) {
         counts.classes.total += 1;
         if (counted.stage === 'accepted') counts.classes.accepted += 1;
+        counts.classes.byStage[counted.stage] = (counts.classes.byStage[counted.stage] ?? 0) + 1;
+        addRoundsRan(counts.classes.rounds, counted);
       }
       addRoundsRan(counts.rounds, counted);
     }

@@ -439,27 +439,33 @@ export class PostgresStore implements Store {
   async countRecords(runId: string): Promise<RecordCounts> {
     checkRunId(runId);
     const rounds = (field: string) => `COALESCE((record->'record'->>'${field}')::int, (record->'rejection'->>'${field}')::int, 0)`;
-    const r = await this.pool.query<{ stage: string; n: string; classes: string; debug_fns: string; debug: string; coverage_fns: string; coverage: string }>(
-      `SELECT stage, count(*) AS n, sum(CASE WHEN record->>'kind' = 'class' THEN 1 ELSE 0 END) AS classes,
+    const r = await this.pool.query<{ stage: string; is_class: boolean; n: string; debug_fns: string; debug: string; coverage_fns: string; coverage: string }>(
+      `SELECT stage, (record->>'kind' IS NOT DISTINCT FROM 'class') AS is_class, count(*) AS n,
               sum(CASE WHEN ${rounds('debug_rounds')} > 0 THEN 1 ELSE 0 END) AS debug_fns, sum(${rounds('debug_rounds')}) AS debug,
               sum(CASE WHEN ${rounds('coverage_rounds')} > 0 THEN 1 ELSE 0 END) AS coverage_fns, sum(${rounds('coverage_rounds')}) AS coverage
-         FROM records WHERE run_id = $1 GROUP BY stage`,
+         FROM records WHERE run_id = $1 GROUP BY stage, is_class`,
       [runId],
     );
-    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan(), classes: { total: 0, accepted: 0 } };
+    const counts: RecordCounts = { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan(), classes: { total: 0, accepted: 0, byStage: {}, rounds: emptyRoundsRan() } };
+    const addRounds = (to: RecordCounts['rounds'], row: (typeof r.rows)[number]) => {
+      to.debug.functions += Number(row.debug_fns);
+      to.debug.rounds += Number(row.debug);
+      to.coverage.functions += Number(row.coverage_fns);
+      to.coverage.rounds += Number(row.coverage);
+    };
     for (const row of r.rows) {
       const n = Number(row.n);
+      const stage = row.stage as FunctionStage;
       counts.total += n;
-      counts.classes.total += Number(row.classes);
-      if (row.stage === 'accepted') {
-        counts.accepted += n;
-        counts.classes.accepted += Number(row.classes);
+      if (stage === 'accepted') counts.accepted += n;
+      counts.byStage[stage] = (counts.byStage[stage] ?? 0) + n;
+      addRounds(counts.rounds, row);
+      if (row.is_class) {
+        counts.classes.total += n;
+        if (stage === 'accepted') counts.classes.accepted += n;
+        counts.classes.byStage[stage] = (counts.classes.byStage[stage] ?? 0) + n;
+        addRounds(counts.classes.rounds, row);
       }
-      counts.byStage[row.stage as FunctionStage] = n;
-      counts.rounds.debug.functions += Number(row.debug_fns);
-      counts.rounds.debug.rounds += Number(row.debug);
-      counts.rounds.coverage.functions += Number(row.coverage_fns);
-      counts.rounds.coverage.rounds += Number(row.coverage);
     }
     return counts;
   }

@@ -89,8 +89,8 @@ export interface RecordCounts {
   byStage: Partial<Record<FunctionStage, number>>;
   /** Debug and coverage rounds that ran, over the records so far. */
   rounds: RoundsRan;
-  /** Of the records, those of class environments (a record of kind 'class'): all and accepted. */
-  classes: { total: number; accepted: number };
+  /** Of the records, those of class environments (a record of kind 'class'): all, accepted, by stage and their rounds. */
+  classes: { total: number; accepted: number; byStage: Partial<Record<FunctionStage, number>>; rounds: RoundsRan };
 }
 
 export interface Store extends Artifacts {

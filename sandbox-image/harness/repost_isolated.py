@@ -245,6 +245,10 @@ def _set_state(obj, state):
         pass
 
 
+# Values that are never shared nor a reference: the per-object hooks return at once for them.
+_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
+
+
 class _TrustedPickler(pickle.Pickler):
     """What goes to the candidate: by value, except what must stay in the trusted process. With
     `collect`, every shareable object met is listed (once), for the candidate to give back."""
@@ -256,6 +260,8 @@ class _TrustedPickler(pickle.Pickler):
         self.collected = set()
 
     def persistent_id(self, obj):
+        if type(obj) in _ATOMS:
+            return None
         ref = self._persistent_id(obj)
         if ref is None and self.collect is not None and id(obj) not in self.collected and _shareable(obj):
             self.collected.add(id(obj))
@@ -540,6 +546,9 @@ class Host:
 
     # -- the surroundings of a call, as the script's process has them now
     def _surroundings(self):
+        """What the candidate's process applies for the call. The plain part (random states, the
+        environment, the working folder: builtin values and NumPy's state only) travels pickled on
+        its own by the C pickler, without the per-object hook the rest of a call needs."""
         env = {}
         rnd = sys.modules.get("random")
         if rnd is not None:
@@ -555,6 +564,7 @@ class Host:
             env["environ"] = environ
             self._last_environ = environ
         env["cwd"] = os.getcwd()
+        env = {"plain": pickle.dumps(env, protocol=5)}
         env["patches"] = [p for p in (_patch_spec(p) for p in list(self.patches)) if p is not None] + self._class_changes()
         if self.baseline is not None and self.main is not None:
             skip = {self.target.split(".")[0], self.target.split(".")[0] + NEW_SUFFIX}
@@ -565,6 +575,9 @@ class Host:
         return env
 
     def _take_back(self, env, output):
+        if isinstance(env, bytes):
+            # The random states the candidate's process has after the call, decoded as everything it sends.
+            env = self._decode(env)
         if isinstance(env, dict):
             rnd = sys.modules.get("random")
             if rnd is not None and "random" in env:
@@ -660,12 +673,17 @@ class Host:
     # -- the type of what the ground truth returns on the same call
     def _key(self, value):
         """What identifies a call: its arguments (and object) as they are before it, pickled; None when they do not pickle."""
-        buf = io.BytesIO()
         try:
-            _TrustedPickler(buf, _Fingerprints()).dump(value)
+            # Plain values (the common case) by the C pickler alone; what it refuses (a local function,
+            # a mock, a lock) by the per-object hook, where what stays here counts by its identity.
+            data = pickle.dumps(value, protocol=5)
         except Exception:  # noqa: BLE001
-            return None
-        data = buf.getvalue()
+            buf = io.BytesIO()
+            try:
+                _TrustedPickler(buf, _Fingerprints()).dump(value)
+            except Exception:  # noqa: BLE001
+                return None
+            data = b"\0" + buf.getvalue()
         return (len(data), hash(data))
 
     def _observed(self, side, key, value):
@@ -914,6 +932,8 @@ class _CandidatePickler(pickle.Pickler):
         self.back = back or {}
 
     def persistent_id(self, obj):
+        if type(obj) in _ATOMS:
+            return None
         if type(obj) is _Ref:
             return ("ref", object.__getattribute__(obj, "_repost_id"))
         index = self.back.get(id(obj))
@@ -1014,6 +1034,8 @@ class _Server:
     def _apply(self, env):
         import importlib
 
+        if isinstance(env.get("plain"), bytes):
+            env = {**pickle.loads(env["plain"]), **env}
         if "environ" in env and isinstance(env["environ"], dict):
             os.environ.clear()
             os.environ.update(env["environ"])
@@ -1075,7 +1097,8 @@ class _Server:
                 env["np_random"] = np.random.get_state()
             except Exception:  # noqa: BLE001
                 pass
-        return env
+        # Builtin values and NumPy's state: the C pickler alone, no per-object hook.
+        return pickle.dumps(env, protocol=5)
 
     def _value(self, value):
         if isinstance(value, types.GeneratorType):

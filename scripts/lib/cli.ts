@@ -16,6 +16,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import { nearestName } from '../../activities/nearest-name';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 type HelpOption = { help: { type: 'boolean'; short: 'h' } };
@@ -78,6 +79,21 @@ export function describeError(err: unknown): { message: string; code: 1 | 2; sta
   return { message: e.message, code: 1, stack: e.stack };
 }
 
+/**
+ * `parseArgs`, with an unknown flag refused by the nearest flag the command takes
+ * (`unknown option --ot; did you mean --out?`), or as it is when none is near.
+ */
+export function parseFlags<O extends Options>(args: string[], options: O): { values: Record<string, unknown>; positionals: string[] } {
+  try {
+    return parseArgs({ args, options, allowPositionals: true, strict: true });
+  } catch (err) {
+    const unknown = (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? /^Unknown option '--([^'=]+)'/.exec((err as Error).message) : null;
+    const near = unknown ? nearestName(unknown[1]!, Object.keys(options)) : null;
+    if (near) throw new UsageError(`unknown option --${unknown![1]}; did you mean --${near}?`);
+    throw err;
+  }
+}
+
 /** Splits off what follows the first positional argument (for `passThrough`). */
 function splitAtFirstPositional(argv: string[], options: Options): { own: string[]; rest: string[] } {
   for (let i = 0; i < argv.length; i++) {
@@ -100,7 +116,7 @@ export function runCommand<O extends Options = Record<never, never>>(command: Co
   const main = async (): Promise<number> => {
     const options = { ...(command.options ?? {}), help: { type: 'boolean', short: 'h' } } as O & HelpOption;
     const { own, rest } = command.passThrough ? splitAtFirstPositional(argv, options) : { own: argv, rest: [] };
-    const { values, positionals } = parseArgs({ args: own, options, allowPositionals: true, strict: true }) as Parsed<O>;
+    const { values, positionals } = parseFlags(own, options) as Parsed<O>;
     if ((values as { help?: boolean }).help) {
       process.stdout.write(usageOf(command.file).replace(/\n*$/, '\n'));
       return 0;

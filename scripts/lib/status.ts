@@ -12,8 +12,10 @@ import type { Client } from '@temporalio/client';
 import type { FunctionStage } from '../../activities/contracts';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
-import type { RoundsRan } from '../../activities/store/records';
-import { formatRefusals, type RefusalTotals } from '../../activities/store/refusals';
+import type { FolderRunReader } from '../../activities/dataset/run-reader';
+import { stagesOff } from '../../activities/dataset/stages-off';
+import { emptyRoundsRan, type RoundsRan } from '../../activities/store/records';
+import { emptyRefusals, formatRefusals, type RefusalTotals } from '../../activities/store/refusals';
 import type { Usage } from '../../activities/store/usage';
 import type { LlmStep } from '../../activities/llm/types';
 import { readWaitingRequests, summarizeWaiting } from '../../activities/llm/batch/collector';
@@ -57,7 +59,8 @@ export interface RunStatus {
   status: RunManifest['status'];
   createdAt: string;
   finishedAt: string | null;
-  store: { kind: Store['kind']; location: string };
+  /** Where it was read: the run's store, or its folder (a run folder whose run is not in the store: its summary.json and run.json). */
+  store: { kind: Store['kind'] | 'folder'; location: string };
   repositories: {
     /** Sources of the run. */
     total: number;
@@ -83,13 +86,15 @@ export interface RunStatus {
     rounds: RoundsRan;
   };
   /**
-   * Class environments, counted apart from the functions (whose figures above leave them out;
-   * rejections by stage, stages in progress and rounds are over both). Absent or null when the
-   * run makes none.
+   * Class environments, counted apart from the functions (whose figures above, rejections by stage
+   * and rounds included, leave them out, as summary.json does; the stages in progress are over
+   * both). Absent or null when the run makes none.
    */
-  classes?: { candidates: number; finished: number; accepted: number; rejected: number } | null;
+  classes?: { candidates: number; finished: number; accepted: number; rejected: number; rejectedByStage?: Partial<Record<FunctionStage, number>> } | null;
   /** LLM calls of the run so far (exchanges in the store). */
   llm: Usage;
+  /** Optional stages the run had switched off (every function passes them unchecked). */
+  stagesOff?: FunctionStage[];
   /** The run's models without a price in its `llm.prices`: their calls count $0, shown as "price unknown". */
   unpricedModels?: string[];
   /** Of those, the answers refused (unparseable, failing a sanity check) and what they cost, by check. */
@@ -126,15 +131,29 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
   // the function moves), for any size of run. Without Temporal, the store's exchanges tell the
   // last LLM step of each unfinished function (a full pass over them: fine for one look).
   const inProgressByStage = temporal && 'byStage' in temporal ? temporal.byStage : await inProgressFromExchanges(store, runId);
-  const settings = RunSettingsSchema.safeParse(await store.getJson(manifest.settingsKey).catch(() => null));
+  const frozen = await store.getJson(manifest.settingsKey).catch(() => null);
+  const settings = RunSettingsSchema.safeParse(frozen);
   const unpriced = settings.success ? unpricedModelsOfSettings(settings.data.config) : [];
+  const off = stagesOff((frozen as { pipeline?: unknown } | null)?.pipeline);
+  // Functions and class environments apart, as summary.json counts them.
   const rejectedByStage: Partial<Record<FunctionStage, number>> = {};
-  for (const stage of REJECTION_STAGES) if (counts.byStage[stage]) rejectedByStage[stage] = counts.byStage[stage];
+  const classRejectedByStage: Partial<Record<FunctionStage, number>> = {};
+  for (const stage of REJECTION_STAGES) {
+    const ofClasses = counts.classes.byStage[stage] ?? 0;
+    const ofFunctions = (counts.byStage[stage] ?? 0) - ofClasses;
+    if (ofFunctions) rejectedByStage[stage] = ofFunctions;
+    if (ofClasses) classRejectedByStage[stage] = ofClasses;
+  }
+  const functionRounds = {
+    debug: { functions: counts.rounds.debug.functions - counts.classes.rounds.debug.functions, rounds: counts.rounds.debug.rounds - counts.classes.rounds.debug.rounds },
+    coverage: { functions: counts.rounds.coverage.functions - counts.classes.rounds.coverage.functions, rounds: counts.rounds.coverage.rounds - counts.classes.rounds.coverage.rounds },
+  };
 
   return {
     runId,
     kind: manifest.kind,
     unpricedModels: unpriced,
+    stagesOff: off,
     status: manifest.status,
     createdAt: manifest.createdAt,
     finishedAt: manifest.finishedAt ?? null,
@@ -152,15 +171,56 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
       rejected: counts.total - counts.accepted - (counts.classes.total - counts.classes.accepted),
       rejectedByStage,
       inProgressByStage,
-      rounds: counts.rounds,
+      rounds: functionRounds,
     },
     classes: makesClasses
-      ? { candidates: classCandidates, finished: counts.classes.total, accepted: counts.classes.accepted, rejected: counts.classes.total - counts.classes.accepted }
+      ? { candidates: classCandidates, finished: counts.classes.total, accepted: counts.classes.accepted, rejected: counts.classes.total - counts.classes.accepted, rejectedByStage: classRejectedByStage }
       : null,
     llm,
     refused,
     batch,
     temporal: temporal && 'byStage' in temporal ? { crawl: temporal.crawl, runningFunctions: temporal.runningFunctions } : temporal,
+  };
+}
+
+/**
+ * The status of a finished run from its folder alone (a folder copied from another machine, whose
+ * run the store does not hold): its summary.json and run.json. Nothing is in flight and Temporal is not asked.
+ */
+export async function folderRunStatus(reader: FolderRunReader): Promise<RunStatus> {
+  const [summary, info] = await Promise.all([reader.summary(), reader.info()]);
+  const skipped = summary.skippedRepos.length;
+  const rejectedByStage: Partial<Record<FunctionStage, number>> = {};
+  for (const stage of REJECTION_STAGES) if (summary.rejectedAt[stage]) rejectedByStage[stage] = summary.rejectedAt[stage];
+  const c = summary.classes;
+  const classRejectedByStage: Partial<Record<FunctionStage, number>> = {};
+  for (const stage of REJECTION_STAGES) if (c?.rejectedAt[stage]) classRejectedByStage[stage] = c.rejectedAt[stage];
+  const missing = typeof summary.missingRecords === 'number' ? summary.missingRecords : 0;
+  const noUsage = { calls: 0, cachedCalls: 0, promptTokens: 0, completionTokens: 0, costUsd: 0, latencyMs: 0 };
+  return {
+    runId: summary.runId,
+    kind: 'crawl',
+    status: 'finished',
+    createdAt: info.createdAt ?? '',
+    finishedAt: null,
+    store: { kind: 'folder', location: reader.location },
+    unpricedModels: info.unpricedModels ?? [],
+    stagesOff: stagesOff(info.settings),
+    repositories: { total: summary.repositories + skipped, listed: summary.repositories + skipped, done: summary.repositories + skipped, skipped },
+    functions: {
+      candidates: summary.functions + missing,
+      finished: summary.functions,
+      accepted: summary.accepted,
+      rejected: summary.rejected,
+      rejectedByStage,
+      inProgressByStage: {},
+      rounds: summary.rounds ?? emptyRoundsRan(),
+    },
+    classes: c ? { candidates: c.classes, finished: c.classes, accepted: c.accepted, rejected: c.rejected, rejectedByStage: classRejectedByStage } : null,
+    llm: summary.llm?.total ?? noUsage,
+    refused: summary.regenerations ?? emptyRefusals(),
+    batch: null,
+    temporal: null,
   };
 }
 
@@ -220,13 +280,14 @@ export function formatRunStatus(s: RunStatus): string {
       .join(', ') || 'none';
   const lines = [
     `run ${s.runId} (${s.kind}): ${s.status}, started ${s.createdAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ''}`,
-    `store: ${s.store.kind} at ${s.store.location}`,
+    s.store.kind === 'folder' ? `read from the run folder ${s.store.location} (its run is not in the store)` : `store: ${s.store.kind} at ${s.store.location}`,
     `repositories: ${s.repositories.done}/${s.repositories.total} done (${s.repositories.listed} listed, ${s.repositories.skipped} skipped)`,
     `functions: ${s.functions.finished}/${s.functions.candidates} finished, ${s.functions.accepted} accepted, ${s.functions.rejected} rejected`,
-    ...(s.classes ? [`classes: ${s.classes.finished}/${s.classes.candidates} finished, ${s.classes.accepted} accepted, ${s.classes.rejected} rejected`] : []),
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
-    `  in progress by stage: ${stages(s.functions.inProgressByStage)}`,
+    ...(s.status === 'finished' ? [] : [`  in progress by stage: ${stages(s.functions.inProgressByStage)}`]),
     `  rounds that ran: ${formatRounds(s.functions.rounds)}`,
+    ...(s.stagesOff?.length ? [`  stages off in this run (passed unchecked): ${s.stagesOff.join(', ')}`] : []),
+    ...(s.classes ? [`classes: ${s.classes.finished}/${s.classes.candidates} finished, ${s.classes.accepted} accepted, ${s.classes.rejected} rejected`, `  rejected by stage: ${stages(s.classes.rejectedByStage ?? {})}`] : []),
     `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt (${s.llm.cachedPromptTokens ?? 0} cached by the endpoint) + ${s.llm.completionTokens} completion tokens, estimated ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [])}`,
     `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated ${formatCostUsd(s.refused.costUsd, s.unpricedModels ?? [])}${refusalChecks(s.refused)}`,
   ];
@@ -325,6 +386,13 @@ function compact(n: number): string {
 }
 
 /** One line: repositories, functions (and classes) by stage, accepted and rejected, LLM use, time and time left. */
+/** What the run has cost per record accepted so far: "$0.12 per accepted record"; "price unknown ..." when a model has no price. */
+export function perAcceptedRecord(costUsd: number, accepted: number, unpriced: readonly string[]): string {
+  if (unpriced.length > 0) return 'price unknown per accepted record';
+  if (accepted === 0) return 'no record accepted yet';
+  return `$${(costUsd / accepted).toFixed(costUsd / accepted < 0.01 ? 4 : 2)} per accepted record`;
+}
+
 export function formatProgressLine(p: ProgressSample): string {
   const s = p.status;
   const approx = s.repositories.listed < s.repositories.total ? '~' : '';
@@ -333,13 +401,14 @@ export function formatProgressLine(p: ProgressSample): string {
     .map(([stage, n]) => `${stage} ${n}`)
     .join(' ');
   const tokens = s.llm.promptTokens + s.llm.completionTokens;
+  const accepted = s.functions.accepted + (s.classes?.accepted ?? 0);
   const eta = p.etaMs === null ? 'time left unknown yet' : p.etaMs === 0 ? 'done' : `~${formatDuration(p.etaMs)} left`;
   return [
     `repos ${s.repositories.done}/${s.repositories.total}`,
     `functions ${s.functions.finished}/${approx}${p.expectedFunctions}${s.classes ? `, classes ${s.classes.finished}/${approx}${p.expectedClasses}` : ''}${running ? ` (running: ${running})` : ''}`,
     `accepted ${s.functions.accepted + (s.classes?.accepted ?? 0)}, rejected ${s.functions.rejected + (s.classes?.rejected ?? 0)}`,
     `rounds: debug ${s.functions.rounds.debug.rounds} in ${s.functions.rounds.debug.functions} fn, coverage ${s.functions.rounds.coverage.rounds} in ${s.functions.rounds.coverage.functions} fn`,
-    `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [], 2)}`,
+    `LLM ${s.llm.calls} calls, ${compact(tokens)} tokens, ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [], 2)}, ${perAcceptedRecord(s.llm.costUsd, accepted, s.unpricedModels ?? [])}`,
     `${formatRefusals(s.refused)}: ${compact(s.refused.promptTokens + s.refused.completionTokens)} tokens, ${s.unpricedModels?.length && !s.refused.costUsd ? 'price unknown' : `$${s.refused.costUsd.toFixed(2)}`}`,
     ...(s.batch && s.batch.waiting > 0 ? [`batch: ${s.batch.waiting} waiting, oldest ${formatDuration(s.batch.oldestAgeMs ?? 0)}`] : []),
     `${formatDuration(p.elapsedMs)} elapsed, ${eta}`,

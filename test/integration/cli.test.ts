@@ -106,7 +106,7 @@ describe('tsx scripts/start.ts killed mid-crawl, then --attach', () => {
       expect(stdout).toMatch(/found the Temporal dev server a stopped command left running/);
       // The live view: repositories, functions, accepted and rejected, LLM use, time left.
       expect(stdout).toMatch(
-        /repos \d\/1 \| functions \d\/~?\d+.* \| accepted \d, rejected \d \| rounds: debug \d+ in \d+ fn, coverage \d+ in \d+ fn \| LLM \d+ calls, \d+k? tokens, \$\d+\.\d\d \| \d+ refused.*: \d+k? tokens, \$\d+\.\d\d \| .* elapsed/,
+        /repos \d\/1 \| functions \d\/~?\d+.* \| accepted \d, rejected \d \| rounds: debug \d+ in \d+ fn, coverage \d+ in \d+ fn \| LLM \d+ calls, \d+k? tokens, \$\d+\.\d\d, (\$\d+\.\d+ per accepted record|no record accepted yet) \| \d+ refused.*: \d+k? tokens, \$\d+\.\d\d \| .* elapsed/,
       );
       const watched = (await watching).stdout;
       expect(watched).toMatch(/^run cli-attach \(crawl\): running/m);

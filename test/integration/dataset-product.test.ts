@@ -241,7 +241,7 @@ print(json.dumps(out))
 
     it('loads as a dataset with the records and typed features of the run', async () => {
       const to = path.join(factory.dataDir, 'export-demo');
-      const exported = await tool('scripts/export.ts', ['it-product', '--to', to], factory.dataDir);
+      const exported = await tool('scripts/export.ts', ['it-product', '--out', to], factory.dataDir);
       expect(exported.code).toBe(0);
       expect(exported.stdout).toContain('data/train-00000-of-00001.parquet: 3 row(s) (train)');
       expect(exported.stdout).toContain('data/eval-00000-of-00001.parquet: 2 row(s) (eval)');
@@ -296,10 +296,12 @@ print(json.dumps(out))
       );
       const to = path.join(factory.dataDir, 'export-licensed');
       // An earlier export (its marker proves it), with a stale file in its data: replaced whole.
-      expect((await tool('scripts/export.ts', [runDir, '--to', to], factory.dataDir)).code).toBe(0);
+      // `--to`, the flag's former name, still works, with a warning.
+      const former = await tool('scripts/export.ts', [runDir, '--to', to], factory.dataDir);
+      expect(former).toMatchObject({ code: 0, stderr: expect.stringContaining('export: warning: --to is deprecated; use --out') });
       expect(JSON.parse(fs.readFileSync(path.join(to, '.repost-export.json'), 'utf8'))).toMatchObject({ exporter: 'repost-factory' });
       fs.writeFileSync(path.join(to, 'data', 'stale-00000-of-00001.parquet'), 'from an earlier export');
-      const exported = await tool('scripts/export.ts', [licensed, '--to', to], factory.dataDir);
+      const exported = await tool('scripts/export.ts', [licensed, '--out', to], factory.dataDir);
       expect(exported.code).toBe(0);
       expect(fs.readdirSync(path.join(to, 'data')).sort()).toEqual(['eval-00000-of-00001.parquet', 'train-00000-of-00001.parquet']);
       const loaded = JSON.parse(await runPythonWithDatasets(LOAD, [to])) as Loaded;
@@ -317,20 +319,20 @@ print(json.dumps(out))
     it('refuses bad input with a clear message and leaves no partial export', async () => {
       const none = copyRun(runDir, path.join(factory.dataDir, 'copies', 'empty'), 'it-product-empty', () => []);
       const emptyTo = path.join(factory.dataDir, 'export-empty');
-      const empty = await tool('scripts/export.ts', [none, '--to', emptyTo], factory.dataDir);
+      const empty = await tool('scripts/export.ts', [none, '--out', emptyTo], factory.dataDir);
       expect(empty.code).toBe(1);
       expect(empty.stderr).toMatch(/^export: nothing to export: run it-product-empty has no accepted records/);
       expect(fs.existsSync(emptyTo)).toBe(false);
 
       const garbled = copyRun(runDir, path.join(factory.dataDir, 'copies', 'garbled'), 'it-product-garbled', (records) => [records[0]!, { ...records[1]!, eval_script: 42 }, records[2]!]);
       const garbledTo = path.join(factory.dataDir, 'export-garbled');
-      const bad = await tool('scripts/export.ts', [garbled, '--to', garbledTo], factory.dataDir);
+      const bad = await tool('scripts/export.ts', [garbled, '--out', garbledTo], factory.dataDir);
       expect(bad.code).toBe(1);
       expect(bad.stderr).toMatch(/dataset\.jsonl:2: eval_script: /);
       expect(fs.existsSync(garbledTo)).toBe(false);
       expect(fs.readdirSync(factory.dataDir).filter((n) => n.includes('.export-'))).toEqual([]);
 
-      const notEmpty = await tool('scripts/export.ts', [runDir, '--to', runDir], factory.dataDir);
+      const notEmpty = await tool('scripts/export.ts', [runDir, '--out', runDir], factory.dataDir);
       expect(notEmpty.code).toBe(1);
       expect(notEmpty.stderr).toContain('is not empty and is not an earlier export');
       const missing = await tool('scripts/report.ts', ['no-such-run'], factory.dataDir);

@@ -71,7 +71,7 @@ describe('the Harbor export of the demo run, run by the harbor CLI', () => {
     runDir = summary.outDir;
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-harbor-'));
     dataset = path.join(work, 'dataset');
-    const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', 'scripts/export.ts', 'it-harbor', '--to', dataset, '--format', 'harbor'], {
+    const { stdout } = await run(process.execPath, ['-r', 'tsx/cjs', 'scripts/export.ts', 'it-harbor', '--out', dataset, '--format', 'harbor'], {
       cwd: ROOT,
       env: { ...process.env, REPOST_DATA_DIR: factory.dataDir, REPOST_SANDBOX_IMAGE: factory.config.sandbox.image! },
     });

@@ -416,15 +416,21 @@ describe.each(BACKENDS)('store contract: %s', (_name, backend) => {
       accepted: 2,
       byStage: { execute: 3, accepted: 2 },
       rounds: { debug: { functions: 3, rounds: 9 }, coverage: { functions: 2, rounds: 2 } },
-      classes: { total: 0, accepted: 0 },
+      classes: { total: 0, accepted: 0, byStage: {}, rounds: { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } } },
     });
-    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {}, rounds: { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } }, classes: { total: 0, accepted: 0 } });
+    expect(await store.countRecords('run-none')).toEqual({ total: 0, accepted: 0, byStage: {}, rounds: { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } }, classes: { total: 0, accepted: 0, byStage: {}, rounds: { debug: { functions: 0, rounds: 0 }, coverage: { functions: 0, rounds: 0 } } } });
     expect(await (await second()).getRecord(run, '0004')).toEqual(accepted('0004', run, 99));
-    // A class environment's record is counted apart as well as among all.
+    // A class environment's record (its stage and rounds too) is counted apart as well as among all.
     const cls = rejected('00c1', 'tests');
     await store.putRecord('run-cls', { ...cls, kind: 'class', fn: { ...cls.fn, kind: 'class' } } as StoredRecord);
     await store.putRecord('run-cls', rejected('0001', 'tests'));
-    expect(await store.countRecords('run-cls')).toMatchObject({ total: 2, accepted: 0, byStage: { tests: 2 }, classes: { total: 1, accepted: 0 } });
+    expect(await store.countRecords('run-cls')).toMatchObject({
+      total: 2,
+      accepted: 0,
+      byStage: { tests: 2 },
+      rounds: { debug: { functions: 2, rounds: 6 } },
+      classes: { total: 1, accepted: 0, byStage: { tests: 1 }, rounds: { debug: { functions: 1, rounds: 3 }, coverage: { functions: 0, rounds: 0 } } },
+    });
   });
 
   it('keeps one record when the same function is written concurrently from several workers', async () => {

@@ -137,7 +137,7 @@ describe('class filters: each a named rule with its count', () => {
     expect(rule('Tiny')).toBe('methods');
     expect(rule('Chart')).toBe('keywords');
     const counts = classSelectionCounts(candidates);
-    expect(counts).toEqual({ found: 8, kept: 2, droppedBy: { shadowed: 1, nested: 1, 'test-class': 1, 'abstract-only': 1, methods: 1, size: 0, keywords: 1 } });
+    expect(counts).toEqual({ found: 8, kept: 2, droppedBy: { shadowed: 1, nested: 1, 'test-class': 1, 'abstract-only': 1, 'output-only': 0, methods: 1, size: 0, keywords: 1 } });
   });
 
   it('switches a rule off, and applies the size limits', () => {

@@ -171,3 +171,35 @@ describe('prompts laid out for prompt caches', () => {
     for (const later of steps.slice(3, 6)) expect(commonPrefix(steps[2]!, later)).toBeGreaterThanOrEqual(system.length + withTests.length);
   });
 });
+
+describe('every prompt states the rules its checks apply', () => {
+  /** Each sanity check of an answer (sanity.ts), and the words of the shared rules that state it. */
+  const RULE_OF_CHECK: Record<string, string> = {
+    parses: 'A script in an answer is complete',
+    target_exists: 'The original function or class stays as it is written: same name',
+    target_not_shrunk: 'same name, signature and body (for a class: its bases, class attributes and every method)',
+    script_keeps_context: 'the script keeps the code it was given rather than dropping it',
+    script_not_shrunk: 'the script keeps the code it was given rather than dropping it',
+    test_function_exists: "A function's test function `test_<name>()`",
+    test_calls_target: 'calls `<name>(...)` and `<name>_new_implementation(...)` by name in its own body',
+    test_calls_new_implementation: 'not only inside a helper or through a loop over the two',
+    test_has_assertions: 'at least three `assert` statements',
+    main_block_exists: 'The script ends with an `if __name__ == "__main__":` block',
+    main_calls_test: 'calls every test function directly',
+    main_call_not_in_try: 'without try/except around the calls',
+    tests_read_implementation: "never read the implementations' code, bytecode or source text",
+  };
+
+  it('names a rule for every check the sanity checks apply', () => {
+    const source = fs.readFileSync(path.join(__dirname, '../../../activities/llm/sanity.ts'), 'utf8');
+    const checks = [...new Set([...source.matchAll(/check: '([a-z_]+)'/g)].map((m) => m[1]!))].sort();
+    expect(checks).toEqual(Object.keys(RULE_OF_CHECK).sort());
+  });
+
+  it.each(PROMPT_KINDS.filter((k) => loadPromptTemplate(k).shared === 'crawl').map((k) => [k]))('%s carries every rule, the class constructor rule included', (kind) => {
+    const system = renderPrompt(kind, varsByKind[kind] as never).messages[0]!.content;
+    for (const phrase of Object.values(RULE_OF_CHECK)) expect(system).toContain(phrase);
+    expect(system).toContain('calling both constructors by name in their own body (not only through a helper, a factory or a loop over the classes)');
+    expect(system).toContain('They never compare, nor capture to compare, the text of exception messages, log records, warnings, printed output');
+  });
+});

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { RunNotFoundError } from '../../../activities/dataset/run-reader';
 import { CorruptArtifactError } from '../../../activities/store/artifacts';
 import { InvalidRunIdError, RunExistsError, StoreUnreachableError } from '../../../activities/store/types';
-import { CommandFailure, commandName, describeError, usageOf, UsageError } from '../../../scripts/lib/cli';
+import { CommandFailure, commandName, describeError, parseFlags, usageOf, UsageError } from '../../../scripts/lib/cli';
 import { ConfigError } from '../../../temporal.config';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -41,6 +41,22 @@ describe('the command-line runner', () => {
     const zod = z.object({ n: z.coerce.number().int() }).safeParse({ n: 'x' });
     expect(describeError(zod.error)).toMatchObject({ code: 2, message: expect.stringMatching(/^bad flags: --n: .* \(see --help\)$/) });
     expect(describeError(new UsageError('give a run'))).toEqual({ message: 'give a run (see --help)', code: 2 });
+  });
+
+  it('refuses a mistyped flag by the nearest flag the command takes, and a flag near none as it is', () => {
+    const options = { out: { type: 'string' }, 'dry-run': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } as const;
+    const refusal = (args: string[]) => {
+      try {
+        parseFlags(args, options);
+      } catch (err) {
+        return describeError(err);
+      }
+      return null;
+    };
+    expect(refusal(['--ot', 'x'])).toEqual({ message: 'unknown option --ot; did you mean --out? (see --help)', code: 2 });
+    expect(refusal(['--dry_run'])).toEqual({ message: 'unknown option --dry_run; did you mean --dry-run? (see --help)', code: 2 });
+    expect(refusal(['--no-such-flag'])).toEqual({ message: 'unknown option --no-such-flag (see --help)', code: 2 });
+    expect(parseFlags(['--out', 'x', 'a'], options)).toMatchObject({ values: { out: 'x' }, positionals: ['a'] });
   });
 
   it('reports a refusal before anything started as bad usage, and a failure as exit 1; only a bug shows its stack', () => {

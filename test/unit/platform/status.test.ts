@@ -10,9 +10,10 @@ import type { ExchangeIndexEntry } from '../../../activities/store/exchanges';
 import { LocalStore } from '../../../activities/store/local';
 import { ClassDatasetRecordSchema } from '../../../activities/store/records';
 import type { StoredRecord } from '../../../activities/store/types';
-import { formatProgressLine, formatRunStatus, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
+import { formatProgressLine, formatRunStatus, perAcceptedRecord, ProgressTracker, runStatus, RunNotFoundError, type RunStatus } from '../../../scripts/lib/status';
 import { datasetRecordOf } from '../../support/records';
 import { runSettingsFrom } from '../../../activities/run-settings';
+import { summarizeRun } from '../../../activities/dataset/run-files';
 import { loadConfig } from '../../../temporal.config';
 
 function fnRef(id: string): FunctionRef {
@@ -113,7 +114,7 @@ describe('runStatus of a run that makes class environments', () => {
     await store.putRecord('run-c', f2);
     const f1 = rejected('f1', 'x');
     await store.putRecord('run-c', { accepted: true, fn: f1.fn, record: datasetRecordOf(f1.fn, 'run-c', { orig_func: '', eval_script: '', commit_id: 'c', llm_tokens: 3 }) });
-    const k2 = rejected('k2', 'tests');
+    const k2 = rejected('k2', 'tests', 2);
     await store.putRecord('run-c', { ...k2, kind: 'class', fn: classRef('k2') } as StoredRecord);
     const k1 = classRef('k1');
     await store.putRecord('run-c', {
@@ -129,11 +130,22 @@ describe('runStatus of a run that makes class environments', () => {
     } as StoredRecord);
 
     const s = await runStatus(store, 'run-c');
-    expect(s.functions).toMatchObject({ candidates: 4, finished: 2, accepted: 1, rejected: 1 });
-    expect(s.classes).toEqual({ candidates: 2, finished: 2, accepted: 1, rejected: 1 });
+    // The class's rejection and its rounds are the classes', as summary.json counts them.
+    expect(s.functions).toMatchObject({ candidates: 4, finished: 2, accepted: 1, rejected: 1, rejectedByStage: { debug: 1 }, rounds: { debug: { functions: 1, rounds: 1 }, coverage: { functions: 0, rounds: 0 } } });
+    expect(s.classes).toEqual({ candidates: 2, finished: 2, accepted: 1, rejected: 1, rejectedByStage: { tests: 1 } });
+    const summary = await summarizeRun(store, 'run-c');
+    expect({ functions: summary.functions, accepted: summary.accepted, rejected: summary.rejected, rounds: summary.rounds }).toEqual({
+      functions: s.functions.finished,
+      accepted: s.functions.accepted,
+      rejected: s.functions.rejected,
+      rounds: s.functions.rounds,
+    });
+    expect(Object.fromEntries(Object.entries(summary.rejectedAt).filter(([, n]) => n))).toEqual(s.functions.rejectedByStage);
+    expect(Object.fromEntries(Object.entries(summary.classes!.rejectedAt).filter(([, n]) => n))).toEqual(s.classes!.rejectedByStage);
     const text = formatRunStatus(s);
     expect(text).toContain('functions: 2/4 finished, 1 accepted, 1 rejected');
     expect(text).toContain('classes: 2/2 finished, 1 accepted, 1 rejected');
+    expect(text).toContain('rounds that ran: debug 1 function(s), 1 round(s); coverage 0 function(s), 0 round(s)');
     const sample = new ProgressTracker(store, 'run-c', null, () => Date.parse('2026-01-01T00:01:00.000Z')).add(s);
     expect(sample).toMatchObject({ expectedFunctions: 4, expectedClasses: 2 });
     expect(formatProgressLine(sample)).toMatch(/^repos 0\/1 \| functions 2\/4, classes 2\/2 \(running: prepare 2\) \| accepted 2, rejected 2 \|/);
@@ -192,9 +204,18 @@ describe('ProgressTracker', () => {
     expect(second.elapsedMs).toBe(11 * 60_000);
     const line = formatProgressLine(second);
     expect(line).toBe(
-      'repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | rounds: debug 9 in 7 fn, coverage 5 in 4 fn | LLM 1200 calls, 2.5M tokens, $12.50 | ' +
+      'repos 1/4 | functions 50/~200 (running: tests 3 test_check 1) | accepted 49, rejected 1 | rounds: debug 9 in 7 fn, coverage 5 in 4 fn | LLM 1200 calls, 2.5M tokens, $12.50, $0.26 per accepted record | ' +
         '30 refused (test_calls_target 19, parse_truncated 8, test_has_assertions 2): 120k tokens, $0.75 | 11m00s elapsed, ~5m00s left',
     );
+  });
+});
+
+describe('cost per accepted record on the live line', () => {
+  it('divides the cost by the records accepted so far (functions and classes), and says when none is', () => {
+    expect(perAcceptedRecord(12.5, 49, [])).toBe('$0.26 per accepted record');
+    expect(perAcceptedRecord(0.01, 4, [])).toBe('$0.0025 per accepted record');
+    expect(perAcceptedRecord(3, 0, [])).toBe('no record accepted yet');
+    expect(perAcceptedRecord(3, 10, ['local-model'])).toBe('price unknown per accepted record');
   });
 });
 
@@ -208,7 +229,7 @@ describe('a run whose model has no price', () => {
     expect(formatRunStatus(s)).toContain('completion tokens, estimated price unknown for qwen2.5-coder:7b (not in llm.prices)');
     expect(formatRunStatus(s)).not.toContain('$0.0000');
     const line = formatProgressLine({ status: s, elapsedMs: 1000, expectedFunctions: 0, expectedClasses: 0, perMinute: null, etaMs: null });
-    expect(line).toContain('LLM 0 calls, 0 tokens, price unknown for qwen2.5-coder:7b (not in llm.prices)');
+    expect(line).toContain('LLM 0 calls, 0 tokens, price unknown for qwen2.5-coder:7b (not in llm.prices), price unknown per accepted record');
     expect(line).not.toContain('$0.00');
   });
 });
