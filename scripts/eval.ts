@@ -2,7 +2,9 @@
  * Evaluate a model on a dataset (ours or RepoST's published format): Pass@k with the unbiased
  * estimator, self-repair rounds, failure kinds, and optionally ranking without ground truth.
  *
- *   tsx scripts/eval.ts --dataset FILE [options]
+ *   tsx scripts/eval.ts --dataset FILE|DIR [options]
+ *     FILE: JSON Lines (ours or RepoST's) or an exported Parquet file; DIR: a run's folder (its
+ *     dataset.jsonl) or an export's folder (export.ts: its train and eval Parquet splits)
  *     --model M              the model to evaluate (default: llm.models.solve, else OPENAI_MODEL)
  *     --base-url URL         its OpenAI-compatible endpoint (default: OPENAI_BASE_URL)
  *     --n N                  samples per function (default 1)

@@ -109,26 +109,36 @@ export function toEvalRecord(line: z.infer<typeof EvalDatasetLineSchema>): EvalR
 
 /** Parses a JSONL dataset; a bad line is an error naming the line, never silently skipped. */
 export function parseEvalDataset(text: string): EvalRecord[] {
-  const records: EvalRecord[] = [];
-  const seen = new Map<string, number>();
+  const rows: { where: string; json: unknown }[] = [];
   text.split(/\r?\n/).forEach((raw, i) => {
     const line = raw.trim();
     if (!line) return;
-    let json: unknown;
     try {
-      json = JSON.parse(line);
+      rows.push({ where: `line ${i + 1}`, json: JSON.parse(line) });
     } catch (err) {
       throw new Error(`dataset line ${i + 1}: not JSON (${(err as Error).message})`);
     }
+  });
+  return parseEvalRows(rows);
+}
+
+/**
+ * Evaluation records from dataset rows already read (JSON lines, or the rows of an exported
+ * Parquet file), each named by `where` in errors; a bad or repeated row is an error, never skipped.
+ */
+export function parseEvalRows(rows: readonly { where: string; json: unknown }[]): EvalRecord[] {
+  const records: EvalRecord[] = [];
+  const seen = new Map<string, string>();
+  for (const { where, json } of rows) {
     const parsed = EvalDatasetLineSchema.safeParse(json);
     if (!parsed.success) {
-      throw new Error(`dataset line ${i + 1}: not an evaluation record: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
+      throw new Error(`dataset ${where}: not an evaluation record: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
     }
     const record = toEvalRecord(parsed.data);
     const earlier = seen.get(record.functionId);
-    if (earlier !== undefined) throw new Error(`dataset line ${i + 1}: function ${record.functionId} (${record.repo} ${record.path}::${record.qualname}) repeats line ${earlier}`);
-    seen.set(record.functionId, i + 1);
+    if (earlier !== undefined) throw new Error(`dataset ${where}: function ${record.functionId} (${record.repo} ${record.path}::${record.qualname}) repeats ${earlier}`);
+    seen.set(record.functionId, where);
     records.push(record);
-  });
+  }
   return records;
 }

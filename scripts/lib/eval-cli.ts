@@ -8,7 +8,8 @@ import { evalPaths } from '../../activities/eval/run-files';
 import type { EvalSettings } from '../../activities/eval/settings';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { loadConfig, type Config } from '../../temporal.config';
-import { checkEval, startEval } from './eval-run';
+import { checkEval, readDatasetInput, startEval } from './eval-run';
+import { formatCostUsd, unpricedModels } from '../../activities/llm/prices';
 import { loadLlmScript, startScriptedLlmServer } from '../scripted-llm/server';
 import { startStack } from './stack';
 
@@ -24,7 +25,8 @@ export interface RunFlags {
 
 const pct = (v: number | null | undefined) => (v === null || v === undefined ? '–' : `${(v * 100).toFixed(1)}%`);
 
-export function describeSummary(summary: EvalSummary, outDir: string): string[] {
+/** The summary as printed; `unpriced`: the run's models without a price (their cost reads "price unknown", never $0). */
+export function describeSummary(summary: EvalSummary, outDir: string, unpriced: readonly string[] = []): string[] {
   const paths = evalPaths(outDir);
   const lines: string[] = [];
   lines.push(`${summary.evaluated} of ${summary.functions} function(s) evaluated, ${summary.samples} sample(s) of ${summary.model}${summary.errorCount ? `; ${summary.errorCount} could not be evaluated (first: ${summary.errors[0]!.error})` : ''}`);
@@ -47,7 +49,7 @@ export function describeSummary(summary: EvalSummary, outDir: string): string[] 
   }
   if (summary.augmentation) lines.push(`augmentation: ${summary.augmentation.functionsAugmented} script(s) augmented, ${summary.augmentation.inputsKept} of ${summary.augmentation.inputsProposed} input(s) kept`);
   const u = summary.usage.total;
-  lines.push(`LLM: ${u.calls} call(s), ${u.cachedCalls} from the cache, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, estimated $${u.costUsd.toFixed(4)}`);
+  lines.push(`LLM: ${u.calls} call(s), ${u.cachedCalls} from the cache, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, estimated ${formatCostUsd(u.costUsd, unpriced)}`);
   lines.push(`written to ${outDir}/: eval.jsonl, eval-summary.json, eval-report.html${summary.training ? `, ${path.basename(paths.sft)}` : ''}${summary.augmentation ? `, ${path.basename(paths.augmented)}` : ''}`);
   return lines;
 }
@@ -65,7 +67,9 @@ export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettin
   }
   try {
     // A dataset that cannot be used is refused before anything starts.
-    checkEval(config, { datasetFile: flags.dataset, settings, limit: flags.limit });
+    const input = await readDatasetInput(flags.dataset);
+    const dataset = { datasetFile: input.file, ...(input.rows ? { datasetRows: input.rows } : {}) };
+    checkEval(config, { ...dataset, settings, limit: flags.limit });
     const stack = await startStack({ config, workers: !flags.noWorkers, log: (l) => console.log(l) });
     cleanups.unshift(() => stack.close());
     for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -74,14 +78,15 @@ export async function runFromFlags(flags: RunFlags, settings: Partial<EvalSettin
         void Promise.all(cleanups.map((c) => c())).finally(() => process.exit(130));
       });
     }
-    const started = await startEval({ config, client: stack.client, store: stack.store, datasetFile: flags.dataset, settings, limit: flags.limit, runId: flags.runId, outDir: flags.out });
+    const started = await startEval({ config, client: stack.client, store: stack.store, ...dataset, settings, limit: flags.limit, runId: flags.runId, outDir: flags.out });
     console.log(`run ${started.run.runId}: ${started.settings.task} of ${started.dataset.functions} function(s) from ${started.dataset.file} (${started.dataset.format} format), model ${started.settings.model}`);
     for (const note of started.notes) console.log(`note: ${note}`);
     const ui = stack.uiUrl ?? `http://localhost:${config.temporal.uiPort}`;
     console.log(`watch it in the Temporal UI: ${ui}/namespaces/${config.temporal.namespace}/workflows?query=${encodeURIComponent(`RepostRunId="${started.run.runId}"`)}`);
     const result = await started.result();
     console.log('');
-    for (const line of describeSummary(result.summary, result.outDir)) console.log(line);
+    const unpriced = unpricedModels(config.llm, [started.settings.model, started.settings.docstring === 'generated' ? started.settings.docstringModel : undefined]);
+    for (const line of describeSummary(result.summary, result.outDir, unpriced)) console.log(line);
     return 0;
   } finally {
     for (const c of cleanups) await c();

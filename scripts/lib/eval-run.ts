@@ -11,13 +11,14 @@ import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
 import type { RunRef } from '../../activities/contracts';
 import type { EvalItem, EvalItemIndex, EvalRunSummary } from '../../activities/eval/contracts';
-import { parseEvalDataset, type DatasetMeta, type EvalRecord, type StoredEvalRecord } from '../../activities/eval/dataset';
+import { parseEvalDataset, parseEvalRows, type DatasetMeta, type EvalRecord, type StoredEvalRecord } from '../../activities/eval/dataset';
 import { evalPaths, exportEvalFiles } from '../../activities/eval/run-files';
 import { evalPipelineSettings, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
 import { splitCounts, splitNote, trainingRefusal } from '../../activities/eval/splits';
 import type { EvalSummary } from '../../activities/eval/summary';
 import { modelForStep } from '../../activities/llm';
 import type { Store } from '../../activities/store/types';
+import { readParquetRows } from '../../activities/tables/parquet-read';
 import { RunIdKey } from '../../workflows/search-attributes';
 import { runMemo } from './store-check';
 import type { Config } from '../../temporal.config';
@@ -45,19 +46,61 @@ export interface LoadedDataset {
   meta: DatasetMeta;
 }
 
-export function loadDataset(file: string, limit?: number): LoadedDataset {
-  if (!fs.existsSync(file)) throw new EvalRefusal(`dataset ${file} does not exist`);
-  const text = fs.readFileSync(file, 'utf8');
+/** Dataset rows read ahead of `loadDataset` (an export's Parquet files), each named for errors. */
+export type DatasetRows = { where: string; json: Record<string, unknown> }[];
+
+/** A split file of an export (`data/eval-00000-of-00001.parquet`): its split is its name's first part. */
+const SPLIT_FILE = /^(train|eval)-.*\.parquet$/;
+
+/**
+ * What `--dataset` names, made readable: a JSON Lines file as it is (`rows` absent); a run folder
+ * as its dataset.jsonl; an export folder (export.ts) as the rows of its function splits
+ * (data/<split>-*.parquet, not the classes configuration); a Parquet file as its rows. The split,
+ * which an export keeps as the file rather than a column, is put back on each row.
+ */
+export async function readDatasetInput(given: string): Promise<{ file: string; rows?: DatasetRows }> {
+  if (!fs.existsSync(given)) throw new EvalRefusal(`dataset ${given} does not exist`);
+  if (fs.statSync(given).isDirectory()) {
+    const jsonl = path.join(given, 'dataset.jsonl');
+    if (fs.existsSync(jsonl)) return { file: jsonl };
+    const data = path.join(given, 'data');
+    const files = fs.existsSync(data) ? fs.readdirSync(data).filter((f) => SPLIT_FILE.test(f)).sort() : [];
+    if (files.length === 0) throw new EvalRefusal(`${given} is a folder holding neither dataset.jsonl (a run's folder) nor data/train-*.parquet or data/eval-*.parquet (an export's folder)`);
+    const rows: DatasetRows = [];
+    for (const f of files) rows.push(...(await parquetRows(path.join(data, f))));
+    return { file: path.resolve(given), rows };
+  }
+  if (given.endsWith('.parquet')) return { file: given, rows: await parquetRows(given) };
+  return { file: given };
+}
+
+async function parquetRows(file: string): Promise<DatasetRows> {
+  let rows: Record<string, unknown>[];
+  try {
+    rows = await readParquetRows(file);
+  } catch (err) {
+    throw new EvalRefusal((err as Error).message);
+  }
+  const split = SPLIT_FILE.exec(path.basename(file))?.[1];
+  return rows.map((json, i) => ({ where: `${path.basename(file)} row ${i + 1}`, json: split && json.split === undefined ? { ...json, split } : json }));
+}
+
+export function loadDataset(file: string, limit?: number, rows?: DatasetRows): LoadedDataset {
+  if (!rows && !fs.existsSync(file)) throw new EvalRefusal(`dataset ${file} does not exist`);
+  if (!rows && fs.statSync(file).isDirectory()) throw new EvalRefusal(`dataset ${file} is a folder: read it with readDatasetInput first`);
+  const text = rows ? '' : fs.readFileSync(file, 'utf8');
   let records: EvalRecord[];
   try {
-    records = parseEvalDataset(text);
+    records = rows ? parseEvalRows(rows) : parseEvalDataset(text);
   } catch (err) {
     throw new EvalRefusal(`${file}: ${(err as Error).message}`);
   }
-  const raw = text
-    .split(/\r?\n/)
-    .filter((l) => l.trim())
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  const raw = rows
+    ? rows.map((r) => r.json)
+    : text
+        .split(/\r?\n/)
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
   if (limit !== undefined) {
     records = records.slice(0, limit);
     raw.splice(limit);
@@ -76,6 +119,8 @@ export interface StartEvalOptions {
   client: Client;
   store: Store;
   datasetFile: string;
+  /** The dataset's rows when they were read ahead (`readDatasetInput`: an export's Parquet files); else `datasetFile` is read as JSON Lines. */
+  datasetRows?: DatasetRows;
   /** Raw settings (flags); validated here. */
   settings: Partial<EvalSettings>;
   limit?: number;
@@ -99,11 +144,11 @@ export interface StartedEval {
 }
 
 /** Everything a run checks before it starts: settings, the dataset, the splits. Throws EvalRefusal. */
-export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datasetFile' | 'settings' | 'limit'>): { settings: EvalSettings; dataset: LoadedDataset; notes: string[] } {
+export function checkEval(config: Config, options: Pick<StartEvalOptions, 'datasetFile' | 'datasetRows' | 'settings' | 'limit'>): { settings: EvalSettings; dataset: LoadedDataset; notes: string[] } {
   const parsed = parseEvalSettings(options.settings);
   // The model is fixed when the run starts and travels with its settings.
   const settings: EvalSettings = { ...parsed, model: parsed.model ?? modelForStep(config, 'solve') };
-  const dataset = loadDataset(options.datasetFile, options.limit);
+  const dataset = loadDataset(options.datasetFile, options.limit, options.datasetRows);
   if (settings.task === 'rft') {
     const refusal = trainingRefusal(dataset.records);
     if (refusal) throw new EvalRefusal(`${dataset.meta.file}: ${refusal}`);

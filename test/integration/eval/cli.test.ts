@@ -103,6 +103,27 @@ describe('tsx scripts/eval.ts and scripts/rft.ts', () => {
     expect(fs.readFileSync(combined, 'utf8')).toContain('2 run(s)');
   });
 
+  it("evaluates the project's own export, its folder and its Parquet file, as the JSON Lines it came from", async () => {
+    // A run folder holding the demo records, exported as a user would.
+    const runDir = path.join(launcherDir, 'demo-run');
+    fs.mkdirSync(runDir);
+    fs.copyFileSync(DEMO_DATASET, path.join(runDir, 'dataset.jsonl'));
+    fs.writeFileSync(path.join(runDir, 'summary.json'), JSON.stringify({ runId: 'demo-run', repositories: 1, functions: records.length, accepted: records.length, rejected: 0, funnel: {} }));
+    const exportDir = path.join(launcherDir, 'demo-export');
+    const exported = await cli('scripts/export.ts', [runDir, '--out', exportDir]);
+    expect({ code: exported.code, stderr: exported.stderr }).toEqual({ code: 0, stderr: '' });
+    const parquet = path.join(exportDir, 'data', 'train-00000-of-00001.parquet');
+    const pass = async (dataset: string, name: string) => {
+      const ran = await cli('scripts/eval.ts', ['--dataset', dataset, '--no-workers', '--out', path.join(launcherDir, `from-${name}`)]);
+      expect({ code: ran.code, stderr: ran.code ? ran.stderr : '' }).toEqual({ code: 0, stderr: '' });
+      return { functions: /(\d+) of \d+ function\(s\) evaluated/.exec(ran.stdout)?.[1], pass1: /Pass@k: pass@1 ([\d.]+%)/.exec(ran.stdout)?.[1] };
+    };
+    const fromJsonl = await pass(DEMO_DATASET, 'jsonl');
+    expect(fromJsonl).toEqual({ functions: String(records.length), pass1: '100.0%' });
+    expect(await pass(exportDir, 'folder')).toEqual(fromJsonl);
+    expect(await pass(parquet, 'parquet')).toEqual(fromJsonl);
+  });
+
   it('refuses training data from eval-split records, rejects bad flags with exit code 2 and a message', async () => {
     const evalSplit = path.join(launcherDir, 'eval-split.jsonl');
     const lines = fs.readFileSync(DEMO_DATASET, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
