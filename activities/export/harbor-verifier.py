@@ -290,7 +290,8 @@ def classify_tests(code, stderr, result, duration, test_names):
     """Scored per test (a class environment): each test's outcome from the runner's report, as
     eval.ts --classes reads it (activities/eval/test-runner.ts snippetResults); the run passes
     when every test passed. A failed run's kind: the time limit, else the answer's own failure in
-    its process (an isolated run), else the first failed test's."""
+    its process (an isolated run), else `assertion` when a failing test raised AssertionError, else
+    the first failed test's."""
     report = (result or {}).get("runner") if isinstance(result, dict) else None
     snippets = (report or {}).get("snippets") or []
     load = (report or {}).get("loadFailure")
@@ -320,9 +321,10 @@ def classify_tests(code, stderr, result, duration, test_names):
         kind, summary = "exception", (line or f"the test runner reported nothing (exit code {code})")
         exc_type = exc_type or f"exit {code}"
     else:
-        first = failed[0]
+        # As eval.ts --classes names a class's run (class-eval.ts classRunOutcome): an assertion when a failing test raised one.
+        first = next((t for t in failed if t["exceptionType"] == "AssertionError"), failed[0])
         kind, exc_type = first["kind"], first["exceptionType"]
-        summary = f"{len(failed)} of {len(tests)} test(s) failed; first {first['name']}: {exc_type}" + (" (the module did not load)" if load else "")
+        summary = f"{len(failed)} of {len(tests)} test(s) failed; {first['name']}: {exc_type}" + (" (the module did not load)" if load else "")
     return outcome(False, kind, summary, exc_type, duration, tests)
 
 
