@@ -163,6 +163,8 @@ export interface PreparedFunction {
   crossFile: boolean;
   standalone: boolean;
   dependencyCount: number;
+  /** Names the context's code uses that the context does not supply (FunctionAnalysis.unsupplied, bounded); absent in earlier runs. */
+  unsupplied?: string[];
   /** Top-level module names of the repository: never installed as packages when a script misses them. */
   localModules: string[];
   /** A class target: its methods (those of nested classes as `Inner.method`). */

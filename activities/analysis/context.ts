@@ -141,6 +141,8 @@ function importNames(stmt: SyntaxNode): string[] {
 
 interface ImportLines {
   text: string;
+  /** First and last row of the statement (an `if TYPE_CHECKING:` or try/except block may hold definitions too). */
+  rows: [number, number];
   names: string[];
   future: boolean;
 }
@@ -153,6 +155,7 @@ function importsOf(resolver: Resolver, module: ModuleInfo): ImportLines[] {
   if (!list) {
     list = resolver.scope(module).importStatements.map((stmt) => ({
       text: rows(module, stmt.startPosition.row, endRow(stmt)).join('\n'),
+      rows: [stmt.startPosition.row, endRow(stmt)],
       names: importNames(stmt),
       future: stmt.type === 'future_import_statement',
     }));
@@ -230,10 +233,12 @@ export function renderContextBlocks(input: RenderInput): ContextBlock[] {
   const all = new Set(included);
   if (input.includeTarget) all.add(input.target);
   const blocks: ContextBlock[] = [];
+  // Each definition's text appears once in a context, even when two files hold the same copy.
+  const shownTexts = new Set<string>();
   for (const module of fileOrder(input, included)) {
     const defs = [...all].filter((d) => d.module === module);
     const members = new Set(defs.filter((d) => d.owner).map((d) => d.qualname));
-    const tops = new Map<number, { row: number; lines: string[] }>();
+    const tops = new Map<number, { row: number; end: number; lines: string[] }>();
     for (const d of defs) {
       const top = topLevel(d);
       // Definitions sharing a statement (`a, b = ...`) are rendered once.
@@ -241,14 +246,30 @@ export function renderContextBlocks(input: RenderInput): ContextBlock[] {
       if (tops.has(row)) continue;
       const lines = top.kind === 'class' ? renderClass(module, top.node, top.qualname, members) : rows(module, row, endRowOf(top));
       const first = module.lines[row] ?? '';
-      tops.set(row, { row, lines: dedent(lines, first.length - first.trimStart().length) });
+      tops.set(row, { row, end: endRowOf(top), lines: dedent(lines, first.length - first.trimStart().length) });
     }
-    const code = [...tops.values()].sort((a, b) => a.row - b.row).map((t) => t.lines.join('\n'));
-    const used = new Set(code.join('\n').match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
-    const imports = importsOf(input.resolver, module)
-      .filter((imp) => module === input.target.module || imp.future || imp.names.some((n) => n === '*' || used.has(n)))
-      .map((imp) => imp.text);
-    const parts = [...(imports.length ? [imports.join('\n')] : []), ...code];
+    // A definition inside a statement already shown (a loop, a with block) is not shown again.
+    const chunks: { row: number; end: number; lines: string[] }[] = [];
+    for (const t of [...tops.values()].sort((a, b) => a.row - b.row || b.end - a.end)) {
+      const last = chunks[chunks.length - 1];
+      if (last && t.end <= last.end) continue;
+      chunks.push(t);
+    }
+    const used = new Set(chunks.map((c) => c.lines.join('\n')).join('\n').match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
+    const targetRow = module === input.target.module ? topLevel(input.target).startLine - 1 : -1;
+    const imports = importsOf(input.resolver, module).filter((imp) => module === input.target.module || imp.future || imp.names.some((n) => n === '*' || used.has(n)));
+    // An import block that holds definitions (`if TYPE_CHECKING: ... else: def ...`) shows them
+    // already: they are not repeated after it.
+    const code = chunks
+      .filter((c) => !imports.some((imp) => imp.rows[0] <= c.row && c.end <= imp.rows[1]))
+      .filter((c) => {
+        const key = c.lines.join('\n').trim();
+        if (shownTexts.has(key) && !(c.row <= targetRow && targetRow <= c.end)) return false;
+        shownTexts.add(key);
+        return true;
+      })
+      .map((c) => c.lines.join('\n'));
+    const parts = [...(imports.length ? [imports.map((imp) => imp.text).join('\n')] : []), ...code];
     if (parts.length === 0) continue;
     blocks.push({ path: module.path, code: parts.join('\n\n') });
   }

@@ -1,9 +1,22 @@
 /**
  * The transitive closure of local definitions a target needs, breadth-first so that every
  * definition carries its distance from the target (used to cut the context farthest-first).
+ * With `context` set it is the context closure: besides what the code needs to run, what its
+ * annotations, alias strings and dynamic lookups name (closure.ts), so that what the context
+ * shows names nothing it leaves out; `depth` bounds the distance.
  */
+import { contextReferencesOf, type DynamicLookup } from './closure';
 import { referencesOf } from './references';
 import type { Definition, Resolver } from './resolver';
+
+export interface ClosureOptions {
+  /** Follow annotations, alias strings and dynamic lookups too (closure.ts). */
+  context: boolean;
+  /** The farthest distance followed (0: no limit). */
+  depth: number;
+}
+
+const RUNTIME_ONLY: ClosureOptions = { context: false, depth: 0 };
 
 export interface DependencyClosure {
   /** In discovery order (non-decreasing distance); the target itself is not included. */
@@ -12,28 +25,43 @@ export interface DependencyClosure {
   /** Edges: definition -> the definitions it needs (for ordering files). */
   edges: Map<Definition, Definition[]>;
   unresolved: string[];
+  /** Names looked up at run time in the closure's code (context closures only). */
+  dynamic: DynamicLookup[];
+  /** Definitions needed beyond the depth limit, nearest first: not followed, not in `defs`. */
+  beyondDepth: Definition[];
+  /** Of `defs`, those only annotations, alias strings or dynamic lookups lead to (nothing that runs needs them). */
+  contextOnly: Set<Definition>;
+  /** Distances along what runs needs alone (the others' distances can be shorter through an annotation). */
+  runtimeDistance: Map<Definition, number>;
 }
 
 /** Members that make a class usable when it is instantiated or subclassed. */
 const CONSTRUCTORS = ['__init__', '__new__', '__post_init__'];
 
-export function dependencyClosure(resolver: Resolver, target: Definition): DependencyClosure {
-  return closureFrom(resolver, [target]);
+export function dependencyClosure(resolver: Resolver, target: Definition, options: ClosureOptions = RUNTIME_ONLY): DependencyClosure {
+  return closureFrom(resolver, [target], options);
 }
 
 /** The breadth-first closure from `roots` (all at distance 0; none of them is in `defs`). */
-function closureFrom(resolver: Resolver, roots: Definition[]): DependencyClosure {
+function closureFrom(resolver: Resolver, roots: Definition[], options: ClosureOptions): DependencyClosure {
   const distance = new Map<Definition, number>(roots.map((r) => [r, 0]));
   const edges = new Map<Definition, Definition[]>();
   const unresolved = new Set<string>();
   const order: Definition[] = [];
   const queue: Definition[] = [...roots];
+  const dynamic: DynamicLookup[] = [];
+  const beyond = new Set<Definition>();
   for (let i = 0; i < queue.length; i++) {
     const def = queue[i]!;
     const d = distance.get(def)!;
     const refs = referencesOf(resolver, def);
     for (const u of refs.unresolved) unresolved.add(u);
     const needs: Definition[] = [...refs.defs];
+    if (options.context) {
+      const more = contextReferencesOf(resolver, def);
+      for (const n of more.defs) if (!needs.includes(n)) needs.push(n);
+      dynamic.push(...more.dynamic);
+    }
     // A method or nested class cannot exist without the class around it; a class needs its
     // constructors to be instantiated. These come at the same distance as what implies them.
     const sameDistance: Definition[] = [];
@@ -53,6 +81,10 @@ function closureFrom(resolver: Resolver, roots: Definition[]): DependencyClosure
     }
     for (const n of needs) {
       if (distance.has(n)) continue;
+      if (options.depth > 0 && d + 1 > options.depth) {
+        beyond.add(n);
+        continue;
+      }
       distance.set(n, d + 1);
       order.push(n);
       queue.push(n);
@@ -60,7 +92,10 @@ function closureFrom(resolver: Resolver, roots: Definition[]): DependencyClosure
   }
   // Distances of same-distance additions can be smaller than their discovery position implies.
   order.sort((a, b) => distance.get(a)! - distance.get(b)!);
-  return { defs: order, distance, edges, unresolved: [...unresolved].sort() };
+  // What runs needs, at its own distances: the closure without the context's edges.
+  const runtime = options.context ? closureFrom(resolver, roots, { context: false, depth: options.depth }) : null;
+  const contextOnly = new Set(runtime ? order.filter((d) => !runtime.distance.has(d)) : []);
+  return { defs: order, distance, edges, unresolved: [...unresolved].sort(), dynamic, beyondDepth: [...beyond].filter((b) => !distance.has(b)), contextOnly, runtimeDistance: runtime ? runtime.distance : distance };
 }
 
 /** A class and everything defined in its body (methods, nested classes and their members). */
@@ -80,7 +115,7 @@ export function classParts(resolver: Resolver, cls: Definition): Definition[] {
  * are the target, not dependencies: they are left out of `defs` (their edges are kept, for
  * ordering files).
  */
-export function classDependencyClosure(resolver: Resolver, cls: Definition): DependencyClosure & { parts: Definition[] } {
+export function classDependencyClosure(resolver: Resolver, cls: Definition, options: ClosureOptions = RUNTIME_ONLY): DependencyClosure & { parts: Definition[] } {
   const parts = classParts(resolver, cls);
-  return { ...closureFrom(resolver, [cls, ...parts]), parts };
+  return { ...closureFrom(resolver, [cls, ...parts], options), parts };
 }

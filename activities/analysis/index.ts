@@ -8,7 +8,9 @@ import * as path from 'node:path';
 import { classDroppedBy, type ClassCandidate } from './class-selection';
 import { classesOf, classSource, type ClassInfo } from './classes';
 import { definitionTokens, estimateTokens, formatContext, renderContextBlocks, type ContextBlock } from './context';
-import { classDependencyClosure, dependencyClosure, type DependencyClosure } from './dependencies';
+import { contextReferencesOf } from './closure';
+import { classDependencyClosure, dependencyClosure, type ClosureOptions, type DependencyClosure } from './dependencies';
+import { referencesOf } from './references';
 import type { ExtractedFunction } from './extract';
 import { firstFailingRule, hasOnlyOutput, outputOnlyRule } from './filters';
 import { REPOST_SELECTION, type AnalysisPreset } from './presets';
@@ -24,6 +26,8 @@ import {
   type DependencyEntry,
   type FunctionAnalysis,
   type FunctionEntry,
+  type DynamicLookup,
+  type LeftOut,
   type RepoAnalysis,
 } from './types';
 import type { z } from 'zod';
@@ -231,12 +235,13 @@ export class RepositoryAnalyzer {
       .find((n) => n?.type === 'class_definition' && n.childForFieldName('name')?.text === qualname);
     if (!info || !node) throw new Error(`no class ${qualname} in ${path}`);
     const target = this.resolver.definition(module, qualname, 'class', node, null);
-    const closure = classDependencyClosure(this.resolver, target);
+    const closure = classDependencyClosure(this.resolver, target, this.closureOptions());
     const dependencies: DependencyEntry[] = closure.defs.map((d) => ({ path: d.module.path, qualname: d.qualname, kind: d.kind, startLine: d.startLine, endLine: d.endLine, distance: closure.distance.get(d)! }));
     const render = (defs: Definition[]) => formatContext(this.renderClassBlocks(target, closure, defs));
-    const { kept, truncated } = this.fitBudget(closure.defs, closure.distance, render);
+    const { kept, truncated } = this.fitBudget(closure.defs, budgetDistance(closure), render, closure.contextOnly, closure.contextOnly.size ? new Map([...closure.runtimeDistance.keys()].map((d, i) => [d, i])) : null);
     const contextBlocks = this.renderClassBlocks(target, closure, kept);
     const context = formatContext(contextBlocks);
+    const shown = [target, ...closure.parts, ...kept];
     return {
       path,
       qualname,
@@ -252,9 +257,37 @@ export class RepositoryAnalyzer {
       unresolved: closure.unresolved,
       context,
       contextBlocks,
-      truncated,
+      truncated: [...truncated, ...leftForDepth(closure)],
       contextTokens: estimateTokens(context),
+      dynamic: closure.dynamic,
+      unsupplied: this.unsupplied(shown, closure.dynamic),
     };
+  }
+
+  private closureOptions(): ClosureOptions {
+    return { context: this.options.contextClosure, depth: this.options.closureDepth };
+  }
+
+  /**
+   * What the code of `shown` (the definitions the context holds) uses and the context does not
+   * supply: local definitions outside it, and names that resolve nowhere. Annotations and
+   * dynamic lookups count whether or not the closure followed them.
+   */
+  private unsupplied(shown: Definition[], dynamic: DynamicLookup[]): string[] {
+    const inContext = new Set(shown);
+    const out = new Set<string>();
+    for (const d of shown) {
+      const runtime = referencesOf(this.resolver, d);
+      const more = contextReferencesOf(this.resolver, d);
+      for (const n of [...runtime.defs, ...more.defs]) if (!inContext.has(n)) out.add(`${n.module.path}::${n.qualname}`);
+      for (const u of [...runtime.unresolved, ...more.unresolved]) if (/^[A-Za-z_][\w.]*$/.test(u)) out.add(u);
+    }
+    // A lookup whose name the code does not show can reach anything: the context cannot promise it.
+    for (const d of dynamic) if (d.reaches.length === 0 && d.kind !== 'import') out.add(`${d.code} (dynamic, ${d.path}:${d.line})`);
+    return [...out]
+      .sort()
+      .slice(0, MAX_UNSUPPLIED)
+      .map((n) => (n.length > MAX_NAME ? `${n.slice(0, MAX_NAME - 3)}...` : n));
   }
 
   /** Context blocks of a class: its dependencies `defs`, and the whole class (every part of it). */
@@ -268,27 +301,45 @@ export class RepositoryAnalyzer {
    * goes, so what is left out is always the farthest. Costs are estimated per definition, then
    * the rendered text is checked and trimmed further if imports pushed it over.
    */
-  private fitBudget(defs: Definition[], distance: Map<Definition, number>, render: (defs: Definition[]) => string): { kept: Definition[]; truncated: { path: string; qualname: string }[] } {
+  private fitBudget(found: Definition[], distance: Map<Definition, number>, render: (defs: Definition[]) => string, contextOnly: Set<Definition> = new Set(), order: Map<Definition, number> | null = null): { kept: Definition[]; truncated: LeftOut[] } {
     const budget = this.options.contextTokenBudget;
-    if (budget === 0) return { kept: defs, truncated: [] };
+    if (budget === 0) return { kept: found, truncated: [] };
+    // What runs needs is fitted first, then what only the context closure adds (a type an
+    // annotation names, a handler a lookup can reach) in what is left: it never pushes out code
+    // the target needs to run. Each part nearest first, levels cut whole from the farthest.
+    const byDistance = (list: Definition[]) => list.sort((a, b) => distance.get(a)! - distance.get(b)!);
+    // Within a level, what runs needs keeps the order its own closure found it in (the order a
+    // runtime-only closure fits by), so that adding the context's part changes nothing of it.
+    const found$ = order ? [...found].sort((a, b) => (order.get(a) ?? Infinity) - (order.get(b) ?? Infinity)) : found;
+    const runtime = byDistance(found$.filter((d) => !contextOnly.has(d)));
+    const extra = byDistance(found.filter((d) => contextOnly.has(d)));
+    const defs = [...runtime, ...extra];
+    // The direct dependencies the target runs with always stay.
+    const fixed = (d: Definition) => distance.get(d)! <= 1 && !contextOnly.has(d);
     let used = estimateTokens(render([]));
     const kept: Definition[] = [];
-    let cutAt = Infinity;
-    for (const d of defs) {
-      const dist = distance.get(d)!;
-      const cost = definitionTokens(d);
-      if (dist <= 1 || (dist < cutAt && used + cost <= budget)) {
-        kept.push(d);
-        used += cost;
-      } else if (dist < cutAt) cutAt = dist;
+    for (const part of [runtime, extra]) {
+      let cutAt = Infinity;
+      for (const d of part) {
+        const dist = distance.get(d)!;
+        const cost = definitionTokens(d);
+        if (fixed(d) || (dist < cutAt && used + cost <= budget)) {
+          kept.push(d);
+          used += cost;
+        } else if (dist < cutAt) cutAt = dist;
+      }
     }
     let context = render(kept);
     while (estimateTokens(context) > budget) {
-      // Imports and class shells are not in the estimates: drop more, farthest first.
+      // Imports and class shells are not in the estimates: drop more, the context-only part and the farthest first.
       let excess = estimateTokens(context) - budget;
       let dropped = false;
+      let extraDropped = false;
       for (let i = kept.length - 1; i >= 0 && excess > 0; i--) {
-        if (distance.get(kept[i]!)! <= 1) break;
+        if (fixed(kept[i]!)) break;
+        // Once the context-only part is gone, measure again before cutting what runs needs.
+        if (extraDropped && !contextOnly.has(kept[i]!)) break;
+        extraDropped = contextOnly.has(kept[i]!);
         excess -= definitionTokens(kept[i]!);
         kept.splice(i, 1);
         dropped = true;
@@ -300,8 +351,8 @@ export class RepositoryAnalyzer {
     const truncated = defs
       .map((d, i) => ({ d, i }))
       .filter(({ d }) => !keptSet.has(d))
-      .sort((a, b) => distance.get(b.d)! - distance.get(a.d)! || b.i - a.i)
-      .map(({ d }) => ({ path: d.module.path, qualname: d.qualname }));
+      .sort((a, b) => b.i - a.i)
+      .map(({ d }) => ({ path: d.module.path, qualname: d.qualname, reason: 'budget' as const }));
     return { kept, truncated };
   }
 
@@ -324,7 +375,7 @@ export class RepositoryAnalyzer {
     const f = extracted[index]!;
     const module = this.repo.modules.get(path)!;
     const target = this.definitionOf(module, f);
-    const closure = dependencyClosure(this.resolver, target);
+    const closure = dependencyClosure(this.resolver, target, this.closureOptions());
     const dependencies: DependencyEntry[] = closure.defs.map((d) => ({
       path: d.module.path,
       qualname: d.qualname,
@@ -342,7 +393,7 @@ export class RepositoryAnalyzer {
       last = { defs: [...defs], blocks };
       return formatContext(blocks);
     };
-    const { kept, truncated } = this.fitBudget(closure.defs, closure.distance, render);
+    const { kept, truncated } = this.fitBudget(closure.defs, budgetDistance(closure), render, closure.contextOnly, closure.contextOnly.size ? new Map([...closure.runtimeDistance.keys()].map((d, i) => [d, i])) : null);
     const previous = last as { defs: Definition[]; blocks: ContextBlock[] } | null;
     const contextBlocks = previous && previous.defs.length === kept.length && previous.defs.every((d, i) => d === kept[i]) ? previous.blocks : renderBlocks(kept);
     const context = formatContext(contextBlocks);
@@ -353,10 +404,27 @@ export class RepositoryAnalyzer {
       unresolved: closure.unresolved,
       context,
       contextBlocks,
-      truncated,
+      truncated: [...truncated, ...leftForDepth(closure)],
       contextTokens: estimateTokens(context),
+      dynamic: closure.dynamic,
+      unsupplied: this.unsupplied(this.options.contextIncludesTarget ? [target, ...kept] : kept, closure.dynamic),
     };
   }
+}
+
+/** At most this many names in a record's `unsupplied` list, each at most MAX_NAME characters. */
+const MAX_UNSUPPLIED = 100;
+const MAX_NAME = 160;
+
+/** For the budget: what runs needs at its distance along what runs, the rest at its own. */
+function budgetDistance(closure: DependencyClosure): Map<Definition, number> {
+  if (closure.contextOnly.size === 0) return closure.distance;
+  return new Map(closure.defs.map((d) => [d, closure.contextOnly.has(d) ? closure.distance.get(d)! : closure.runtimeDistance.get(d) ?? closure.distance.get(d)!]));
+}
+
+/** What the closure did not follow for its depth limit, farthest last. */
+function leftForDepth(closure: DependencyClosure): LeftOut[] {
+  return closure.beyondDepth.map((d) => ({ path: d.module.path, qualname: d.qualname, reason: 'depth' as const }));
 }
 
 export async function analyzeRepository(rootDir: string, options?: AnalysisOptionsInput): Promise<RepoAnalysis> {

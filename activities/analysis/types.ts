@@ -60,10 +60,39 @@ export interface FunctionAnalysis extends FunctionEntry {
   context: string;
   /** The same context per file, for other layouts (formatContext(blocks, { fenced: true }) gives RepoST's). */
   contextBlocks: { path: string; code: string }[];
-  /** Definitions left out of the context to respect the token budget (farthest first). */
-  truncated: { path: string; qualname: string }[];
+  /** Definitions left out of the context, farthest first: for the token budget, or beyond the closure depth. */
+  truncated: LeftOut[];
   /** Estimated tokens of `context`. */
   contextTokens: number;
+  /** Names the context's code looks up at run time (getattr with a computed name, globals()[...], importlib, handler tables), where, and what they can reach. */
+  dynamic: DynamicLookup[];
+  /**
+   * Names the context's code uses that the context does not supply: local definitions it left
+   * out (budget, depth, or never reached) as `path::qualname`, and names that resolve nowhere.
+   * Builtins and library imports are not listed.
+   */
+  unsupplied: string[];
+}
+
+/** A name looked up at run time (closure.ts), where it is, and what it can reach. */
+export interface DynamicLookup {
+  kind: 'getattr' | 'globals' | 'import' | 'table';
+  path: string;
+  /** 1-based line of the lookup. */
+  line: number;
+  /** The lookup's code on one line, clipped. */
+  code: string;
+  /** What the looked-up name starts with when the code shows it ('' when it does not). */
+  prefix: string;
+  /** Qualified names of the local definitions the lookup can reach (by prefix, or a table's values). */
+  reaches: string[];
+}
+
+/** A definition left out of a context, and why. */
+export interface LeftOut {
+  path: string;
+  qualname: string;
+  reason: 'budget' | 'depth';
 }
 
 /** What a class environment needs of one class: its source, and its local dependencies and context. */
@@ -88,8 +117,10 @@ export interface ClassAnalysis {
   /** `## path` blocks: the dependencies, then the class's own file with the whole class. */
   context: string;
   contextBlocks: { path: string; code: string }[];
-  truncated: { path: string; qualname: string }[];
+  truncated: LeftOut[];
   contextTokens: number;
+  dynamic: DynamicLookup[];
+  unsupplied: string[];
 }
 
 export interface SkippedFile {
@@ -164,6 +195,14 @@ export const AnalysisOptionsSchema = z.object({
   extraKeywords: z.array(z.string().min(1)).default([]),
   /** Token budget of the context text; 0 = unlimited. */
   contextTokenBudget: z.number().int().nonnegative().default(8000),
+  /**
+   * The context closure: besides what the code needs to run, the local definitions its
+   * annotations (string ones included), type-alias strings and dynamic lookups name. Off: only
+   * what runs (the closure before it existed, for comparisons).
+   */
+  contextClosure: z.boolean().default(true),
+  /** The farthest distance from the target the closure follows (0 = no limit); what lies beyond is listed as left out for depth. */
+  closureDepth: z.number().int().nonnegative().default(6),
   /** Whether the target's own code is part of the context (RepoST's context includes it). */
   contextIncludesTarget: z.boolean().default(true),
   maxFunctionsPerRepo: z.number().int().positive().default(30),

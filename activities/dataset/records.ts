@@ -125,6 +125,7 @@ export async function sharedRecordFields(store: Artifacts, input: RecordInput, t
     license: fn.license,
     license_source: fn.licenseSource ?? null,
     standalone: prepared?.standalone ?? null,
+    ...(prepared?.unsupplied ? { context_unsupplied: prepared.unsupplied } : {}),
     packages: (execution?.packages ?? []).map((p) => ({ name: p.name, version: p.version, as_of: p.asOf ?? null })),
     prompt_versions: input.promptVersions,
     debug_rounds: outcome.debugRounds,

@@ -87,6 +87,12 @@ export const DatasetRecordSchema = z.object({
   license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
   /**
+   * Names the code in `orig_context` uses that it does not supply: local definitions left out
+   * (`path::qualname`: for the token budget, the closure depth, or never reached), names that
+   * resolve nowhere, dynamic lookups that reach nothing by name. Absent in records written before it was kept.
+   */
+  context_unsupplied: z.array(z.string()).optional(),
+  /**
    * The distributions the script ran with. `as_of`: the cutoff its version was chosen as of (the
    * commit's date plus the grace period); null: its newest release (no date, or none installable
    * by then). Absent in records written before versions followed the commit's date.
@@ -165,6 +171,12 @@ export const ClassDatasetRecordSchema = z.object({
   /** Where `license` came from, as a function record has it; null in records written before it was kept. */
   license_source: z.string().nullable().default(null),
   standalone: z.boolean().nullable(),
+  /**
+   * Names the code in `orig_context` uses that it does not supply: local definitions left out
+   * (`path::qualname`: for the token budget, the closure depth, or never reached), names that
+   * resolve nowhere, dynamic lookups that reach nothing by name. Absent in records written before it was kept.
+   */
+  context_unsupplied: z.array(z.string()).optional(),
   /** As a function record has them: `as_of` the cutoff its version was chosen as of; absent in older records. */
   packages: z.array(z.object({ name: z.string(), version: z.string(), as_of: z.string().nullable().optional() })),
   prompt_versions: z.record(z.string(), z.string()),

@@ -49,6 +49,7 @@ export const classKind: TargetKindModule = {
         crossFile: a.dependencies.some((d) => d.path !== fn.path),
         standalone: a.standalone,
         dependencyCount: a.dependencies.length,
+        unsupplied: a.unsupplied,
         localModules: topLevelModules(analyzer.repo.modules.keys()),
         methods: a.methods,
         classFactsKey: await store.putJson(facts),

@@ -28,6 +28,7 @@ export const functionKind: TargetKindModule = {
         crossFile: a.dependencies.some((d) => d.path !== fn.path),
         standalone: a.standalone,
         dependencyCount: a.dependencies.length,
+        unsupplied: a.unsupplied,
         localModules: topLevelModules(analyzer.repo.modules.keys()),
       },
     };

@@ -13,5 +13,7 @@ export const AnalysisSection = AnalysisOptionsSchema.pick({
   maxClassLines: true,
   extraKeywords: true,
   contextTokenBudget: true,
+  contextClosure: true,
+  closureDepth: true,
   maxFileBytes: true,
 }).prefault({});

@@ -91,10 +91,10 @@ describe('dependencies across a package (shop)', () => {
     const small = (await open('shop', { contextTokenBudget: 200 })).analyze('shop/core/cart.py', 'Cart.total');
     expect(full.truncated).toEqual([]);
     expect(small.truncated.length).toBeGreaterThan(0);
-    expect(small.truncated[0]).toEqual({ path: 'shop/util/text.py', qualname: '_SLUG_RE' });
+    expect(small.truncated[0]).toEqual({ path: 'shop/util/text.py', qualname: '_SLUG_RE', reason: 'budget' });
     expect(small.contextTokens).toBeLessThan(full.contextTokens);
     for (const d of small.dependencies.filter((x) => x.distance === 1)) {
-      expect(small.truncated).not.toContainEqual({ path: d.path, qualname: d.qualname });
+      expect(small.truncated).not.toContainEqual({ path: d.path, qualname: d.qualname, reason: 'budget' });
     }
     expect(small.context).toContain('def with_tax');
     expect(small.context).not.toContain('_SLUG_RE =');
@@ -264,9 +264,14 @@ describe('annotations', () => {
     'calc.py': `${future ? 'from __future__ import annotations\n' : ''}from types_ import Money, Rate\n\nDEFAULT = 2\n\ndef convert(m: Money, r: Rate = DEFAULT) -> Money:\n    total: Money = m\n    return total\n`,
   });
 
-  it('follows annotations when they are evaluated, not when postponed (PEP 563)', () => {
-    expect(deps(RepositoryAnalyzer.fromSources(sources(false)).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT', 'types_.py::Money', 'types_.py::Rate']);
-    expect(deps(RepositoryAnalyzer.fromSources(sources(true)).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT']);
+  it('needs annotations to run when they are evaluated, not when postponed (PEP 563)', () => {
+    const runtime = { contextClosure: false };
+    expect(deps(RepositoryAnalyzer.fromSources(sources(false), runtime).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT', 'types_.py::Money', 'types_.py::Rate']);
+    expect(deps(RepositoryAnalyzer.fromSources(sources(true), runtime).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT']);
+  });
+
+  it('the context closure carries what postponed annotations name, since a reader needs them', () => {
+    expect(deps(RepositoryAnalyzer.fromSources(sources(true)).analyze('calc.py', 'convert'))).toEqual(['calc.py::DEFAULT', 'types_.py::Money', 'types_.py::Rate']);
   });
 });
 
