@@ -14,6 +14,7 @@ import { harnessCause, placementBroke, placementFailure, recordNames, type Recor
 import { parsePython } from './eval/function-source';
 import type { StoredCandidate } from './eval/finalize';
 import { harnessOutcome, outcomeOf, type SampleOutcome } from './eval/outcome';
+import { withFailedAssertion } from './eval/failed-assertion';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
 import { functionDefinitionSource, survivorSources } from './eval/survivors';
 import { matrixRow, runnerRequest, snippetResults, type SnippetResult } from './eval/test-runner';
@@ -119,7 +120,8 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
       throwIfInfrastructure(result);
       // A failure the harness caused (a repository module the script replaces, a name the prompt promised) is not the model's.
       const cause = harnessCause(result, placed.names, placed);
-      const outcome = cause ? harnessOutcome(cause, result.exception?.type ?? null) : outcomeOf(result);
+      // A failed assertion is named by its line of the script that ran, not as a bare `AssertionError:`.
+      const outcome = cause ? harnessOutcome(cause, result.exception?.type ?? null) : withFailedAssertion(outcomeOf(result), result.exception, placed.script);
       const equalsSurvivor = outcome.passed && candidateKey !== null ? await survivorMatch(record, candidateKey) : null;
       return { ...outcome, resultKey: await store.putJson(result), durationMs: result.durationMs, equalsSurvivor, ...(placed.dropped.length ? { dropped: placed.dropped } : {}) };
     },
