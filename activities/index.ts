@@ -10,6 +10,7 @@ import { createBenchmarkActivities } from './benchmark-activities';
 import { createEvalIoActivities } from './eval-io-activities';
 import { createEvalLlmActivities } from './eval-llm-activities';
 import { createEvalSandboxActivities } from './eval-sandbox-activities';
+import { createClassEvalIoActivities, createClassEvalLlmActivities, createClassEvalSandboxActivities } from './eval-class-activities';
 import { createIoActivities } from './io-activities';
 import OpenAI from 'openai';
 import { createLlmActivities, deliverBatchAnswer } from './llm-activities';
@@ -24,25 +25,25 @@ export type { BenchmarkActivities, IoActivities, LlmActivities, SandboxActivitie
 export { openStore } from './store';
 
 /** One queue's activities: the parts side by side; two parts naming the same activity is a mistake caught at start. */
-function oneQueue<A extends object, B extends object, C extends object = object>(queue: string, a: A, b: B, c?: C): A & B & C {
+function oneQueue<A extends object, B extends object, C extends object = object, D extends object = object>(queue: string, a: A, b: B, c?: C, d?: D): A & B & C & D {
   const merged: Record<string, unknown> = {};
-  for (const part of [a, b, c ?? {}]) {
+  for (const part of [a, b, c ?? {}, d ?? {}]) {
     for (const [name, fn] of Object.entries(part)) {
       if (name in merged) throw new Error(`two activities named ${name} on the ${queue} queue`);
       merged[name] = fn;
     }
   }
-  return merged as A & B & C;
+  return merged as A & B & C & D;
 }
 
 /** Task queue `io`: sources, analysis, records and run files; live-benchmark firings; the evaluation's bookkeeping. */
 export function ioQueueActivities(config: Config, store: Store) {
-  return oneQueue('io', createIoActivities({ config, store }), createBenchmarkActivities({ config, store }), createEvalIoActivities({ config, store }));
+  return oneQueue('io', createIoActivities({ config, store }), createBenchmarkActivities({ config, store }), createEvalIoActivities({ config, store }), createClassEvalIoActivities({ config, store }));
 }
 
 /** Task queue `llm`: every LLM call. One gateway per process, so the pipeline's and the evaluation's calls share its rate limits. */
 export function llmQueueActivities(config: Config, store: Store, gateway = new LlmGateway(config, store)) {
-  return oneQueue('llm', createLlmActivities({ config, store, gateway }), createEvalLlmActivities({ config, store, gateway }));
+  return oneQueue('llm', createLlmActivities({ config, store, gateway }), createEvalLlmActivities({ config, store, gateway }), createClassEvalLlmActivities({ config, store, gateway }));
 }
 
 /** The backend batch mode hands its batches to (`llm.batch.backend`). */
@@ -72,12 +73,12 @@ export function llmQueueWithCollector(config: Config, store: Store, completion: 
     deliver: (pending, answer) => deliverBatchAnswer(pipeline, pending, answer),
     ...(log ? { log } : {}),
   });
-  return { activities: oneQueue('llm', pipeline, createEvalLlmActivities({ config, store, gateway })), collector };
+  return { activities: oneQueue('llm', pipeline, createEvalLlmActivities({ config, store, gateway }), createClassEvalLlmActivities({ config, store, gateway })), collector };
 }
 
 /** Task queue `sandbox`: every container run. */
 export function sandboxQueueActivities(config: Config, store: Store, executor: SandboxExecutor) {
-  return oneQueue('sandbox', createSandboxActivities({ config, store, executor }), createEvalSandboxActivities({ config, store, executor }));
+  return oneQueue('sandbox', createSandboxActivities({ config, store, executor }), createEvalSandboxActivities({ config, store, executor }), createClassEvalSandboxActivities({ config, store, executor }));
 }
 
 /** The executor owns warm containers: close it when the worker stops. */

@@ -23,13 +23,15 @@
  *     --limit N  --out DIR  --run-id ID  --no-workers  --scripted FIXTURE (offline scripted LLM)
  *
  *   tsx scripts/eval.ts --classes --dataset classes-dataset.jsonl [--ground-truth] [options]
- *     class-level evaluation of class environments: the model writes each class from its skeleton
- *     and the code it uses (--model, --base-url, --n, --temperature, --k, --timeout, --limit,
- *     --scripted as above); scored by the environment's tests, each test function on its own
- *     (per-test pass rate, Pass@k over whole classes), and by BLEU, ROUGE-L and TSED against the
- *     original class, stratified by documentation level and metric quartiles. --ground-truth
- *     answers with each record's own class. Writes class-eval.jsonl and class-eval-summary.json
- *     to --out (default: the dataset's folder).
+ *     class-level evaluation of class environments, through Temporal like the function evaluation:
+ *     the model writes each class from its skeleton and the code it uses (--model, --base-url,
+ *     --n, --temperature, --k, --repair-rounds, --timeout, --limit, --run-id, --no-workers,
+ *     --scripted as above; answers cached, exchanges recorded, cost counted); scored by the
+ *     environment's tests, each test function on its own (per-test pass rate, Pass@k over whole
+ *     classes, after each repair round), and by BLEU, ROUGE-L and TSED against the original class,
+ *     stratified by documentation level and metric quartiles. --ground-truth answers with each
+ *     record's own class (no LLM call). Writes class-eval.jsonl and class-eval-summary.json to
+ *     --out (default: the dataset's folder).
  *
  *   tsx scripts/eval.ts --report OUT.html RUN_DIR [RUN_DIR ...]
  *     one report over several runs (e.g. one run per model)
@@ -122,12 +124,18 @@ async function evalClasses(flags: z.infer<typeof FlagsSchema>, dataset: string):
     n: flags.n ?? 1,
     temperature: flags.temperature ?? 0,
     ks: flags.k ?? [1, 5, 10],
+    repairRounds: flags['repair-rounds'] ?? 0,
     limit: flags.limit,
     timeoutSec: flags.timeout ?? 60,
+    runId: flags['run-id'],
+    noWorkers: flags['no-workers'],
   });
   const o = summary.overall;
   const pct = (x: number | null) => (x === null ? '-' : x.toFixed(3));
   console.log(`${summary.classes} class(es), ${summary.samplesPerClass} sample(s) each: ${Object.entries(o.passAtK).map(([k, v]) => `${k} ${pct(v)}`).join(', ')}; per-test pass rate ${pct(o.testPassRate)}; BLEU ${pct(o.bleu)}, ROUGE-L ${pct(o.rougeL)}, TSED ${pct(o.tsed)}`);
+  if (summary.passAtKByRound.length > 1) console.log(`pass@1 per self-repair round: ${summary.passAtKByRound.map((r, i) => `${i === 0 ? 'initial' : `round ${i}`} ${pct(r['pass@1'] ?? null)}`).join(', ')}`);
+  const u = summary.usage;
+  console.log(`LLM: ${u.calls} call(s), ${u.cachedCalls} from the cache, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, estimated $${u.costUsd.toFixed(4)}`);
   console.log(`written to ${outDir}/: class-eval.jsonl, class-eval-summary.json`);
   return 0;
 }

@@ -18,6 +18,7 @@ import type { PipelineSettings, TaskQueues } from '../activities/contracts';
 import type { EvalIoActivities } from '../activities/eval-io-activities';
 import type { EvalLlmActivities } from '../activities/eval-llm-activities';
 import type { EvalSandboxActivities } from '../activities/eval-sandbox-activities';
+import type { ClassEvalIoActivities, ClassEvalLlmActivities, ClassEvalSandboxActivities } from '../activities/eval-class-activities';
 import type { Priority } from './priorities';
 
 /** Transient faults: retried with backoff for about three minutes (a daemon or server restart). */
@@ -97,5 +98,15 @@ export function evalActivityProxies(queues: TaskQueues, settings: PipelineSettin
     io: proxyActivities<EvalIoActivities>(options.io),
     llm: byPriority<EvalLlmActivities>(options.llm),
     sandbox: byPriority<EvalSandboxActivities>(options.sandbox),
+  };
+}
+
+/** Class evaluation's activities, on the same queues and terms as the function evaluation's. */
+export function classEvalActivityProxies(queues: TaskQueues, settings: PipelineSettings) {
+  const options = queueOptions(queues, settings);
+  return {
+    io: proxyActivities<ClassEvalIoActivities & Pick<EvalIoActivities, 'loadEvalItems'>>(options.io),
+    llm: byPriority<ClassEvalLlmActivities>(options.llm),
+    sandbox: byPriority<ClassEvalSandboxActivities>(options.sandbox),
   };
 }

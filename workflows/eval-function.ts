@@ -9,9 +9,9 @@
  *   -> rft: passing candidates and the ground truth, deduplicated -> SFT examples
  *   -> the function's result, into the store.
  */
-import type { FunctionEvalSummary, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
+import type { FunctionEvalSummary, PreparedPrompt, SampleTrace } from '../activities/eval/contracts';
 import { evalActivityProxies } from './activities';
-import { emptyEvalResult, evalPrompt, runHidden, tagEvalFunction, type EvalFunctionInput } from './eval-steps';
+import { emptyEvalResult, evalPrompt, runHidden, sampleWithRepairs, tagEvalFunction, type EvalFunctionInput } from './eval-steps';
 import { activityFailureReason } from './failures';
 import { EVAL_PRIORITY as PRIORITY } from './priorities';
 import { slidingWindow } from './window';
@@ -40,22 +40,12 @@ export async function evalFunctionWorkflow(input: EvalFunctionInput): Promise<Fu
     const { promptKey, contextKey } = prompt;
 
     // Samples, each with its self-repair rounds; a sample's failure ends that sample only.
-    const runSample = async (sample: number): Promise<SampleTrace> => {
-      const rounds: SampleRound[] = [];
-      try {
-        let ref = await llm(PRIORITY.sample).sampleCandidate({ run, item, promptKey, sample });
-        for (let round = 0; ; round++) {
-          const outcome = await runHidden(sandbox, round === 0 ? PRIORITY.sample : PRIORITY.repair, run, item, ref);
-          rounds.push({ round, candidateKey: ref.candidateKey, run: outcome, usage: ref.usage });
-          // A failure the harness caused is not the model's to repair: the sample stops there.
-          if (outcome.passed || outcome.kind === 'harness' || round >= settings.repairRounds) break;
-          ref = await llm(PRIORITY.repair).repairCandidate({ run, item, contextKey, candidateKey: ref.candidateKey, resultKey: outcome.resultKey, failure: outcome.summary, round: round + 1, sample });
-        }
-        return { sample, rounds, error: null };
-      } catch (err) {
-        return { sample, rounds, error: activityFailureReason(err) };
-      }
-    };
+    const runSample = (sample: number): Promise<SampleTrace> =>
+      sampleWithRepairs(sample, settings.repairRounds, {
+        answer: () => llm(PRIORITY.sample).sampleCandidate({ run, item, promptKey, sample }),
+        run: (ref, round) => runHidden(sandbox, round === 0 ? PRIORITY.sample : PRIORITY.repair, run, item, ref),
+        repair: (ref, failed, round) => llm(PRIORITY.repair).repairCandidate({ run, item, contextKey, candidateKey: ref.candidateKey, resultKey: failed.resultKey, failure: failed.summary, round, sample }),
+      });
     result.samples = await slidingWindow(
       Array.from({ length: settings.n }, (_, i) => i),
       settings.sampleWindow,

@@ -14,6 +14,7 @@ import { ParentClosePolicy, continueAsNew, executeChild, upsertSearchAttributes,
 import type { PipelineSettings, RunRef, TaskQueues } from '../activities/contracts';
 import type { EvalItem, EvalRunSummary } from '../activities/eval/contracts';
 import type { EvalSettings } from '../activities/eval/settings';
+import type { EvalIoActivities } from '../activities/eval-io-activities';
 import { evalActivityProxies } from './activities';
 import { augmentFunctionWorkflow } from './augment-function';
 import { evalFunctionWorkflow } from './eval-function';
@@ -39,43 +40,13 @@ export interface EvalWorkflowInput {
 export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSummary> {
   const { run, settings, pipeline, queues } = input;
   const { io } = evalActivityProxies(queues, pipeline);
-  upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
-
-  let page = input.page ?? 0;
-  let pages = Infinity;
-  let buffered: EvalItem[] = [];
-  let started = 0;
-  /** The next item, loading the next page when the buffer is empty; null at the end, or at a page boundary once it is time to continue as new (a page is never cut). */
-  const pull = async (): Promise<EvalItem | null> => {
-    while (buffered.length === 0) {
-      if (page >= pages) return null;
-      if (started > 0 && (started >= settings.continueAsNewAfter || workflowInfo().continueAsNewSuggested)) return null;
-      const loaded = await io.loadEvalItems({ run, itemsKey: input.itemsKey, page });
-      pages = loaded.pages;
-      if (page >= pages) return null;
-      page += 1;
-      buffered = loaded.items;
-    }
-    started += 1;
-    return buffered.shift()!;
-  };
 
   const runChild = async (item: EvalItem): Promise<void> => {
     const args: [EvalFunctionInput] = [{ run, item, settings, pipeline, queues }];
-    const options = {
-      // Readable in the UI (repository and qualified name), bounded, and the same on every re-run.
-      workflowId: evalFunctionWorkflowId(run.runId, settings.task, item),
-      taskQueue: queues.workflows,
-      args,
-      // Cancelling the run cancels its functions; its time limit ends one that is stuck.
-      parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
-      workflowExecutionTimeout: pipeline.timeouts.functionWorkflowMs,
-      staticSummary: boundedSummary(`${item.repo} ${item.qualname}`),
-    };
     // The task decides the child: an augmentation, or an evaluation (with ranking or training data).
     const child = settings.task === 'augment' ? augmentFunctionWorkflow : evalFunctionWorkflow;
     try {
-      await executeChild(child, options);
+      await executeChild(child, { ...itemChildOptions(input, item, `${item.repo} ${item.qualname}`), args });
     } catch (err) {
       // One failure never ends the run (docs/architecture.md, invariant 8): it is recorded with its reason.
       const failed = emptyEvalResult(item.functionId);
@@ -85,10 +56,57 @@ export async function evalWorkflow(input: EvalWorkflowInput): Promise<EvalRunSum
     }
   };
 
-  await streamingWindow(pull, settings.functionWindow, runChild);
-  if (page < pages) {
+  const next = await itemsThroughWindow(input, io.loadEvalItems, runChild);
+  if (next !== null) {
     // Pages are left: continue as new with a fresh history (the window has drained).
-    await continueAsNew<typeof evalWorkflow>({ ...input, page });
+    await continueAsNew<typeof evalWorkflow>({ ...input, page: next });
   }
   return io.finalizeEval({ run, itemsKey: input.itemsKey });
+}
+
+/** The options of an item's child workflow (`idPart`: the id's second part, the task by default): its id, queue, the run's cancellation and time limit, and its summary in the UI. */
+export function itemChildOptions(input: EvalWorkflowInput, item: EvalItem, summary: string, idPart: string = input.settings.task) {
+  return {
+    // Readable in the UI (repository and qualified name), bounded, and the same on every re-run.
+    workflowId: evalFunctionWorkflowId(input.run.runId, idPart, item),
+    taskQueue: input.queues.workflows,
+    // Cancelling the run cancels its items; its time limit ends one that is stuck.
+    parentClosePolicy: ParentClosePolicy.REQUEST_CANCEL,
+    workflowExecutionTimeout: input.pipeline.timeouts.functionWorkflowMs,
+    staticSummary: boundedSummary(summary),
+  };
+}
+
+/**
+ * The run's items through a bounded sliding window, one `runItem` each, the item pages pulled
+ * one at a time. Returns the next page when it is time to continue as new (at a page boundary,
+ * after `continueAsNewAfter` items or when Temporal suggests it), or null when every item ran.
+ */
+export async function itemsThroughWindow(
+  input: Pick<EvalWorkflowInput, 'run' | 'itemsKey' | 'settings' | 'page'>,
+  loadEvalItems: EvalIoActivities['loadEvalItems'],
+  runItem: (item: EvalItem) => Promise<void>,
+): Promise<number | null> {
+  const { run, settings } = input;
+  upsertSearchAttributes([{ key: RunIdKey, value: boundedKeyword(run.runId) }]);
+  let page = input.page ?? 0;
+  let pages = Infinity;
+  let buffered: EvalItem[] = [];
+  let started = 0;
+  /** The next item, loading the next page when the buffer is empty; null at the end, or at a page boundary once it is time to continue as new (a page is never cut). */
+  const pull = async (): Promise<EvalItem | null> => {
+    while (buffered.length === 0) {
+      if (page >= pages) return null;
+      if (started > 0 && (started >= settings.continueAsNewAfter || workflowInfo().continueAsNewSuggested)) return null;
+      const loaded = await loadEvalItems({ run, itemsKey: input.itemsKey, page });
+      pages = loaded.pages;
+      if (page >= pages) return null;
+      page += 1;
+      buffered = loaded.items;
+    }
+    started += 1;
+    return buffered.shift()!;
+  };
+  await streamingWindow(pull, settings.functionWindow, runItem);
+  return page < pages ? page : null;
 }

@@ -2,14 +2,16 @@
  * What the evaluation's function workflows share (workflows/eval-function.ts,
  * workflows/augment-function.ts, and a crawl's solvability stage, workflows/solvability.ts): their
  * input, a function's tags in the Temporal UI, its result before any step has run, and the steps
- * a task's prompt and a candidate's run are made of.
+ * a task's prompt, a candidate's run and a sample's self-repair rounds are made of (the class
+ * evaluation's samples too: workflows/eval-class.ts).
  */
 import { upsertSearchAttributes } from '@temporalio/workflow';
 import type { PipelineSettings, RunRef, TaskQueues } from '../activities/contracts';
-import type { CandidateRef, CandidateRun, EvalItem, FunctionEvalResult, PreparedPrompt } from '../activities/eval/contracts';
+import type { CandidateRef, CandidateRun, EvalItem, FunctionEvalResult, PreparedPrompt, SampleRound, SampleTrace } from '../activities/eval/contracts';
 import type { EvalSettings } from '../activities/eval/settings';
 import type { Usage } from '../activities/store/usage';
 import type { evalActivityProxies } from './activities';
+import { activityFailureReason } from './failures';
 import { boundedKeyword } from './ids';
 import type { Priority } from './priorities';
 import { FunctionKey, RepoKey, RunIdKey } from './search-attributes';
@@ -61,9 +63,41 @@ export async function evalPrompt(
   return { ok: false, reason: `no usable docstring after ${DOCSTRING_ATTEMPTS} answer(s): ${reason}`, spent };
 }
 
+/** The run of an answer that held no code: it fails as `no_code`, unrun. */
+export function noCodeRun(ref: CandidateRef): CandidateRun {
+  return { passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0 };
+}
+
 /** A candidate's run against the task's hidden tests; an answer without code fails as `no_code`, unrun. */
 export function runHidden(sandbox: EvalProxies['sandbox'], priority: Priority, run: RunRef, item: EvalItem, ref: CandidateRef): Promise<CandidateRun> {
-  return ref.candidateKey
-    ? sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey })
-    : Promise.resolve({ passed: false, kind: 'no_code', exceptionType: null, summary: ref.noCode ?? 'no code', resultKey: null, durationMs: 0 });
+  return ref.candidateKey ? sandbox(priority).runCandidate({ run, item, candidateKey: ref.candidateKey }) : Promise.resolve(noCodeRun(ref));
+}
+
+/** What a sample is made of: its first answer, a run of an answer, and a repair of a failed run. */
+export interface SampleSteps {
+  answer(): Promise<CandidateRef>;
+  run(ref: CandidateRef, round: number): Promise<CandidateRun>;
+  repair(ref: CandidateRef, failed: CandidateRun, round: number): Promise<CandidateRef>;
+}
+
+/**
+ * One sample with its self-repair rounds: the answer is run, and while it fails (not when the
+ * harness failed it) and rounds are left, the failure goes back to the model and the repair runs.
+ * A step that fails for good ends the sample with the rounds it has and the reason.
+ */
+export async function sampleWithRepairs(sample: number, repairRounds: number, steps: SampleSteps): Promise<SampleTrace> {
+  const rounds: SampleRound[] = [];
+  try {
+    let ref = await steps.answer();
+    for (let round = 0; ; round++) {
+      const outcome = await steps.run(ref, round);
+      rounds.push({ round, candidateKey: ref.candidateKey, run: outcome, usage: ref.usage });
+      // A failure the harness caused is not the model's to repair: the sample stops there.
+      if (outcome.passed || outcome.kind === 'harness' || round >= repairRounds) break;
+      ref = await steps.repair(ref, outcome, round + 1);
+    }
+    return { sample, rounds, error: null };
+  } catch (err) {
+    return { sample, rounds, error: activityFailureReason(err) };
+  }
 }

@@ -7,3 +7,4 @@ export { benchmarkWorkflow } from './benchmark';
 export { evalWorkflow } from './eval-run';
 export { evalFunctionWorkflow } from './eval-function';
 export { augmentFunctionWorkflow } from './augment-function';
+export { classEvalWorkflow, evalClassWorkflow } from './eval-class';

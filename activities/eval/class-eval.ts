@@ -21,6 +21,9 @@ import type { CandidateSpec } from '../sandbox/harness-command';
 import { isolatedPlacement } from '../sandbox/new-implementation';
 import type { SyntaxNode } from '../python-parser';
 import type { ClassDatasetRecord } from '../store/records';
+import { addUsage, emptyUsage, type Usage } from '../store/usage';
+import type { SampleOutcome } from './outcome';
+import type { SnippetResult } from './test-runner';
 
 /** A class answer: the class's definition, and the imports to put at the top of the script. */
 export type ClassCandidate = { ok: true; code: string; preamble: string } | { ok: false; detail: string };
@@ -121,7 +124,14 @@ export interface ClassSampleResult {
   /** Every test passed: the class counts for Pass@k. */
   passed: boolean;
   similarity: ClassSimilarity | null;
+  /** The repair rounds that followed a failing first answer, each scored the same way (none when it passed or none were asked for). */
+  repairs?: ClassRepairRound[];
+  /** What the sample's LLM calls (its answer and its repairs) cost. */
+  usage?: Usage;
 }
+
+/** A repaired class of a sample, scored as its first answer was. */
+export type ClassRepairRound = Omit<ClassSampleResult, 'sample' | 'repairs' | 'usage'> & { round: number };
 
 /** One class's line of `class-eval.jsonl`. */
 export interface ClassEvalResult {
@@ -134,6 +144,10 @@ export interface ClassEvalResult {
   metrics: Record<string, number | null>;
   test_functions: string[];
   samples: ClassSampleResult[];
+  /** Why the class could not be evaluated at all (its samples are then empty), else absent. */
+  error?: string;
+  /** What the class's LLM calls cost (every sample, every round). */
+  usage?: Usage;
 }
 
 /** Similarity of an answer's class to the original (the three measures; ROUGE-L as its F-measure). */
@@ -152,6 +166,31 @@ export function scoreClassSample(sample: number, tests: ClassTestResult[], simil
 /** A failed sample: nothing ran, every test counts as failed. */
 export function unrunnableSample(sample: number, testFunctions: readonly string[], error: string, similarity: ClassSimilarity | null = null): ClassSampleResult {
   return scoreClassSample(sample, testFunctions.map((test) => ({ test, passed: false, failure: 'not_run' })), similarity, error);
+}
+
+/** One test function's result from the test runner's result for its snippet. */
+export function classTestResults(snippets: readonly SnippetResult[], testFunctions: readonly string[]): ClassTestResult[] {
+  return testFunctions.map((test, i) => {
+    const r = snippets[i] ?? { status: 'missing' as const };
+    return { test, passed: r.status === 'value' || r.status === 'pass', failure: r.status === 'fail' ? r.type : r.status === 'missing' ? 'missing' : null };
+  });
+}
+
+/** A class's run as an outcome (its failure kind): an assertion when a failing test raised AssertionError, else an exception. */
+export function classRunOutcome(tests: readonly ClassTestResult[]): SampleOutcome {
+  const failed = tests.filter((t) => !t.passed);
+  if (tests.length > 0 && failed.length === 0) return { passed: true, kind: null, exceptionType: null, summary: `all ${tests.length} test(s) passed` };
+  const assertion = failed.find((t) => t.failure === 'AssertionError');
+  const first = assertion ?? failed[0];
+  const summary = `${failed.length} of ${tests.length} test(s) failed: ${failed.map((t) => `${t.test} (${t.failure ?? 'failed'})`).join(', ')}`;
+  if (first?.failure === 'timeout') return { passed: false, kind: 'timeout', exceptionType: null, summary: summary.slice(0, 300) };
+  return { passed: false, kind: assertion ? 'assertion' : 'exception', exceptionType: first?.failure ?? null, summary: summary.slice(0, 300) };
+}
+
+/** What a repair is told of a failed run: each test function, passed or what it raised. */
+export function classRepairMessage(tests: readonly ClassTestResult[], error: string | null = null): string {
+  if (error) return error;
+  return tests.map((t) => (t.passed ? `${t.test}: passed` : `${t.test}: failed (${t.failure === 'missing' ? 'no result: the process ended first' : t.failure === 'not_run' ? 'not run' : `raised ${t.failure}`})`)).join('\n');
 }
 
 export function classEvalHeader(record: ClassDatasetRecord): Omit<ClassEvalResult, 'samples'> {
@@ -190,7 +229,15 @@ export interface MetricQuartiles {
 export interface ClassEvalSummary {
   classes: number;
   samplesPerClass: number;
+  /** The model whose answers were scored (`ground truth` for the records' own classes). */
+  model?: string;
+  /** Classes that could not be evaluated at all (no sample), each with its reason. */
+  errors?: { class_id: string; error: string }[];
   overall: ClassGroupFigures;
+  /** Pass@k over whole classes after each self-repair round (the first: the first answers, as `overall.passAtK`). */
+  passAtKByRound: Record<string, number | null>[];
+  /** What the run's LLM calls cost: calls, those the cache answered, tokens and estimated dollars. */
+  usage: Usage;
   byDocumentation: Partial<Record<'full' | 'partial' | 'none', ClassGroupFigures>>;
   byMetricQuartile: MetricQuartiles[];
 }
@@ -234,9 +281,21 @@ function quartiles(results: readonly ClassEvalResult[], metric: string, ks: read
   };
 }
 
-export function summarizeClassEval(results: readonly ClassEvalResult[], ks: readonly number[]): ClassEvalSummary {
+/** A sample passed by a round: its first answer, or a repair of that round or an earlier one. */
+const passedBy = (s: ClassSampleResult, round: number): boolean => s.passed || (s.repairs ?? []).some((r) => r.round <= round && r.passed);
+
+export function summarizeClassEval(results: readonly ClassEvalResult[], ks: readonly number[], options: { repairRounds?: number; model?: string } = {}): ClassEvalSummary {
   const n = Math.max(0, ...results.map((r) => r.samples.length));
   const usable = ks.filter((k) => k <= Math.max(1, n));
+  const rounds = options.repairRounds ?? Math.max(0, ...results.flatMap((r) => r.samples.flatMap((s) => (s.repairs ?? []).map((x) => x.round))));
+  const scored = results.filter((r) => r.samples.length > 0);
+  const passAtKByRound = Array.from({ length: rounds + 1 }, (_, round) =>
+    passAtKs(
+      scored.map((r) => ({ n: r.samples.length, c: r.samples.filter((s) => passedBy(s, round)).length })),
+      usable,
+    ),
+  );
+  const errors = results.filter((r) => r.error).map((r) => ({ class_id: r.class_id, error: r.error! }));
   const byDocumentation: ClassEvalSummary['byDocumentation'] = {};
   for (const level of ['full', 'partial', 'none'] as const) {
     const group = results.filter((r) => r.documentation_level === level);
@@ -245,7 +304,11 @@ export function summarizeClassEval(results: readonly ClassEvalResult[], ks: read
   return {
     classes: results.length,
     samplesPerClass: n,
+    ...(options.model ? { model: options.model } : {}),
+    ...(errors.length ? { errors } : {}),
     overall: figures(results, usable),
+    passAtKByRound,
+    usage: results.reduce((u, r) => addUsage(u, r.usage), emptyUsage()),
     byDocumentation,
     byMetricQuartile: QUARTILE_METRICS.map((m) => quartiles(results, m, usable)),
   };

@@ -52,6 +52,8 @@ export function modelForStep(config: Pick<Config, 'llm'>, step: LlmStep): string
     class_check_functionality: m.check,
     class_check_tests: m.check,
     class_solve: m.solve,
+    // Repairing a class is the evaluated model's own work, as repairing a function is.
+    class_repair: m.solve,
     // Whether a prompt determines what an assertion checks: a check, like the test check.
     check_assertion: m.check,
   };

@@ -72,6 +72,8 @@ export interface PromptVars {
   class_check_tests: { functionName: string; script: string };
   /** `context`: what the class uses from its repository (the class left out); `skeleton`: its signatures and docstrings. */
   class_solve: { functionName: string; context: string; skeleton: string };
+  /** `candidate`: the class that failed; `errorMessage`: which test functions failed and what they raised. */
+  class_repair: { functionName: string; context: string; skeleton: string; candidate: string; errorMessage: string };
   /**
    * `context`: what the solve prompt showed; `testSource`: the test function holding the
    * `assertion`; `failures`: what the failing implementations ran into, one a line.

@@ -23,7 +23,8 @@ export type LlmStep =
   | 'class_coverage'
   | 'class_check_functionality'
   | 'class_check_tests'
-  | 'class_solve';
+  | 'class_solve'
+  | 'class_repair';
 
 export const LLM_STEPS: readonly LlmStep[] = [
   'sandbox',
@@ -46,6 +47,7 @@ export const LLM_STEPS: readonly LlmStep[] = [
   'class_check_functionality',
   'class_check_tests',
   'class_solve',
+  'class_repair',
   'check_assertion',
 ];
 

@@ -5,7 +5,8 @@
  * limit) and with the context closure (the default). For each: the names the context's code uses that the repository defines
  * and the context leaves out (`unsupplied` entries naming a local definition), the functions with
  * at least one, the dynamic lookups reported, what was left out for the budget or the depth, and
- * the context's size in characters.
+ * the context's size in characters; and of the dependencies the closure before kept (all of them
+ * what runs needs), how many the context closure keeps too.
  *
  *   npm run bench -- context --dir <repo> [--dir <repo> ...] [--candidates 30] [--budget 8000] [--seed 0]
  */
@@ -55,7 +56,7 @@ function figures(analyses: FunctionAnalysis[]): Figures {
 
 async function main(values: unknown): Promise<void> {
   const flags = Flags.parse(values);
-  const rows: string[][] = [['repository', 'functions', 'missing names (before -> after)', 'of which never reached', 'functions missing any', 'dynamic lookups', 'left out (budget/depth)', 'context chars mean', 'context chars max']];
+  const rows: string[][] = [['repository', 'functions', 'missing names (before -> after)', 'of which never reached', 'functions missing any', 'dynamic lookups', 'left out (budget/depth)', 'context chars mean', 'context chars max', 'runtime deps kept (before -> still after)']];
   for (const dir of flags.dir.map((d) => path.resolve(d))) {
     const common = { contextTokenBudget: flags.budget, maxFunctionsPerRepo: flags.candidates, seed: flags.seed };
     // Before: the closure as it was, only what runs and no depth limit.
@@ -63,10 +64,25 @@ async function main(values: unknown): Promise<void> {
     const after = await RepositoryAnalyzer.open(dir, common);
     const chosen = after.candidates();
     if (chosen.length === 0) throw new UsageError(`no candidate functions in ${dir}`);
-    const b = figures(chosen.map((f) => before.analyze(f.path, f.qualname, f.occurrence)));
-    const a = figures(chosen.map((f) => after.analyze(f.path, f.qualname, f.occurrence)));
+    const pairs = chosen.map((f) => [before.analyze(f.path, f.qualname, f.occurrence), after.analyze(f.path, f.qualname, f.occurrence)] as const);
+    const b = figures(pairs.map(([x]) => x));
+    const a = figures(pairs.map(([, y]) => y));
+    // What runs needs and the closure before kept: how much of it the context closure keeps too.
+    let runtimeKept = 0;
+    let runtimeStill = 0;
+    for (const [x, y] of pairs) {
+      const shown = (r: FunctionAnalysis) => {
+        const cut = new Set(r.truncated.map((t) => `${t.path}::${t.qualname}`));
+        return new Set(r.dependencies.map((d) => `${d.path}::${d.qualname}`).filter((k) => !cut.has(k)));
+      };
+      const later = shown(y);
+      for (const k of shown(x)) {
+        runtimeKept++;
+        if (later.has(k)) runtimeStill++;
+      }
+    }
     const arrow = (x: number, y: number) => `${x} -> ${y}`;
-    rows.push([path.basename(dir), String(a.functions), arrow(b.missing, a.missing), arrow(b.unreached, a.unreached), arrow(b.withMissing, a.withMissing), arrow(b.dynamic, a.dynamic), arrow(b.leftOut, a.leftOut), arrow(b.meanChars, a.meanChars), arrow(b.maxChars, a.maxChars)]);
+    rows.push([path.basename(dir), String(a.functions), arrow(b.missing, a.missing), arrow(b.unreached, a.unreached), arrow(b.withMissing, a.withMissing), arrow(b.dynamic, a.dynamic), arrow(b.leftOut, a.leftOut), arrow(b.meanChars, a.meanChars), arrow(b.maxChars, a.maxChars), arrow(runtimeKept, runtimeStill)]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());

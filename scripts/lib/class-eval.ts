@@ -1,42 +1,40 @@
 /**
- * `eval.ts --classes`: class-level evaluation over a `classes-dataset.jsonl`. For each class the
- * model gets the skeleton and what the class uses from its repository (the `class_solve` prompt),
- * n times; each answer's class runs in the sandbox as `<Class>_new_implementation` inside the
- * environment's script, one run per answer, each test function on its own (the harness's test
- * runner), and is compared with the original class by BLEU, ROUGE-L and TSED
- * (activities/eval/class-eval.ts). `--ground-truth` answers with each record's own class instead
- * of asking a model (a check of the environments: every test passes, similarity 1).
+ * `eval.ts --classes`: class-level evaluation over a `classes-dataset.jsonl`, run as the function
+ * evaluation is: each record goes to the store, the run's settings are frozen, and one
+ * ClassEvalWorkflow (workflows/eval-class.ts) asks the model through the LLM gateway (the
+ * `class_solve` prompt, n samples per class; cached, each exchange recorded, its cost counted),
+ * runs each answer's class in the sandbox as `<Class>_new_implementation` with each test function
+ * on its own, repairs a failing class for up to `repairRounds` rounds (`class_repair`: which tests
+ * failed and what they raised), and scores it by the tests and by BLEU, ROUGE-L and TSED against
+ * the original class (activities/eval/class-eval.ts). `--ground-truth` answers with each record's
+ * own class instead of asking a model (a check of the environments: every test passes,
+ * similarity 1; no LLM call).
  *
- * Writes `class-eval.jsonl` (a line per class: every sample's per-test results and similarity)
- * and `class-eval-summary.json` (Pass@k over whole classes, per-test pass rate and similarity,
- * overall, per documentation level and per metric quartile) into the output folder.
+ * Writes `class-eval.jsonl` (a line per class in the dataset's order: every sample's per-test
+ * results, repair rounds, similarity and cost) and `class-eval-summary.json` (Pass@k over whole
+ * classes, after each repair round, per-test pass rate and similarity, overall, per documentation
+ * level and per metric quartile, and the run's LLM usage and cost) into the output folder.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import {
-  classCandidateScript,
-  classEvalHeader,
-  classSimilarity,
-  contextModules,
-  contextWithoutClass,
-  extractClassCandidate,
-  scoreClassSample,
-  summarizeClassEval,
-  testSnippet,
-  unrunnableSample,
-  type ClassEvalResult,
-  type ClassEvalSummary,
-  type ClassSampleResult,
-} from '../../activities/eval/class-eval';
-import { runnerRequest, snippetResults } from '../../activities/eval/test-runner';
-import { createOpenAiClient } from '../../activities/llm/http-agent';
-import { renderPrompt } from '../../activities/llm/prompts';
-import { runLimitsOf, SandboxExecutor } from '../../activities/sandbox';
-import { ensureSandboxImage } from '../../sandbox-image/build';
-import { ClassDatasetRecordSchema, type ClassDatasetRecord } from '../../activities/store/records';
+import type { Client } from '@temporalio/client';
+import type { RunRef } from '../../activities/contracts';
+import type { ClassEvalResult, ClassEvalSummary } from '../../activities/eval/class-eval';
+import type { EvalItem, EvalItemIndex } from '../../activities/eval/contracts';
+import { evalPipelineSettings, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
+import type { StoredClassRecord } from '../../activities/eval-class-activities';
+import { modelForStep } from '../../activities/llm';
 import { writeFileAtomic } from '../../activities/store/artifacts';
-import { dataPaths, loadConfig, type Config } from '../../temporal.config';
+import { ClassDatasetRecordSchema, type ClassDatasetRecord } from '../../activities/store/records';
+import { allEvalResults, type Store } from '../../activities/store/types';
+import { freezeRunSettings, queuesFrom } from '../../activities/run-settings';
+import { RunIdKey } from '../../workflows/search-attributes';
+import { loadConfig, type Config } from '../../temporal.config';
 import { CommandFailure } from './cli';
+import { newRunId, resultThroughRestarts } from './crawl';
+import { runMemo } from './store-check';
+import { startStack } from './stack';
 import { loadLlmScript, startScriptedLlmServer } from '../scripted-llm/server';
 
 export interface ClassEvalFlags {
@@ -49,8 +47,11 @@ export interface ClassEvalFlags {
   n: number;
   temperature: number;
   ks: number[];
+  repairRounds: number;
   limit?: number;
   timeoutSec: number;
+  runId?: string;
+  noWorkers?: boolean;
 }
 
 /** The records of a `classes-dataset.jsonl`; a bad line is an error naming it. */
@@ -71,89 +72,146 @@ export function readClassDataset(file: string): ClassDatasetRecord[] {
       if (!parsed.success) throw new CommandFailure(`${file} line ${i + 1}: not a class environment record: ${parsed.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; ')}`);
       out.push(parsed.data);
     });
+  // A class's id names its result in the run: two records with one id would overwrite each other.
+  const seen = new Set<string>();
+  for (const r of out) {
+    if (seen.has(r.class_id)) throw new CommandFailure(`${file}: two records have the class id ${JSON.stringify(r.class_id.slice(0, 80))}`);
+    seen.add(r.class_id);
+  }
   return out;
 }
 
-/** Where the answers come from: the records' own classes, or a model. */
-type Answerer = (record: ClassDatasetRecord, sample: number) => Promise<string>;
+/** A class's item id: bounded and safe whatever the record's `class_id` holds. */
+export const classItemId = (classId: string) => createHash('sha256').update(`class\0${classId}`).digest('hex').slice(0, 16);
 
-function modelAnswerer(config: Config, model: string, temperature: number): Answerer {
-  const client = createOpenAiClient({ baseUrl: config.llm.baseUrl, apiKey: config.llm.apiKey, timeoutSec: config.llm.timeoutSec });
-  return async (record) => {
-    const context = contextWithoutClass(record.orig_context, record.orig_class);
-    if (context === null) throw new Error(`the context of ${record.class_name} does not hold the class as written: the model would see the answer`);
-    const prompt = renderPrompt('class_solve', { functionName: record.class_name, context, skeleton: record.class_skeleton });
-    const reply = await client.chat.completions.create({ model, temperature, messages: prompt.messages.map((m) => ({ role: m.role, content: m.content })) as never });
-    return reply.choices[0]?.message?.content ?? '';
+export interface StartClassEvalOptions {
+  config: Config;
+  client: Client;
+  store: Store;
+  datasetFile: string;
+  /** Raw settings (the evaluation's: n, temperature, ks, repairRounds, timeoutSec, model); validated here. */
+  settings: Partial<EvalSettings>;
+  groundTruth: boolean;
+  outDir: string;
+  limit?: number;
+  runId?: string;
+}
+
+export interface ClassEvalRun {
+  results: ClassEvalResult[];
+  summary: ClassEvalSummary;
+  outDir: string;
+  runId: string;
+}
+
+/** Each record as an artifact, the items in pages (as the function evaluation stores them); returns the index's key. */
+async function storeClassItems(store: Store, file: string, records: readonly ClassDatasetRecord[], settings: EvalSettings): Promise<string> {
+  const pageSize = Math.min(100, settings.continueAsNewAfter);
+  const pages: string[] = [];
+  for (let start = 0; start < records.length; start += pageSize) {
+    const items: EvalItem[] = [];
+    for (const record of records.slice(start, start + pageSize)) {
+      const stored: StoredClassRecord = { record };
+      items.push({ functionId: classItemId(record.class_id), recordKey: await store.putJson(stored), repo: record.repo_name, qualname: record.class_name });
+    }
+    pages.push(await store.putJson(items));
+  }
+  const splits = { train: records.filter((r) => r.split === 'train').length, eval: records.filter((r) => r.split === 'eval').length, none: 0 };
+  const index: EvalItemIndex = { dataset: { file: path.resolve(file), format: 'ours', functions: records.length, splits }, total: records.length, pages };
+  return store.putJson(index);
+}
+
+/** Starts a class evaluation run (the dataset checked first: nothing starts on a bad one); `result()` waits for it and writes its two files. */
+export async function startClassEval(options: StartClassEvalOptions): Promise<{ runId: string; settings: EvalSettings; classes: number; result(): Promise<ClassEvalRun> }> {
+  const { config, client, store, groundTruth } = options;
+  const records = readClassDataset(options.datasetFile).slice(0, options.limit ?? Infinity);
+  if (records.length === 0) throw new CommandFailure(`${options.datasetFile} holds no class environment`);
+  let parsed: EvalSettings;
+  try {
+    parsed = parseEvalSettings({ ...options.settings, task: 'eval', ...(groundTruth ? { n: 1, repairRounds: 0 } : {}) });
+  } catch (err) {
+    throw new CommandFailure(`class evaluation settings: ${(err as Error).message}`);
+  }
+  // The model is fixed when the run starts and travels with its settings.
+  const settings: EvalSettings = { ...parsed, model: parsed.model ?? modelForStep(config, 'class_solve') };
+  const runId = options.runId ?? newRunId('class-eval');
+  const pipeline = evalPipelineSettings(config, settings);
+  const itemsKey = await storeClassItems(store, options.datasetFile, records, settings);
+  const manifest = await store.createRun({
+    runId,
+    kind: 'eval',
+    createdAt: new Date().toISOString(),
+    settingsKey: await freezeRunSettings(store, config, { pipeline, eval: settings }),
+    sourcesKey: itemsKey,
+    sources: records.length,
+    outDir: path.resolve(options.outDir),
+  });
+  const run: RunRef = { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId };
+  const queues = queuesFrom(config);
+  const handle = await client.workflow.start('classEvalWorkflow', {
+    workflowId: `${runId}/class-eval`,
+    taskQueue: config.temporal.taskQueues.workflows,
+    args: [{ run, itemsKey, settings, pipeline, queues, groundTruth }],
+    typedSearchAttributes: [{ key: RunIdKey, value: runId }],
+    memo: runMemo(run, queues),
+  });
+  return {
+    runId,
+    settings,
+    classes: records.length,
+    result: async () => {
+      await resultThroughRestarts(handle);
+      // The lines in the dataset's order; the summary as the run kept it.
+      const byId = new Map<string, ClassEvalResult>();
+      for await (const entry of allEvalResults(store, runId)) byId.set(entry.functionId, entry.result as ClassEvalResult);
+      const results = records.map((r) => byId.get(classItemId(r.class_id))).filter((r): r is ClassEvalResult => r !== undefined);
+      const summary = (await store.getRun(runId))?.summary as ClassEvalSummary | undefined;
+      if (!summary) throw new Error(`run ${runId} finished without a summary`);
+      fs.mkdirSync(options.outDir, { recursive: true });
+      await writeFileAtomic(path.join(options.outDir, 'class-eval.jsonl'), results.map((r) => JSON.stringify(r)).join('\n') + '\n');
+      await writeFileAtomic(path.join(options.outDir, 'class-eval-summary.json'), JSON.stringify(summary, null, 2) + '\n');
+      return { results, summary, outDir: options.outDir, runId };
+    },
   };
 }
 
-async function scoreAnswer(executor: SandboxExecutor, config: Config, record: ClassDatasetRecord, sample: number, answer: string, timeoutSec: number): Promise<ClassSampleResult> {
-  const candidate = extractClassCandidate(answer, record.class_name, contextModules(record.orig_context));
-  if (!candidate.ok) return unrunnableSample(sample, record.test_functions, candidate.detail);
-  const similarity = classSimilarity(candidate.code, record.orig_class);
-  let placed: ReturnType<typeof classCandidateScript>;
-  try {
-    placed = classCandidateScript(record.eval_script, candidate, record.class_name);
-  } catch (err) {
-    return unrunnableSample(sample, record.test_functions, `the class could not be placed in the script: ${(err as Error).message}`, similarity);
-  }
-  // Each test function on its own (the runner loads the script as a module: its __main__ block does not run).
-  const request = runnerRequest({
-    mode: 'outputs',
-    script: placed.script,
-    candidate: placed.candidate,
-    target: record.class_name,
-    snippets: record.test_functions.map(testSnippet),
-    snippetTimeoutSec: timeoutSec,
-    requirements: record.packages.map((p) => `${p.name}==${p.version}`),
-  });
-  const result = await executor.run({ ...request, limits: runLimitsOf(config.sandbox) });
-  if (result.status === 'infrastructure') throw new Error(`the sandbox failed for ${record.class_name}: ${result.stderr.slice(0, 500)}`);
-  const tests = snippetResults(result, record.test_functions.length).map((r, i) => ({
-    test: record.test_functions[i]!,
-    passed: r.status === 'value' || r.status === 'pass',
-    failure: r.status === 'fail' ? r.type : r.status === 'missing' ? 'missing' : null,
-  }));
-  return scoreClassSample(sample, tests, similarity);
-}
-
-export async function runClassEval(flags: ClassEvalFlags, log: (line: string) => void = console.log): Promise<{ results: ClassEvalResult[]; summary: ClassEvalSummary; outDir: string }> {
-  const records = readClassDataset(flags.dataset).slice(0, flags.limit ?? Infinity);
-  if (records.length === 0) throw new CommandFailure(`${flags.dataset} holds no class environment`);
+/** `eval.ts --classes`: the embedded stack (or an existing Temporal), an optional scripted LLM server, the run, its files. */
+export async function runClassEval(flags: ClassEvalFlags, log: (line: string) => void = console.log): Promise<ClassEvalRun> {
   const cleanups: (() => Promise<void>)[] = [];
   try {
     let config = loadConfig(flags.baseUrl ? { overrides: { llm: { baseUrl: flags.baseUrl } } } : {});
-    let answer: Answerer;
-    if (flags.groundTruth) {
-      answer = async (r) => `\`\`\`python\n${r.orig_class}\n\`\`\`\n`;
-    } else {
-      if (flags.scripted) {
-        const server = await startScriptedLlmServer(loadLlmScript(flags.scripted));
-        cleanups.push(() => server.close());
-        config = loadConfig({ overrides: { llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted' } } });
-        log(`scripted LLM server (${flags.scripted}) at ${server.url}`);
+    if (flags.scripted && !flags.groundTruth) {
+      // Offline: answers from a scripted fixture, served over real HTTP to the gateway.
+      const server = await startScriptedLlmServer(loadLlmScript(flags.scripted));
+      cleanups.push(() => server.close());
+      config = loadConfig({ overrides: { llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted' } } });
+      log(`scripted LLM server (${flags.scripted}) at ${server.url}`);
+    }
+    // A dataset that cannot be used is refused before anything starts.
+    readClassDataset(flags.dataset);
+    const stack = await startStack({ config, workers: !flags.noWorkers, log });
+    cleanups.unshift(() => stack.close());
+    const settings: Partial<EvalSettings> = {
+      ...(flags.model ? { model: flags.model } : {}),
+      n: flags.n,
+      temperature: flags.temperature,
+      ks: flags.ks,
+      repairRounds: flags.repairRounds,
+      timeoutSec: flags.timeoutSec,
+    };
+    const started = await startClassEval({ config, client: stack.client, store: stack.store, datasetFile: flags.dataset, settings, groundTruth: flags.groundTruth, outDir: flags.out, limit: flags.limit, runId: flags.runId });
+    log(`run ${started.runId}: ${started.classes} class(es), ${flags.groundTruth ? 'the ground truth' : `model ${started.settings.model}, ${started.settings.n} sample(s) each, ${started.settings.repairRounds} repair round(s)`}`);
+    const done = await started.result();
+    for (const r of done.results) {
+      if (r.samples.length === 0) {
+        log(`${r.repo_name} ${r.class_path}::${r.class_name}: not evaluated (${r.error ?? 'no sample'})`);
+        continue;
       }
-      answer = modelAnswerer(config, flags.model ?? config.llm.models.solve ?? config.llm.model, flags.temperature);
+      const best = r.samples.reduce((a, b) => (b.passRate > a.passRate ? b : a));
+      log(`${r.repo_name} ${r.class_path}::${r.class_name}: ${r.samples.filter((x) => x.passed).length}/${r.samples.length} sample(s) pass every test; best ${best.passedTests}/${best.tests.length} tests`);
     }
-    const image = config.sandbox.image ?? (await ensureSandboxImage({ log })).tag;
-    const executor = new SandboxExecutor(config.sandbox, { image, packagesDir: dataPaths(config).packages });
-    cleanups.push(() => executor.close());
-    const n = flags.groundTruth ? 1 : flags.n;
-    const results: ClassEvalResult[] = [];
-    for (const record of records) {
-      const samples: ClassSampleResult[] = [];
-      for (let s = 0; s < n; s++) samples.push(await scoreAnswer(executor, config, record, s, await answer(record, s), flags.timeoutSec));
-      results.push({ ...classEvalHeader(record), samples });
-      const best = samples.reduce((a, b) => (b.passRate > a.passRate ? b : a));
-      log(`${record.repo_name} ${record.class_path}::${record.class_name}: ${samples.filter((x) => x.passed).length}/${n} sample(s) pass every test; best ${best.passedTests}/${best.tests.length} tests`);
-    }
-    const summary = summarizeClassEval(results, flags.ks);
-    fs.mkdirSync(flags.out, { recursive: true });
-    await writeFileAtomic(path.join(flags.out, 'class-eval.jsonl'), results.map((r) => JSON.stringify(r)).join('\n') + '\n');
-    await writeFileAtomic(path.join(flags.out, 'class-eval-summary.json'), JSON.stringify(summary, null, 2) + '\n');
-    return { results, summary, outDir: flags.out };
+    return done;
   } finally {
-    for (const c of cleanups.reverse()) await c();
+    for (const c of cleanups) await c();
   }
 }

@@ -48,6 +48,7 @@ const STAGE_OF_STEP: Record<LlmStep, FunctionStage> = {
   class_check_functionality: 'functionality_check',
   class_check_tests: 'test_check',
   class_solve: 'sandbox',
+  class_repair: 'sandbox',
 };
 
 /** Function ids asked about per `recordedIds` call. */

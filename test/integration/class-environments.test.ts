@@ -11,6 +11,7 @@ import { promisify } from 'node:util';
 import { ClassDatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
 import { loadLlmScript } from '../../scripts/scripted-llm/server';
 import { runCrawl } from '../../scripts/lib/crawl';
+import { startClassEval } from '../../scripts/lib/class-eval';
 import type { ClassEvalResult, ClassEvalSummary } from '../../activities/eval/class-eval';
 import { requireEnv, startTestFactory, type TestFactory } from '../support/factory';
 
@@ -20,6 +21,7 @@ const SHELF_REPO = path.join(ROOT, 'test/fixtures/repos/shelf');
 const DEMO_SCRIPTED_RESPONSES = path.join(ROOT, 'scripts/demo/scripted-llm-responses.json');
 const CLASS_SCRIPTED_RESPONSES = path.join(ROOT, 'test/fixtures/scripted-llm/class-environments.json');
 const ONE_WRONG_METHOD_SCRIPTED_RESPONSES = path.join(ROOT, 'test/fixtures/scripted-llm/class-solve-one-wrong-method.json');
+const REPAIR_ROUND_SCRIPTED_RESPONSES = path.join(ROOT, 'test/fixtures/scripted-llm/class-eval-repair-round.json');
 
 function readJsonl(file: string): unknown[] {
   return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
@@ -28,9 +30,14 @@ function readJsonl(file: string): unknown[] {
 describe('classWorkflow: a class environment through the function pipeline stages', () => {
   let factory: TestFactory;
   beforeAll(async () => {
-    const scripted = { rules: [...loadLlmScript(DEMO_SCRIPTED_RESPONSES).rules, ...loadLlmScript(CLASS_SCRIPTED_RESPONSES).rules] };
+    const scripted = { rules: [...loadLlmScript(DEMO_SCRIPTED_RESPONSES).rules, ...loadLlmScript(CLASS_SCRIPTED_RESPONSES).rules, ...loadLlmScript(REPAIR_ROUND_SCRIPTED_RESPONSES).rules] };
     // The test-strength stages on, with no minimum to reach: a class is scored and checked for stability like a function.
-    factory = await startTestFactory(scripted, { crawl: { targets: 'classes' }, loops: { mutation: { enabled: true, minScore: 0 }, stability: { runs: 2 } } });
+    // The scripted model has a price, so the class evaluation's cost is counted.
+    factory = await startTestFactory(scripted, {
+      crawl: { targets: 'classes' },
+      loops: { mutation: { enabled: true, minScore: 0 }, stability: { runs: 2 } },
+      llm: { prices: { 'scripted-test': { inputPerMTok: 1, outputPerMTok: 2 } } },
+    });
   });
   afterAll(async () => {
     await factory?.close();
@@ -149,5 +156,54 @@ describe('classWorkflow: a class environment through the function pipeline stage
     expect(sample.similarity!.bleu).toBeGreaterThan(0.8);
     expect(sample.similarity!.bleu).toBeLessThan(1);
     expect(sample.similarity!.tsed).toBeLessThan(1);
+  });
+
+  it('class evaluation runs as a workflow through the gateway: a repair round, exchanges recorded, cost counted, answers cached on a second run', async () => {
+    const dataset = path.join(factory.dataDir, 'runs', 'it-cls', 'classes-dataset.jsonl');
+    const evalOnce = async (name: string) => {
+      const started = await startClassEval({ config: factory.config, client: factory.client, store: factory.store, datasetFile: dataset, settings: { repairRounds: 1 }, groundTruth: false, outDir: path.join(factory.dataDir, 'class-evals', name), runId: `it-cls-${name}` });
+      return started.result();
+    };
+    const before = factory.llm.requests.length;
+    const first = await evalOnce('repair-1');
+    // The fixture's first answer fails one test; its failure went back to the model, whose repair passes every test.
+    expect(factory.llm.requests.slice(before).map((r) => [r.kind, r.functionName])).toEqual([
+      ['class_solve', 'Tally'],
+      ['class_repair', 'Tally'],
+    ]);
+    const repairPrompt = factory.llm.requests[before + 1]!.messages.map((m) => m.content).join('\n');
+    expect(repairPrompt).toContain('test_Tally_add_and_count: failed (raised AssertionError)');
+    expect(repairPrompt).toContain('test_Tally_case_sensitive: passed');
+    const [line] = first.results;
+    const sample = line!.samples[0]!;
+    expect(sample).toMatchObject({ passed: false, passedTests: 2 });
+    expect(sample.repairs).toHaveLength(1);
+    expect(sample.repairs![0]).toMatchObject({ round: 1, passed: true, passedTests: 3, passRate: 1, error: null });
+    expect(sample.repairs![0]!.similarity!.bleu).toBeGreaterThan(sample.similarity!.bleu);
+    // Pass@k of the first answers, then after the repair round.
+    expect(first.summary.overall.passAtK['pass@1']).toBe(0);
+    expect(first.summary.passAtKByRound.map((r) => r['pass@1'])).toEqual([0, 1]);
+    // Both calls counted, with tokens and a cost; the class's line carries the same.
+    expect(first.summary.usage).toMatchObject({ calls: 2, cachedCalls: 0 });
+    expect(first.summary.usage.promptTokens).toBeGreaterThan(0);
+    expect(first.summary.usage.costUsd).toBeGreaterThan(0);
+    expect(line!.usage).toEqual(first.summary.usage);
+    expect(sample.usage).toEqual(first.summary.usage);
+    // Each call is an exchange of the run.
+    const steps: string[] = [];
+    for await (const e of factory.store.listRunExchanges(first.runId)) steps.push(e.step);
+    expect(steps.sort()).toEqual(['class_repair', 'class_solve']);
+    // One workflow per class, under the run's workflow.
+    const listed: string[] = [];
+    for await (const wf of factory.client.workflow.list({ query: `RepostRunId = "${first.runId}" AND WorkflowType = "evalClassWorkflow"` })) listed.push(wf.workflowId);
+    expect(listed).toHaveLength(1);
+
+    // The same run again: both answers come from the cache, no request reaches the model, nothing is paid.
+    const asked = factory.llm.requests.length;
+    const second = await evalOnce('repair-2');
+    expect(factory.llm.requests.length).toBe(asked);
+    expect(second.summary.usage).toMatchObject({ calls: 2, cachedCalls: 2, costUsd: 0 });
+    expect(second.results[0]!.samples[0]!.repairs![0]!.passed).toBe(true);
+    expect(second.summary.passAtKByRound).toEqual(first.summary.passAtKByRound);
   });
 });

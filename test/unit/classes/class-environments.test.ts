@@ -7,6 +7,9 @@ import { classSelectionCounts, RepositoryAnalyzer, selectClassCandidates } from 
 import { ClassSummaryBuilder } from '../../../activities/dataset/class-summary';
 import {
   classCandidateScript,
+  classRepairMessage,
+  classRunOutcome,
+  classTestResults,
   contextModules,
   contextWithoutClass,
   extractClassCandidate,
@@ -286,6 +289,48 @@ describe('class-level evaluation scoring', () => {
     expect(methods.quartiles.map((q) => q.passAtK['pass@1'])).toEqual([0.5, 0, 1, 0]);
     // A class without the metric is left out of its quartiles.
     expect(s.byMetricQuartile.find((q) => q.metric === 'code_lines')!.quartiles.reduce((n, q) => n + q.classes, 0)).toBe(3);
+  });
+});
+
+describe('class evaluation through its workflow: runs, repairs and cost', () => {
+  it("reads each test function's result from the runner, names the run's failure kind, and tells a repair which tests failed", () => {
+    const tests = classTestResults([{ status: 'pass' }, { status: 'fail', type: 'AssertionError' }, { status: 'value', repr: 'None' }, { status: 'missing' }], ['test_a', 'test_b', 'test_c', 'test_d']);
+    expect(tests.map((t) => [t.test, t.passed, t.failure])).toEqual([
+      ['test_a', true, null],
+      ['test_b', false, 'AssertionError'],
+      ['test_c', true, null],
+      ['test_d', false, 'missing'],
+    ]);
+    expect(classRunOutcome(tests)).toMatchObject({ passed: false, kind: 'assertion', exceptionType: 'AssertionError' });
+    expect(classRunOutcome(tests).summary).toBe('2 of 4 test(s) failed: test_b (AssertionError), test_d (missing)');
+    expect(classRunOutcome(tests.slice(0, 1))).toMatchObject({ passed: true, kind: null });
+    expect(classRunOutcome([{ test: 'test_x', passed: false, failure: 'KeyError' }])).toMatchObject({ passed: false, kind: 'exception', exceptionType: 'KeyError' });
+    // No test at all is no pass.
+    expect(classRunOutcome([]).passed).toBe(false);
+    expect(classRepairMessage(tests)).toBe('test_a: passed\ntest_b: failed (raised AssertionError)\ntest_c: passed\ntest_d: failed (no result: the process ended first)');
+    expect(classRepairMessage(tests, 'the class could not be placed in the script: no class')).toBe('the class could not be placed in the script: no class');
+  });
+
+  it('reports Pass@k after each repair round and adds up what the classes cost', () => {
+    const usage = (calls: number, cached: number, cost: number) => ({ calls, cachedCalls: cached, promptTokens: 10 * calls, cachedPromptTokens: 0, completionTokens: 5 * calls, costUsd: cost, latencyMs: 0 });
+    const test = (ok: boolean) => [{ test: 'test_0', passed: ok, failure: ok ? null : 'AssertionError' }];
+    const fixed = { round: 1, error: null, tests: test(true), passedTests: 1, passRate: 1, passed: true, similarity: null };
+    const results: ClassEvalResult[] = [
+      // Fails at first, passes after its first repair.
+      { ...record({ class_id: 'a' }), samples: [{ ...scoreClassSample(0, test(false), null), repairs: [fixed], usage: usage(2, 0, 0.5) }], usage: usage(2, 0, 0.5) },
+      // Fails at first and after both repairs.
+      { ...record({ class_id: 'b' }), samples: [{ ...scoreClassSample(0, test(false), null), repairs: [{ ...fixed, tests: test(false), passedTests: 0, passRate: 0, passed: false }, { ...fixed, round: 2, tests: test(false), passedTests: 0, passRate: 0, passed: false }], usage: usage(3, 1, 0.25) }], usage: usage(3, 1, 0.25) },
+      // Could not be evaluated: no sample, no cost.
+      { ...record({ class_id: 'c' }), samples: [], error: "the class's workflow failed: boom" },
+    ];
+    const s = summarizeClassEval(results, [1], { repairRounds: 2, model: 'm' });
+    expect(s.overall.passAtK).toEqual({ 'pass@1': 0 });
+    expect(s.passAtKByRound).toEqual([{ 'pass@1': 0 }, { 'pass@1': 0.5 }, { 'pass@1': 0.5 }]);
+    expect(s.usage).toMatchObject({ calls: 5, cachedCalls: 1, promptTokens: 50, completionTokens: 25, costUsd: 0.75 });
+    expect(s.errors).toEqual([{ class_id: 'c', error: "the class's workflow failed: boom" }]);
+    expect(s.model).toBe('m');
+    // Without repairs asked for, one round: the first answers.
+    expect(summarizeClassEval(results.slice(2), [1]).passAtKByRound).toHaveLength(1);
   });
 });
 

@@ -41,6 +41,7 @@ const varsByKind: { [K in PromptKind]: PromptVars[K] } = {
   class_check_functionality: { functionName: sample.func_name, originalFunction: sample.orig_func, sandboxedFunction: sample.eval_script },
   class_check_tests: { functionName: sample.func_name, script: sample.eval_script },
   class_solve: { functionName: sample.func_name, context: sample.orig_context, skeleton: 'class X:\n    pass' },
+  class_repair: { functionName: sample.func_name, context: sample.orig_context, skeleton: 'class X:\n    pass', candidate: 'class X:\n    pass', errorMessage: 'test_x: AssertionError' },
   check_assertion: { functionName: sample.func_name, context: sample.orig_context, testSource: sample.eval_script, assertion: 'assert f(None) == f_new_implementation(None)', failures: '- TypeError: boom' },
 };
 
