@@ -10,6 +10,7 @@
  *
  *   npm run bench -- context --dir <repo> [--dir <repo> ...] [--candidates 30] [--budget 8000] [--seed 0]
  */
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { z } from 'zod';
 import { RepositoryAnalyzer, type FunctionAnalysis } from '../../activities/analysis';
@@ -57,7 +58,9 @@ function figures(analyses: FunctionAnalysis[]): Figures {
 async function main(values: unknown): Promise<void> {
   const flags = Flags.parse(values);
   const rows: string[][] = [['repository', 'functions', 'missing names (before -> after)', 'of which never reached', 'functions missing any', 'dynamic lookups', 'left out (budget/depth)', 'context chars mean', 'context chars max', 'runtime deps kept (before -> still after)']];
-  for (const dir of flags.dir.map((d) => path.resolve(d))) {
+  const dirs = flags.dir.map((d) => path.resolve(d));
+  for (const dir of dirs) if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UsageError(`not a folder: ${dir}`);
+  for (const dir of dirs) {
     const common = { contextTokenBudget: flags.budget, maxFunctionsPerRepo: flags.candidates, seed: flags.seed };
     // Before: the closure as it was, only what runs and no depth limit.
     const before = await RepositoryAnalyzer.open(dir, { ...common, contextClosure: false, closureDepth: 0 });
