@@ -7,14 +7,12 @@
 import { ApplicationFailure } from '@temporalio/activity';
 import type { RunRef } from './contracts';
 import { augmentedScript, deterministicCases } from './eval/augmentation';
-import { candidateScript, insertPreamble, scriptBindings } from './eval/candidate-script';
 import type { AugmentationResult, CandidateRun, EvalItem, TrainingTargets } from './eval/contracts';
 import type { EvalRecord } from './eval/dataset';
-import { harnessCause, placementBroke, placementFailure, recordNames, type RecordNames } from './eval/harness';
-import { parsePython } from './eval/function-source';
+import { placeCandidateCode, type Placed } from './eval/placement';
+import { runPlaced } from './eval/verdict';
 import type { StoredCandidate } from './eval/finalize';
-import { harnessOutcome, outcomeOf, type SampleOutcome } from './eval/outcome';
-import { withFailedAssertion } from './eval/failed-assertion';
+import { outcomeOf } from './eval/outcome';
 import { dedupeTargets, sftExamples, type TrainingTarget } from './eval/sft';
 import { functionDefinitionSource, survivorSources } from './eval/survivors';
 import { matrixRow, runnerRequest, snippetResults, type SnippetResult } from './eval/test-runner';
@@ -22,7 +20,7 @@ import type { RenderedPrompt } from './llm';
 import { activityHooks, whileHeartbeating } from './run-context';
 import { EvalRunConfigs, recordOf, type EvalDependencies } from './eval-run-context';
 import { dedentLike } from './sandbox/new-implementation';
-import { isolatedPlacement, runLimitsOf, withNewImplementation, type CandidateSpec, type SandboxExecutor, type SandboxResult } from './sandbox';
+import { runLimitsOf, withNewImplementation, type SandboxExecutor, type SandboxResult } from './sandbox';
 import type { Store } from './store/types';
 
 export interface EvalSandboxActivities {
@@ -36,49 +34,9 @@ export interface EvalSandboxActivities {
   augmentScript(input: { run: RunRef; item: EvalItem; casesKey: string; outputsKeys: string[] }): Promise<Omit<AugmentationResult, 'usage'>>;
 }
 
-type Placed =
-  | { ok: true; script: string; candidate?: CandidateSpec; names: RecordNames; dropped: string[]; unresolved: string[]; scriptNames: ReadonlySet<string> }
-  | { ok: false; outcome: SampleOutcome };
-
-/**
- * The record's script with a candidate in it (or, with `candidateKey: null`, the ground truth),
- * what the harness left out of the candidate's preamble, and what it knows of the repository; or,
- * when it cannot be placed, whose failure that is: the model's (its code does not parse) or the
- * harness's. `isolated`: the candidate goes to a process of its own (`candidate`, the script gets
- * a stub calling it there); otherwise it is placed in the script as `<name>_new_implementation`.
- */
+/** `placeCandidateCode` (eval/placement.ts) for a candidate in the store (`candidateKey: null`: the ground truth). */
 async function placeCandidate(store: Store, record: EvalRecord, candidateKey: string | null, isolated = false): Promise<Placed> {
-  const names = recordNames(record);
-  const scriptNames = new Set(scriptBindings(parsePython(record.evalScript).rootNode).keys());
-  if (candidateKey === null) {
-    try {
-      if (isolated) {
-        const p = isolatedPlacement(record.evalScript, record.origFunc, record.qualname);
-        return { ok: true, script: p.script, candidate: { target: p.target, kind: p.kind, module: p.module }, names, dropped: [], unresolved: [], scriptNames };
-      }
-      return { ok: true, script: withNewImplementation(record.evalScript, record.origFunc, record.qualname), names, dropped: [], unresolved: [], scriptNames };
-    } catch (err) {
-      return { ok: false, outcome: harnessOutcome(`the harness could not place the ground truth in the script: ${(err as Error).message}`) };
-    }
-  }
-  const c = await store.getJson<StoredCandidate>(candidateKey);
-  try {
-    if (isolated) {
-      const p = isolatedPlacement(record.evalScript, c.code, record.qualname);
-      const module = insertPreamble(p.module, c.preamble, names);
-      return { ok: true, script: p.script, candidate: { target: p.target, kind: p.kind, module: module.script }, names, dropped: module.dropped, unresolved: module.unresolved, scriptNames };
-    }
-    const placed = candidateScript(record.evalScript, { ok: true, ...c }, record.qualname, names);
-    if (placementBroke(placed.script, c.code, c.preamble, record.evalScript)) {
-      return { ok: false, outcome: harnessOutcome('the harness broke the script when it placed the candidate (the placed script does not parse; the script and the candidate do)') };
-    }
-    return { ok: true, script: placed.script, names, dropped: placed.dropped, unresolved: placed.unresolved, scriptNames };
-  } catch (err) {
-    const reason = (err as Error).message;
-    const harness = placementFailure(c.code, c.preamble, record.evalScript, reason);
-    // Without a function that parses, tree-sitter found nothing to rename: Python would not either.
-    return { ok: false, outcome: harness ? harnessOutcome(harness) : { passed: false, kind: 'syntax_error', exceptionType: null, summary: `the candidate cannot be placed in the script: ${reason}`.slice(0, 300) } };
-  }
+  return placeCandidateCode(record, candidateKey === null ? null : await store.getJson<StoredCandidate>(candidateKey), isolated);
 }
 
 /** Not the script's fault: Temporal retries the activity. */
@@ -113,15 +71,9 @@ export function createEvalSandboxActivities({ config, store, executor }: EvalDep
       const record = await recordOf(store, item);
       const placed = await placeCandidate(store, record, candidateKey, true);
       if (!placed.ok) return { ...placed.outcome, resultKey: null, durationMs: 0 };
-      const result = await executor.run(
-        { script: placed.script, candidate: placed.candidate, install: true, requirements: record.requirements, localModules: [...placed.names.ownModules], timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) },
-        activityHooks(),
-      );
+      const { result, outcome: ran } = await runPlaced(executor, record, placed, { timeoutSec: settings.timeoutSec, limits: runLimitsOf(runConfig.sandbox) }, activityHooks());
       throwIfInfrastructure(result);
-      // A failure the harness caused (a repository module the script replaces, a name the prompt promised) is not the model's.
-      const cause = harnessCause(result, placed.names, placed);
-      // A failed assertion is named by its line of the script that ran, not as a bare `AssertionError:`.
-      const outcome = cause ? harnessOutcome(cause, result.exception?.type ?? null) : withFailedAssertion(outcomeOf(result), result.exception, placed.script);
+      const outcome = ran!;
       const equalsSurvivor = outcome.passed && candidateKey !== null ? await survivorMatch(record, candidateKey) : null;
       return { ...outcome, resultKey: await store.putJson(result), durationMs: result.durationMs, equalsSurvivor, ...(placed.dropped.length ? { dropped: placed.dropped } : {}) };
     },

@@ -132,6 +132,18 @@ if [ $FOR_TESTS = 1 ] && [ ! -f "$RADON_TOOLS/.repost-radon-$RADON_VERSION" ]; t
     fail "could not install Python's radon==$RADON_VERSION from PyPI: the class metrics test compares cyclomatic complexity with it"
   fi
 fi
+# The verification server's test drives it with SandboxFusion's own Python client (PyPI
+# sandbox-fusion, pinned, in its own project-local folder), as a trainer calling it would.
+SANDBOX_FUSION_VERSION=0.3.7
+SANDBOX_FUSION_TOOLS=$TOOLS_DIR/sandbox-fusion
+if [ $FOR_TESTS = 1 ] && [ ! -f "$SANDBOX_FUSION_TOOLS/.repost-sandbox-fusion-$SANDBOX_FUSION_VERSION" ]; then
+  log "installing Python's sandbox-fusion $SANDBOX_FUSION_VERSION into $SANDBOX_FUSION_TOOLS (the verification server's test calls it with that client)"
+  if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$SANDBOX_FUSION_TOOLS" "sandbox-fusion==$SANDBOX_FUSION_VERSION" >&2; then
+    touch "$SANDBOX_FUSION_TOOLS/.repost-sandbox-fusion-$SANDBOX_FUSION_VERSION"
+  else
+    fail "could not install Python's sandbox-fusion==$SANDBOX_FUSION_VERSION from PyPI: the verification server's test calls it with that client"
+  fi
+fi
 
 # 8. For the Harbor tests (npm test): Harbor's CLI (PyPI harbor, pinned; Python >= 3.12) in a
 #    project-local venv, and Docker Compose v2, which Harbor's Docker environment calls

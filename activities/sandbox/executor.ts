@@ -303,6 +303,11 @@ export class SandboxExecutor {
         missingModule = harness?.missingModule ?? null;
         if (harness?.timedOut && exitCode === HARNESS_TIMEOUT_EXIT) timedOut = true;
         if (exitCode === 137) oom = await oomKilled(this.docker, borrowed.container);
+        // Killed by a signal with its container: the container was killed or removed under the run
+        // (by hand, or the engine), which says nothing of the script. The run is tried again.
+        if (!oom && exitCode >= 128 && !(await containerRunning(borrowed.container))) {
+          throw Object.assign(new Error(`the run was killed with its container (exit ${exitCode}; the container is no longer running)`), { statusCode: 409 });
+        }
       }
       const exception = exitCode === 0 ? null : parsePythonException(stderr);
       if (exception?.type === 'MemoryError') oom = true;
@@ -340,6 +345,15 @@ export class SandboxExecutor {
       if (onAbort) hooks.signal?.removeEventListener('abort', onAbort);
       await borrowed.release(reusable);
     }
+  }
+}
+
+/** Whether the container still runs (false when it is gone or the engine does not say). */
+async function containerRunning(container: Docker.Container): Promise<boolean> {
+  try {
+    return (await container.inspect()).State.Running === true;
+  } catch {
+    return false;
   }
 }
 

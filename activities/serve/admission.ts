@@ -1,5 +1,5 @@
 /**
- * The pure parts of a verification server (the server itself, scripts/serve.ts, is not built yet):
+ * The verification server's admission (scripts/serve.ts):
  * bounded concurrency: at most `maxInFlight` requests run, at most
  * `maxQueued` wait (first come, first served); past that a request is refused at once, never
  * dropped later. What is admitted always runs to its end.

@@ -24,9 +24,10 @@ export const RunCodeRequestSchema = z.object({
   code: z.string().max(MAX_CODE_CHARS),
   language: z.string().max(40).default('python'),
   stdin: z.string().max(MAX_STDIN_CHARS).nullable().optional(),
-  run_timeout: z.number().positive().nullable().optional(),
-  compile_timeout: z.number().positive().nullable().optional(),
-  memory_limit_MB: z.number().positive().nullable().optional(),
+  // SandboxFusion's own default for no memory limit is -1: zero or less means the server's default.
+  run_timeout: z.number().finite().nullable().optional(),
+  compile_timeout: z.number().finite().nullable().optional(),
+  memory_limit_MB: z.number().finite().nullable().optional(),
   files: z.record(z.string(), z.string().nullable()).nullable().optional(),
   fetch_files: z.array(z.string()).nullable().optional(),
 });
@@ -69,8 +70,8 @@ export function runCodePlan(request: RunCodeRequest, defaults: { timeoutSec: num
     if (!Buffer.from(text, 'utf8').equals(bytes)) throw new RunCodeRefusal(`file ${name} is not UTF-8 text: binary files are not supported`);
     files[name] = text;
   }
-  const timeoutSec = Math.min(MAX_RUN_TIMEOUT_SEC, Math.max(1, Math.ceil(request.run_timeout ?? defaults.timeoutSec)));
-  const memoryMb = request.memory_limit_MB ? Math.min(MAX_MEMORY_MB, Math.max(64, Math.ceil(request.memory_limit_MB))) : null;
+  const timeoutSec = Math.min(MAX_RUN_TIMEOUT_SEC, Math.max(1, Math.ceil(request.run_timeout && request.run_timeout > 0 ? request.run_timeout : defaults.timeoutSec)));
+  const memoryMb = request.memory_limit_MB && request.memory_limit_MB > 0 ? Math.min(MAX_MEMORY_MB, Math.max(64, Math.ceil(request.memory_limit_MB))) : null;
   files[RUNNER_FILE] = request.code;
   files[STDIN_FILE] = request.stdin ?? '';
   return { script: STDIN_RUNNER, files, timeoutSec, memoryMb };

@@ -1,3 +1,5 @@
+import type { EvalRecord } from '../../../activities/eval/dataset';
+import { ServedDatasets, VerificationServer } from '../../../activities/serve/http';
 import { Admission, QueueFullError } from '../../../activities/serve/admission';
 import { LatencyWindow } from '../../../activities/serve/latency';
 import { RUNNER_FILE, RunCodeRefusal, RunCodeRequestSchema, runCodePlan, runCodeResponse } from '../../../activities/serve/run-code';
@@ -62,5 +64,61 @@ describe('SandboxFusion run_code', () => {
     expect(runCodeResponse(SandboxResultSchema.parse({ ...base, status: 'error', exitCode: 1 }))).toMatchObject({ status: 'Failed', run_result: { status: 'Finished', return_code: 1 } });
     expect(runCodeResponse(SandboxResultSchema.parse({ ...base, status: 'timeout', exitCode: null }))).toMatchObject({ status: 'Failed', run_result: { status: 'TimeLimitExceeded', return_code: null } });
     expect(runCodeResponse(SandboxResultSchema.parse({ ...base, status: 'infrastructure', exitCode: null }))).toMatchObject({ status: 'SandboxError', run_result: null });
+  });
+});
+
+describe("SandboxFusion clients' defaults", () => {
+  it('a memory limit of -1 (the client default) and a run timeout of 0 mean the server defaults', () => {
+    const plan = runCodePlan(RunCodeRequestSchema.parse({ code: 'print(1)', language: 'python', memory_limit_MB: -1, run_timeout: 0 }), { timeoutSec: 7, memoryMb: 512 });
+    expect(plan.memoryMb).toBeNull();
+    expect(plan.timeoutSec).toBe(7);
+  });
+});
+
+describe('ServedDatasets', () => {
+  const record = (functionId: string, idx: string) => ({ functionId, idx }) as EvalRecord;
+
+  it('finds a record by function id or idx, and tells a missing dataset from a missing record', () => {
+    const served = new ServedDatasets();
+    served.add('demo', [record('aaa', '1'), record('bbb', '2')]);
+    expect(served.find('demo', 'aaa')).toMatchObject({ functionId: 'aaa' });
+    expect(served.find('demo', '2')).toMatchObject({ functionId: 'bbb' });
+    expect(served.find('demo', 'ccc')).toBe('no-record');
+    expect(served.find('../demo', 'aaa')).toBe('no-dataset');
+    expect(served.size('demo')).toBe(2);
+  });
+
+  it('refuses a name that is not a plain name, and a name given twice', () => {
+    const served = new ServedDatasets();
+    for (const bad of ['../x', '.hidden', 'a/b', '', 'x'.repeat(101)]) expect(() => served.add(bad, [])).toThrow(/not allowed/);
+    served.add('one', []);
+    expect(() => served.add('one', [])).toThrow(/two datasets/);
+  });
+});
+
+describe('VerificationServer metrics', () => {
+  it('reports queue, in flight, latency and pool state as JSON and Prometheus text before any request', () => {
+    const server = new VerificationServer({
+      executor: { run: async () => { throw new Error('not called'); }, mode: 'pool', poolStats: { created: 2, recycled: 0 } },
+      ping: async () => true,
+      datasets: new ServedDatasets(),
+      maxInFlight: 4,
+      maxQueued: 8,
+      maxBodyBytes: 1024,
+      runTimeoutSec: 10,
+      requestTimeoutSec: 30,
+      limits: { memoryMb: 512, cpus: 1, pidsLimit: 128 },
+      token: null,
+    });
+    expect(server.metrics()).toEqual({
+      requests: {},
+      verdicts: { passed: 0, failed: 0 },
+      queue: { depth: 0, max: 8 },
+      inFlight: { now: 0, max: 4 },
+      latencyMs: { p50: null, p90: null, p99: null, samples: 0 },
+      pool: { state: 'up', mode: 'pool', containersCreated: 2, containersRecycled: 0 },
+    });
+    expect(server.prometheus()).toMatch(/^repost_serve_pool_containers_created_total 2$/m);
+    expect(server.prometheus()).not.toMatch(/repost_serve_latency_ms\{/);
   });
 });
