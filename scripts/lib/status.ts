@@ -290,7 +290,7 @@ export function formatRunStatus(s: RunStatus): string {
     ...(s.stagesOff?.length ? [`  stages off in this run (passed unchecked): ${s.stagesOff.join(', ')}`] : []),
     ...(s.classes ? [`classes: ${s.classes.finished}/${s.classes.candidates} finished, ${s.classes.accepted} accepted, ${s.classes.rejected} rejected`, `  rejected by stage: ${stages(s.classes.rejectedByStage ?? {})}`] : []),
     `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt (${s.llm.cachedPromptTokens ?? 0} cached by the endpoint) + ${s.llm.completionTokens} completion tokens, estimated ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [])}`,
-    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated ${formatCostUsd(s.refused.costUsd, s.unpricedModels ?? [])}${refusalChecks(s.refused)}`,
+    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated ${formatCostUsd(s.refused.costUsd, s.unpricedModels ?? [])}${refusalChecks(s.refused, s.unpricedModels ?? [])}`,
   ];
   if (s.batch && s.batch.waiting > 0) lines.push(`LLM batches: ${formatWaiting(s.batch)}`);
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);
@@ -307,10 +307,12 @@ export function formatRounds(r: RoundsRan): string {
   return `debug ${r.debug.functions} function(s), ${r.debug.rounds} round(s); coverage ${r.coverage.functions} function(s), ${r.coverage.rounds} round(s)`;
 }
 
-function refusalChecks(r: RefusalTotals): string {
+function refusalChecks(r: RefusalTotals, unpriced: readonly string[]): string {
+  // A model without a price counts $0: its checks' cost is unknown, never shown as $0.0000.
+  const cost = (usd: number) => (unpriced.length ? 'price unknown' : `$${usd.toFixed(4)}`);
   const checks = Object.entries(r.byCheck)
     .sort(([a, x], [b, y]) => y.calls - x.calls || a.localeCompare(b))
-    .map(([check, f]) => `${check}: ${f.calls} (${f.promptTokens + f.completionTokens} tokens, $${f.costUsd.toFixed(4)})`);
+    .map(([check, f]) => `${check}: ${f.calls} (${f.promptTokens + f.completionTokens} tokens, ${cost(f.costUsd)})`);
   return checks.length ? ` (by check: ${checks.join(', ')})` : '';
 }
 

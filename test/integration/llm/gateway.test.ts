@@ -51,7 +51,8 @@ describe('LlmGateway against the scripted server over HTTP', () => {
     const record = await storeFor(config).getJson<ExchangeRecord>(out.exchangeKey);
     expect(record.response?.text).toBe(SANDBOX_ANSWER_1);
     expect(record.request.messages).toEqual(p.messages);
-    expect(record.promptVersion).toBe('1');
+    expect(record.promptVersion).toBe(p.promptVersion);
+    expect(record.promptVersion).toMatch(/^\d+$/);
     expect(record.step).toBe('sandbox');
 
     const index = await new LocalStore(dataDir).listExchanges('fn-add');

@@ -156,7 +156,7 @@ describe('dataset records', () => {
     expect(counts).toMatchObject({ total: 1200, accepted: 1080 });
     // The summary measures every accepted record for its Table 4 statistics; the BPE tokenizer
     // alone takes about a second to load, more on a busy machine.
-  }, 20_000);
+  }, 90_000);
 
   it('a run id is registered once', async () => {
     const store = new LocalStore(fs.mkdtempSync(path.join(os.tmpdir(), 'records-')));
