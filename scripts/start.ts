@@ -23,6 +23,10 @@
  *            --resume (continue the run --run-id names, with its own settings and sources)
  *            --no-workers (workers run elsewhere: tsx workers/main.ts)
  *            --progress-every SECONDS (the live view's refresh; default 2 on a terminal, 30 in a log)
+ *            --estimate (print the functions and classes the crawl would select from its local
+ *            folders and the expected LLM calls, tokens and cost per step and in all, then exit:
+ *            no LLM call, no Temporal, no workers; with --run-id RUN --resume the run's own
+ *            averages so far replace the measured ones)
  *
  * A run id or output folder already used by another run is refused with a message; `--resume`
  * continues that run on purpose: functions already recorded are kept and not run again.
@@ -46,6 +50,9 @@ import { runCommand, UsageError } from './lib/cli';
 import { newRunId, startCrawl } from './lib/crawl';
 import { loadLlmScript, startScriptedLlmServer } from './scripted-llm/server';
 import { startLiveView } from './lib/live-view';
+import { estimateCrawl, formatCrawlEstimate } from './lib/estimate';
+import { RepoSourceSchema } from '../activities/sources/repo-source';
+import { openStore } from '../activities/store';
 import { checkEndpoint, checkLocalSources, crawlModels } from './lib/preflight';
 import { formatCostUsd, unpricedModels } from '../activities/llm/prices';
 import { startStack } from './lib/stack';
@@ -72,6 +79,7 @@ const FlagsSchema = z.object({
   attach: RunIdSchema.optional(),
   'progress-every': z.coerce.number().positive().optional(),
   'no-workers': z.boolean().default(false),
+  estimate: z.boolean().default(false),
 });
 
 const OPTIONS = {
@@ -92,6 +100,7 @@ const OPTIONS = {
   attach: { type: 'string' },
   'progress-every': { type: 'string' },
   'no-workers': { type: 'boolean' },
+  estimate: { type: 'boolean' },
 } as const;
 
 async function main(values: unknown): Promise<number> {
@@ -126,11 +135,15 @@ async function main(values: unknown): Promise<number> {
   const cleanups: (() => Promise<void>)[] = [];
   if (flags.demo) {
     sources.push({ kind: 'local', path: DEMO_REPO, name: 'textkit-demo', ...(flags.split ? { split: flags.split } : {}) });
-    // The offline demo's LLM: scripted responses served over real HTTP to the real client.
-    const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
-    cleanups.push(() => server.close());
-    config = loadConfig({ overrides: { ...presetOverride, llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
-    console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
+    if (flags.estimate) {
+      config = loadConfig({ overrides: { ...presetOverride, llm: { model: 'scripted-demo' } } });
+    } else {
+      // The offline demo's LLM: scripted responses served over real HTTP to the real client.
+      const server = await startScriptedLlmServer(loadLlmScript(DEMO_SCRIPT));
+      cleanups.push(() => server.close());
+      config = loadConfig({ overrides: { ...presetOverride, llm: { baseUrl: server.url, apiKey: 'scripted', model: 'scripted-demo' } } });
+      console.log(`scripted LLM server (demo fixture ${path.relative(process.cwd(), DEMO_SCRIPT)}) at ${server.url}`);
+    }
   }
   if (flags.attach && (sources.length > 0 || flags.resume || flags['run-id'])) {
     throw new UsageError('--attach RUN follows an existing crawl: give it alone (with --out DIR to write the files elsewhere)');
@@ -142,6 +155,7 @@ async function main(values: unknown): Promise<number> {
   // Before anything starts: the local sources are folders, and (when this process runs the workers
   // of a new crawl) the LLM endpoint answers and serves the models the crawl will ask for.
   checkLocalSources(sources);
+  if (flags.estimate) return printEstimate(config, sources, flags);
   if (!flags.demo && !flags.attach && !flags.resume && !flags['no-workers']) {
     await checkEndpoint(config.llm, crawlModels(config), { note: (l) => console.log(l) });
   }
@@ -217,6 +231,26 @@ async function main(values: unknown): Promise<number> {
     return 0;
   } finally {
     for (const c of cleanups) await c();
+  }
+}
+
+/** --estimate: the crawl's expected calls, tokens and cost, before any call; nothing is started. */
+async function printEstimate(config: Config, sources: RepoSource[], flags: z.infer<typeof FlagsSchema>): Promise<number> {
+  if (flags.attach) throw new UsageError('--estimate plans a crawl: give it with the sources, or with --run-id RUN --resume, not with --attach');
+  if (!flags.resume) {
+    console.log(formatCrawlEstimate(await estimateCrawl(config, sources)));
+    return 0;
+  }
+  const store = await openStore(config);
+  try {
+    const runId = flags['run-id']!;
+    const run = await store.getRun(runId);
+    if (!run) throw new RunNotFoundError(`no run ${runId} in the store at ${store.location}`);
+    const own = sources.length > 0 || !run.sourcesKey ? sources : z.array(RepoSourceSchema).parse(await store.getJson(run.sourcesKey));
+    console.log(formatCrawlEstimate(await estimateCrawl(config, own, { store, runId })));
+    return 0;
+  } finally {
+    await store.close();
   }
 }
 

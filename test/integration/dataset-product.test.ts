@@ -15,6 +15,7 @@ import { datasetStatistics } from '../../activities/dataset/statistics';
 import { DatasetRecordSchema } from '../../activities/store/records';
 import { loadLlmScript } from '../../scripts/scripted-llm/server';
 import { runCrawl } from '../../scripts/lib/crawl';
+import { estimateCrawl } from '../../scripts/lib/estimate';
 import { formatRunStatus, runStatus } from '../../scripts/lib/status';
 import { startTestFactory, type TestFactory } from '../support/factory';
 import { launchChromium, runPythonWithDatasets, type HeadlessChromium } from '../support/tools';
@@ -54,6 +55,12 @@ function copyRun(runDir: string, to: string, runId: string, edit: (records: Reco
   return to;
 }
 
+/** The demo repository twice: as training data and, under another name, as an evaluation set. */
+const SOURCES = [
+  { kind: 'local' as const, path: DEMO_REPO, name: 'textkit', split: 'train' as const },
+  { kind: 'local' as const, path: DEMO_REPO, name: 'textkit-eval', split: 'eval' as const },
+];
+
 describe('statistics, report and export of the demo run', () => {
   let factory: TestFactory;
   let runDir: string;
@@ -68,11 +75,7 @@ describe('statistics, report and export of the demo run', () => {
     );
     // The demo repository twice: as training data and, under another name, as an evaluation set
     // (coverage 1.0 and equal ASTs required).
-    const sources = [
-      { kind: 'local' as const, path: DEMO_REPO, name: 'textkit', split: 'train' as const },
-      { kind: 'local' as const, path: DEMO_REPO, name: 'textkit-eval', split: 'eval' as const },
-    ];
-    const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources, runId: 'it-product' });
+    const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: SOURCES, runId: 'it-product' });
     runDir = summary.outDir;
   });
   afterAll(async () => {
@@ -132,6 +135,28 @@ describe('statistics, report and export of the demo run', () => {
     expect(bySteps).toBe(total.cachedPromptTokens);
     const status = formatRunStatus(await runStatus(factory.store, 'it-product', { client: factory.client, dataDir: factory.dataDir }));
     expect(status).toContain(`${total.promptTokens} prompt (${total.cachedPromptTokens} cached by the endpoint)`);
+    // Prompts laid out for prompt caches: the later steps of a function start with what earlier
+    // requests sent (the shared rules, the function's name and its script), so they are served in part.
+    for (const step of ['tests', 'debug', 'coverage', 'check_tests', 'check_functionality']) {
+      if (saved.llm.byStep[step]) expect(saved.llm.byStep[step]!.cachedPromptTokens).toBeGreaterThan(0);
+    }
+    console.log(`repeated prompt prefix served by the endpoint's cache: ${total.cachedPromptTokens} of ${total.promptTokens} prompt tokens (${((100 * total.cachedPromptTokens!) / total.promptTokens!).toFixed(1)}%)`);
+  });
+
+  it("start.ts --estimate's figures for the same sources and configuration are within 30% of the run's", async () => {
+    const saved = JSON.parse(fs.readFileSync(path.join(runDir, 'summary.json'), 'utf8')) as { llm: { total: Record<string, number>; byStep: Record<string, Record<string, number>> } };
+    const { estimate } = await estimateCrawl(factory.config, SOURCES);
+    const actual = saved.llm.total;
+    const tokens = (u: { promptTokens: number; completionTokens: number }) => u.promptTokens + u.completionTokens;
+    console.log(
+      `estimate vs actual: calls ${estimate.total.calls.toFixed(1)} vs ${actual.calls}, prompt tokens ${estimate.total.promptTokens} vs ${actual.promptTokens}, completion tokens ${estimate.total.completionTokens} vs ${actual.completionTokens}, cost $${estimate.total.costUsd.toFixed(5)} vs $${actual.costUsd!.toFixed(5)}`,
+    );
+    const within = (est: number, act: number) => Math.abs(est - act) / act;
+    expect(within(estimate.total.calls, actual.calls!)).toBeLessThanOrEqual(0.3);
+    expect(within(tokens(estimate.total), tokens(actual as never))).toBeLessThanOrEqual(0.3);
+    // The scripted model is priced here: so is the estimate, at the same prices (no cached share assumed).
+    expect(estimate.unpriced).toEqual([]);
+    expect(within(estimate.total.costUsd, actual.costUsd!)).toBeLessThanOrEqual(0.3);
   });
 
   describe('the report in headless Chromium', () => {

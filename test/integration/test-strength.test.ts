@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DatasetRecordSchema, RejectionSchema } from '../../activities/store/records';
 import { loadLlmScript } from '../../scripts/scripted-llm/server';
+import { loadPromptTemplate } from '../../activities/llm/prompts';
 import { runCrawl } from '../../scripts/lib/crawl';
 import { startTestFactory, type TestFactory } from '../support/factory';
 
@@ -66,7 +67,7 @@ describe('test strength: the stability check and mutation rounds in a crawl', ()
     // Weak tests (same type only), improved: the round's script compares the slugs and is kept.
     const improved = byName.slugify!;
     expect(improved.mutation_rounds).toBe(1);
-    expect(improved.prompt_versions.mutation).toMatch(/^mutation@2/);
+    expect(improved.prompt_versions.mutation).toMatch(new RegExp(`^mutation@${loadPromptTemplate('mutation').version}\\b`));
     expect(improved.eval_script).toContain('assert slugify(text, **kwargs) == slugify_new_implementation(text, **kwargs)');
     expect(improved.eval_script).not.toContain('type(slugify(');
     expect(improved.coverage_rate).toBe(1);
