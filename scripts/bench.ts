@@ -1,7 +1,7 @@
 /**
  * Benchmarks: `npm run bench -- <name> [args]` runs scripts/bench/<name>.ts with the arguments
  * that follow the name (also `npm run bench:<name>`). Each prints ratios measured side by side in
- * one run. Names: analysis, classes, context, crawl, llm, mutation, sandbox.
+ * one run. Names: analysis, classes, context, crawl, isolated, llm, mutation, sandbox, serve.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
