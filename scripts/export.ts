@@ -13,7 +13,7 @@
  * (`.repost-export.json`); it is replaced once the new one is complete. Anything else is refused.
  *
  * `--format harbor` writes a Harbor dataset folder instead (activities/export/harbor.ts, docs/harbor.md):
- * one task per accepted function record, its environment built FROM the sandbox image (the one
+ * one task per accepted function record and per class environment, its environment built FROM the sandbox image (the one
  * `REPOST_SANDBOX_IMAGE` names, else this checkout's); `--save-image` also writes that image with
  * `docker save` to DIR/images/sandbox-image.tar, for machines that cannot build it.
  */
@@ -45,7 +45,7 @@ runCommand({
       if (format === 'harbor') {
         const image = config.sandbox.image ?? (await ensureSandboxImage({ log: (m) => console.error(m) })).tag;
         const result = await exportHarbor(reader, values.to, { image, memoryMb: config.sandbox.memoryMb, cpus: config.sandbox.cpus, timeoutSec: config.sandbox.timeoutSec });
-        console.log(`exported run ${reader.runId} to ${result.dir}/ as a Harbor dataset: ${result.tasks.length} task(s), FROM ${image}`);
+        console.log(`exported run ${reader.runId} to ${result.dir}/ as a Harbor dataset: ${result.tasks.length} task(s)${result.classes ? ` (${result.classes} of them class environments)` : ''}, FROM ${image}`);
         if (values['save-image']) console.log(`  ${await saveImage(image, result.dir)}: the sandbox image (docker load -i it on another machine)`);
         return;
       }

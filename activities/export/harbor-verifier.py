@@ -11,6 +11,12 @@ sandbox harness (`launch.py` in the image: ONE entry, `run_candidate` below), an
 duration and a 0/1 per failure kind) and verdict.json (passed, the failure kind as eval.ts names
 them, the exception type, a one-line summary, the duration, the tests that ran).
 
+Two ways of scoring, as task.json's `scoring` says: `script` (a function record) runs the whole
+evaluation script once, as eval.ts scores a sample; `per-test` (a class environment) runs each of
+the script's test functions on its own through the harness's test runner, as `eval.ts --classes`
+does: the reward is 1 only when every test passes (a class counts for Pass@k so), and reward.json
+adds the fraction passed and a 0/1 per test.
+
 Only Python's standard library is used: this file runs under the image's python3.
 """
 import ast
@@ -35,14 +41,20 @@ SYNTAX_ERRORS = {"SyntaxError", "IndentationError", "TabError"}
 KINDS = ("no_code", "syntax_error", "assertion", "exception", "timeout", "candidate_exit", "forbidden_value", "protocol", "wrong_type", "harness")
 
 
-def write_verdict(verdict):
+def write_verdict(verdict, per_test=False):
     """reward.txt (1 or 0); reward.json, Harbor's numbers only (the reward, the duration, one 0/1
-    per failure kind, so a job's means are the rates of each); verdict.json, the whole verdict."""
+    per failure kind, so a job's means are the rates of each; scored per test, the fraction of
+    tests passed and one 0/1 per test too); verdict.json, the whole verdict."""
     os.makedirs(LOG_DIR, exist_ok=True)
     with open(os.path.join(LOG_DIR, "reward.txt"), "w") as fh:
         fh.write("1\n" if verdict["passed"] else "0\n")
     numbers = {"reward": verdict["reward"], "duration_sec": verdict["duration"]}
     numbers.update({f"kind_{k}": int(verdict["kind"] == k) for k in KINDS})
+    if per_test:
+        tests = verdict["tests"]
+        passed = sum(1 for t in tests if t["outcome"] == "passed")
+        numbers.update({"tests_passed": passed, "tests_total": len(tests), "test_pass_rate": round(passed / len(tests), 4) if tests else 0})
+        numbers.update({f"pass_{t['name']}": int(t["outcome"] == "passed") for t in tests})
     with open(os.path.join(LOG_DIR, "reward.json"), "w") as fh:
         json.dump(numbers, fh)
         fh.write("\n")
@@ -94,7 +106,7 @@ def place(answer, task):
     script as `<name>_new_implementation`), its imports and helpers on top.
 
     Returns ({"script", "candidate"}, None) or (None, outcome) when the answer cannot be placed."""
-    name, kind, script = task["name"], task["kind"], task["script"]
+    name, kind, script = task["name"], task["kind"], task.get("script")
     answer = textwrap.dedent(answer.replace("\r\n", "\n"))
     try:
         tree = ast.parse(answer)
@@ -126,15 +138,22 @@ def place(answer, task):
             bound.add(stmt.name)
         elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
             bound.update((a.asname or a.name).split(".")[0] for a in stmt.names)
-    # Imports and (for a top-level target) helper functions beside it go above; a name the script
-    # defines stays the script's.
+    # Imports and (for a top-level function) helper functions beside it go above; a name the script
+    # defines stays the script's. A class brings its imports only, and none of the repository's own
+    # modules (the script defines what they would bring), as eval.ts --classes places a class.
+    local = set(task.get("localModules") or [])
     preamble = []
     for stmt in tree.body:
         if stmt is node or stmt is owner:
             continue
         if isinstance(stmt, ast.ImportFrom) and stmt.module == "__future__":
             continue
-        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (owner is None and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in bound):
+        if kind == "class":
+            if isinstance(stmt, ast.ImportFrom) and (stmt.level or (stmt.module or "").split(".")[0] in local):
+                continue
+            if isinstance(stmt, ast.Import) and any(a.name.split(".")[0] in local for a in stmt.names):
+                continue
+        if isinstance(stmt, (ast.Import, ast.ImportFrom)) or (kind != "class" and owner is None and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name not in bound):
             s, e = _segment(lines, stmt)
             preamble.append("\n".join(lines[s - 1 : e]))
     body = target[:at] + ("\n".join(preamble) + "\n\n" if preamble else "") + target[at:]
@@ -165,9 +184,10 @@ class _OsOfSupervisor:
         self._real._exit(code)
 
 
-def run_candidate(placed, timeout_sec):
+def run_candidate(placed, timeout_sec, runner=None):
     """The one harness entry: the script and, in an isolated run, the candidate's module (its own
-    process, as eval.ts runs answers), run by launch.py. Returns
+    process, as eval.ts runs answers), run by launch.py; with `runner`, the harness's test runner
+    runs its snippets against the script instead of running the script. Returns
     (exit status, stderr, the supervisor's result or None, seconds).
 
     launch.py's supervisor runs in this very process. When the script ends, the supervisor kills
@@ -178,6 +198,8 @@ def run_candidate(placed, timeout_sec):
     request = {"runDir": "/scratch/run-verify", "script": placed["script"], "files": {}, "coverage": None, "packageDir": None, "runner": None, "timeoutSec": timeout_sec}
     if placed.get("candidate"):
         request["candidate"] = placed["candidate"]
+    if runner is not None:
+        request["runner"] = runner
     sys.path.insert(0, os.path.dirname(HARNESS))
     import launch
 
@@ -253,6 +275,59 @@ def classify(code, stderr, result, duration, test_names):
     return outcome(passed, kind, summary, exc_type, duration, tests)
 
 
+def test_kind(failure):
+    """A failed test's kind from the exception type the runner reported."""
+    if failure == "AssertionError":
+        return "assertion"
+    if failure in SYNTAX_ERRORS:
+        return "syntax_error"
+    if failure == "SnippetTimeout":
+        return "timeout"
+    return "exception"
+
+
+def classify_tests(code, stderr, result, duration, test_names):
+    """Scored per test (a class environment): each test's outcome from the runner's report, as
+    eval.ts --classes reads it (activities/eval/test-runner.ts snippetResults); the run passes
+    when every test passed. A failed run's kind: the time limit, else the answer's own failure in
+    its process (an isolated run), else `assertion` when a failing test raised AssertionError, else
+    the first failed test's."""
+    report = (result or {}).get("runner") if isinstance(result, dict) else None
+    snippets = (report or {}).get("snippets") or []
+    load = (report or {}).get("loadFailure")
+    tests = []
+    for i, name in enumerate(test_names):
+        s = snippets[i] if i < len(snippets) else None
+        if load:
+            failure = str(load)[:80]
+        elif s is None:
+            failure = "missing"
+        elif s.get("status") in ("pass", "value"):
+            failure = None
+        else:
+            failure = str(s.get("detail", ""))[:80] or "error"
+        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure})
+    failed = [t for t in tests if t["outcome"] == "failed"]
+    passed = bool(tests) and not failed and report is not None
+    candidate = (result or {}).get("candidate") if isinstance(result, dict) else None
+    if passed:
+        return outcome(True, None, "passed", None, duration, tests)
+    if result and result.get("timedOut"):
+        kind, summary, exc_type = "timeout", "the run exceeded its time limit and was killed", None
+    elif isinstance(candidate, dict) and candidate.get("kind") in KINDS and candidate.get("kind") != "wrong_type":
+        kind, summary, exc_type = candidate["kind"], str(candidate.get("detail", ""))[:300], None
+    elif report is None:
+        exc_type, line = exception_of(stderr)
+        kind, summary = "exception", (line or f"the test runner reported nothing (exit code {code})")
+        exc_type = exc_type or f"exit {code}"
+    else:
+        # As eval.ts --classes names a class's run (class-eval.ts classRunOutcome): an assertion when a failing test raised one.
+        first = next((t for t in failed if t["exceptionType"] == "AssertionError"), failed[0])
+        kind, exc_type = first["kind"], first["exceptionType"]
+        summary = f"{len(failed)} of {len(tests)} test(s) failed; {first['name']}: {exc_type}" + (" (the module did not load)" if load else "")
+    return outcome(False, kind, summary, exc_type, duration, tests)
+
+
 def hold_callers_output():
     """Keeps the caller's stdout and stderr open until this process ends. The harness ends every
     other process in the container when the script ends, the shell that started test.sh too; the
@@ -271,33 +346,47 @@ def main():
     _held = hold_callers_output()
     with open(TASK_FILE) as fh:
         task = json.load(fh)
+    per_test = task.get("scoring") == "per-test"
+    tests = task.get("tests", [])
+
+    def failed(verdict):
+        # Scored per test, an answer that never ran fails every test (eval.ts --classes: unrunnableSample).
+        if per_test and not verdict["tests"]:
+            verdict["tests"] = [{"name": t, "outcome": "failed", "kind": verdict["kind"], "exceptionType": "not_run"} for t in tests]
+        write_verdict(verdict, per_test)
+
     try:
         size = os.path.getsize(ANSWER)
     except OSError:
-        write_verdict(outcome(False, "no_code", f"no answer: {ANSWER} does not exist"))
+        failed(outcome(False, "no_code", f"no answer: {ANSWER} does not exist"))
         return
     if size > MAX_ANSWER_BYTES:
-        write_verdict(outcome(False, "no_code", f"the answer is larger than {MAX_ANSWER_BYTES} bytes"))
+        failed(outcome(False, "no_code", f"the answer is larger than {MAX_ANSWER_BYTES} bytes"))
         return
     with open(ANSWER, "rb") as fh:
         answer = fh.read().decode("utf-8", "replace")
     if not answer.strip():
-        write_verdict(outcome(False, "no_code", f"the answer is empty ({ANSWER})"))
+        failed(outcome(False, "no_code", f"the answer is empty ({ANSWER})"))
         return
-    placed, failed = place(answer, task)
-    if failed:
-        write_verdict(failed)
+    placed, failure = place(answer, task)
+    if failure:
+        failed(failure)
         return
-    code, err, result, duration = run_candidate(placed, float(task["timeoutSec"]))
+    if per_test:
+        # Each test function on its own, as the factory's test runner runs snippets (activities/eval/class-eval.ts testSnippet).
+        runner = {"mode": "outputs", "target": task["name"], "snippets": [f"{t}()" for t in tests], "timeoutSec": float(task["timeoutSec"])}
+        code, err, result, duration = run_candidate(placed, float(task["runTimeoutSec"]), runner)
+    else:
+        code, err, result, duration = run_candidate(placed, float(task["timeoutSec"]))
     if code is None:
-        write_verdict(outcome(False, "harness", "the harness ended without an exit status"))
+        failed(outcome(False, "harness", "the harness ended without an exit status"))
         return
     if code == 199:
-        write_verdict(outcome(False, "harness", "the container was not clean: nothing was run"))
+        failed(outcome(False, "harness", "the container was not clean: nothing was run"))
         return
-    verdict = classify(code, err, result, duration, task.get("tests", []))
+    verdict = (classify_tests if per_test else classify)(code, err, result, duration, tests)
     sys.stderr.write(err[-4000:])
-    write_verdict(verdict)
+    write_verdict(verdict, per_test)
 
 
 if __name__ == "__main__":

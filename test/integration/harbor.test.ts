@@ -1,10 +1,11 @@
 /**
  * The Harbor export on a real run: the demo repository crawled through Temporal with the scripted
- * LLM (fixtures over HTTP) and containers, exported with `scripts/export.ts --format harbor`, and
- * run by the real `harbor` CLI (the project-local venv bootstrap makes) with its Docker
- * environment: the `oracle` agent (solve.sh, the ground truth) scores 1 on every task, `nop`
- * (no answer) 0, and a wrong answer (the ground truth's signature returning None, written by
- * solve.sh in a copy of the dataset) 0.
+ * LLM (fixtures over HTTP) and containers, functions and classes (the demo's class environment,
+ * `Tally`), exported with `scripts/export.ts --format harbor`, and run by the real `harbor` CLI
+ * (the project-local venv bootstrap makes) with its Docker environment: the `oracle` agent
+ * (solve.sh, the ground truth) scores 1 on every task, `nop` (no answer) 0, and a wrong answer
+ * (written by solve.sh in a copy of the dataset: a function's signature returning None; a class
+ * whose every `return` gives None) 0. A class task's reward.json holds its tests one by one.
  */
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -25,6 +26,7 @@ const run = promisify(execFile);
 interface Trial {
   task: string;
   reward: number | null;
+  rewards: Record<string, number>;
   kind: string | null;
   exception: string | null;
 }
@@ -47,6 +49,7 @@ async function harborRun(dataset: string, agent: string, jobs: string, name: str
       return {
         task: result.task_name ?? e.name.split('__')[0]!,
         reward: result.verifier_result?.rewards?.reward ?? null,
+        rewards: result.verifier_result?.rewards ?? {},
         kind: verdict?.kind ?? null,
         exception: result.exception_info?.exception_message ?? null,
       };
@@ -59,9 +62,11 @@ describe('the Harbor export of the demo run, run by the harbor CLI', () => {
   let dataset: string;
   let tasks: string[];
   let runDir: string;
+  /** The class environments' tasks, and their test functions. */
+  const classTasks = new Map<string, string[]>();
   beforeAll(async () => {
     expect(fs.existsSync(HARBOR)).toBe(true);
-    factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT));
+    factory = await startTestFactory(loadLlmScript(DEMO_SCRIPT), { crawl: { targets: 'both' } });
     const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: [{ kind: 'local', path: DEMO_REPO, name: 'textkit', split: 'train' }], runId: 'it-harbor' });
     runDir = summary.outDir;
     work = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-harbor-'));
@@ -72,15 +77,23 @@ describe('the Harbor export of the demo run, run by the harbor CLI', () => {
     });
     expect(stdout).toMatch(/as a Harbor dataset: \d+ task\(s\)/);
     tasks = fs.readdirSync(dataset).filter((n) => fs.existsSync(path.join(dataset, n, 'task.toml'))).sort();
+    for (const t of tasks) {
+      const task = JSON.parse(fs.readFileSync(path.join(dataset, t, 'tests', 'task.json'), 'utf8')) as { kind: string; tests: string[] };
+      if (task.kind === 'class') classTasks.set(t, task.tests);
+    }
   });
   afterAll(async () => {
     await factory?.close();
   });
 
   it('writes one task per accepted record, each with the files Harbor reads', async () => {
-    const records = fs.readFileSync(path.join(runDir, 'dataset.jsonl'), 'utf8').split('\n').filter(Boolean);
-    expect(tasks.length).toBe(records.length);
-    expect(tasks.length).toBeGreaterThanOrEqual(3);
+    const lines = (file: string) => fs.readFileSync(path.join(runDir, file), 'utf8').split('\n').filter(Boolean);
+    const functions = lines('dataset.jsonl');
+    const classes = lines('classes-dataset.jsonl');
+    expect(classes.length).toBeGreaterThanOrEqual(1);
+    expect(tasks.length).toBe(functions.length + classes.length);
+    expect(tasks.length - classTasks.size).toBeGreaterThanOrEqual(3);
+    expect(classTasks.size).toBe(classes.length);
     for (const t of tasks) {
       for (const f of ['task.toml', 'instruction.md', 'environment/Dockerfile', 'tests/test.sh', 'tests/verify.py', 'solution/solve.sh']) expect(fs.existsSync(path.join(dataset, t, f))).toBe(true);
     }
@@ -93,20 +106,31 @@ describe('the Harbor export of the demo run, run by the harbor CLI', () => {
     const oracle = await harborRun(dataset, 'oracle', jobs, 'oracle');
     expect(oracle.map((t) => t.task).sort()).toEqual(tasks);
     for (const t of oracle) expect(t).toMatchObject({ reward: 1, kind: null, exception: null });
+    // A class task: every test function passed, one by one.
+    for (const t of oracle.filter((x) => classTasks.has(x.task))) {
+      const tests = classTasks.get(t.task)!;
+      expect(tests.length).toBeGreaterThanOrEqual(2);
+      expect(t.rewards).toMatchObject({ test_pass_rate: 1, tests_passed: tests.length, tests_total: tests.length });
+      for (const name of tests) expect(t.rewards[`pass_${name}`]).toBe(1);
+    }
 
     const nop = await harborRun(dataset, 'nop', jobs, 'nop');
     expect(nop).toHaveLength(tasks.length);
     for (const t of nop) expect(t).toMatchObject({ reward: 0, kind: 'no_code', exception: null });
+    for (const t of nop.filter((x) => classTasks.has(x.task))) expect(t.rewards).toMatchObject({ test_pass_rate: 0, tests_passed: 0 });
 
-    // A copy whose solve.sh writes a wrong answer: the signature, returning None.
+    // A copy whose solve.sh writes a wrong answer: a function's signature returning None; a class
+    // whose every `return` gives None (its constructor and the methods that only change it stay right).
     const wrong = path.join(work, 'wrong');
     fs.cpSync(dataset, wrong, { recursive: true });
     for (const t of tasks) {
       const taskJson = JSON.parse(fs.readFileSync(path.join(wrong, t, 'tests', 'task.json'), 'utf8')) as { name: string };
       const solve = fs.readFileSync(path.join(wrong, t, 'solution', 'solve.sh'), 'utf8');
       const truth = /<<'([A-Z_]+)'\n([\s\S]*)\n\1\n/.exec(solve)!;
-      const answer = returnNone(truth[2]!);
-      expect(answer).toContain(`def ${taskJson.name}`);
+      const classTask = classTasks.has(t);
+      const answer = classTask ? truth[2]!.replace(/^(\s+)return\b.*$/gm, '$1return None') : returnNone(truth[2]!);
+      expect(answer).toContain(classTask ? `class ${taskJson.name}` : `def ${taskJson.name}`);
+      expect(answer).not.toBe(truth[2]);
       fs.writeFileSync(path.join(wrong, t, 'solution', 'solve.sh'), solve.replace(truth[2]!, answer.trimEnd()));
     }
     const wrongRun = await harborRun(wrong, 'oracle', jobs, 'wrong');
@@ -116,5 +140,6 @@ describe('the Harbor export of the demo run, run by the harbor CLI', () => {
       expect(t.exception).toBeNull();
       expect(['assertion', 'exception']).toContain(t.kind);
     }
+    for (const t of wrongRun.filter((x) => classTasks.has(x.task))) expect(t.rewards.test_pass_rate).toBeLessThan(1);
   }, 45 * 60_000);
 });

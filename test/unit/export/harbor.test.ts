@@ -1,5 +1,6 @@
 import { EvalDatasetLineSchema, toEvalRecord, type EvalRecord } from '../../../activities/eval/dataset';
-import { ANSWER_PATH, HarborExportError, answerSlot, harborTask, harborTaskName, tomlString } from '../../../activities/export/harbor';
+import { ANSWER_PATH, HarborExportError, answerSlot, classTarget, functionTarget, harborTask, harborTaskName, tomlString } from '../../../activities/export/harbor';
+import { ClassDatasetRecordSchema, type ClassDatasetRecord } from '../../../activities/store/records';
 
 const SANDBOX = { image: 'repost-sandbox:abc', memoryMb: 1536, cpus: 2, timeoutSec: 45 };
 
@@ -22,14 +23,15 @@ function record(overrides: Record<string, unknown> = {}): EvalRecord {
 
 describe('Harbor task names', () => {
   it('are bounded, lower-case [a-z0-9-], and differ by record even when the names collide after cleaning', () => {
-    const hostile = record({ qualname: '../../etc/passwd; rm -rf / $(x) ' + 'A'.repeat(500), function_id: 'one' });
-    const name = harborTaskName(hostile);
+    const name = harborTaskName({ qualname: '../../etc/passwd; rm -rf / $(x) ' + 'A'.repeat(500), id: 'one' });
     expect(name).toMatch(/^t-[a-z0-9-]+$/);
     expect(name.length).toBeLessThanOrEqual(63);
-    const a = harborTaskName(record({ qualname: 'f.g', function_id: 'a' }));
-    const b = harborTaskName(record({ qualname: 'f_g', function_id: 'b' }));
+    const a = harborTaskName({ qualname: 'f.g', id: 'a' });
+    const b = harborTaskName({ qualname: 'f_g', id: 'b' });
     expect(a).not.toBe(b);
-    expect(harborTaskName(record({ qualname: '___', function_id: 'c' }))).toMatch(/^t-[0-9a-f]{12}$/);
+    expect(harborTaskName({ qualname: '___', id: 'c' })).toMatch(/^t-[0-9a-f]{12}$/);
+    // A record's task is named from its target and its id.
+    expect(harborTaskName(functionTarget(record({ qualname: 'f', function_id: 'a' }), 45))).toBe(harborTaskName({ qualname: 'f', id: 'a' }));
   });
 });
 
@@ -67,7 +69,7 @@ describe('the answer slot', () => {
 });
 
 describe('a Harbor task', () => {
-  const task = harborTask(record(), SANDBOX, '# verifier\n');
+  const task = harborTask(functionTarget(record(), SANDBOX.timeoutSec), SANDBOX, '# verifier\n');
 
   it("takes resources and timeouts from the run's sandbox settings and verifies in a separate container", () => {
     const toml = task.files['task.toml']!.text;
@@ -89,20 +91,86 @@ describe('a Harbor task', () => {
   });
 
   it('builds FROM the sandbox image with the pinned packages, and refuses a pin that is not name==version', () => {
-    const pinned = harborTask(record({ packages: [{ name: 'attrs', version: '23.2.0' }] }), SANDBOX, '');
+    const pinned = harborTask(functionTarget(record({ packages: [{ name: 'attrs', version: '23.2.0' }] }), SANDBOX.timeoutSec), SANDBOX, '');
     const dockerfile = pinned.files['environment/Dockerfile']!.text;
     expect(dockerfile).toContain('FROM repost-sandbox:abc');
     expect(dockerfile).toContain('attrs==23.2.0');
-    expect(() => harborTask(record({ packages: [{ name: 'x; curl evil', version: '1' }] }), SANDBOX, '')).toThrow(HarborExportError);
+    expect(() => harborTask(functionTarget(record({ packages: [{ name: 'x; curl evil', version: '1' }] }), SANDBOX.timeoutSec), SANDBOX, '')).toThrow(HarborExportError);
   });
 
   it('writes the ground truth, dedented, with a heredoc terminator the code cannot hold', () => {
-    const tricky = harborTask(record({ orig_func: 'def f(x):\n    s = """\nREPOST_GROUND_TRUTH\n"""\n    return s\n' }), SANDBOX, '');
+    const tricky = harborTask(functionTarget(record({ orig_func: 'def f(x):\n    s = """\nREPOST_GROUND_TRUTH\n"""\n    return s\n' }), SANDBOX.timeoutSec), SANDBOX, '');
     const solve = tricky.files['solution/solve.sh']!.text;
     const terminator = /<<'([A-Z_]+)'/.exec(solve)![1]!;
     expect(terminator).not.toBe('REPOST_GROUND_TRUTH');
     const body = solve.split('\n');
     expect(body.filter((l) => l === terminator)).toHaveLength(1);
     expect(tricky.files['solution/solve.sh']!.mode).toBe(0o755);
+  });
+});
+
+const TALLY = 'class Tally:\n    """Counts words."""\n\n    def __init__(self):\n        self.counts = {}\n\n    def add(self, word):\n        w = normalize(word)\n        self.counts[w] = self.counts.get(w, 0) + 1\n';
+
+function classRecord(overrides: Record<string, unknown> = {}): ClassDatasetRecord {
+  return ClassDatasetRecordSchema.parse({
+    class_name: 'Tally', idx: 'k1', repo_name: 'o/textkit', class_path: 'textkit/tally.py', orig_class: TALLY,
+    orig_context: `## textkit/clean.py\ndef normalize(w):\n    return w.lower()\n\n## textkit/tally.py\n${TALLY}`,
+    eval_script: `def normalize(w):\n    return w.lower()\n\n\n${TALLY}\n\ndef test_add():\n    a, b = Tally(), Tally_new_implementation()\n    a.add('X'); b.add('X')\n    assert a.counts == b.counts\n\n\ndef test_empty():\n    assert Tally().counts == Tally_new_implementation().counts\n\n\nif __name__ == "__main__":\n    test_add()\n    test_empty()\n`,
+    test_functions: ['test_add', 'test_empty'], coverage_rate: 1, coverage_report: '', method_coverage: [], sandbox_ast_check: true, sandbox_functionality_check: null,
+    test_correctness_check: 'yes', commit_id: 'c', qualname: 'Tally', class_id: 'cid-1', run_id: 'r', split: 'train', coverage_threshold: 0.8, ast_check_required: false,
+    license: null, standalone: true, packages: [{ name: 'attrs', version: '23.2.0' }], prompt_versions: {}, debug_rounds: 0, coverage_rounds: 0, llm_tokens: 1,
+    methods: ['__init__', 'add'], class_skeleton: 'class Tally:\n    """Counts words."""\n\n    def add(self, word):\n        ...\n', documentation_level: 'partial', metrics: {}, method_metrics: [],
+    ...overrides,
+  });
+}
+
+describe('a Harbor task of a class environment', () => {
+  const target = classTarget(classRecord(), 30);
+  const task = harborTask(target, SANDBOX, '# verifier\n');
+  const verifier = JSON.parse(task.files['tests/task.json']!.text) as Record<string, unknown> & { isolated: { script: string; module: string; kind: string; target: string } };
+
+  it('asks with the class solve prompt: the skeleton and the context without the class, and where the answer goes', () => {
+    const text = task.files['instruction.md']!.text;
+    expect(text).toContain('Implement the class `Tally`');
+    expect(text).toContain('def add(self, word):\n        ...');
+    expect(text).toContain('## textkit/clean.py');
+    expect(text).not.toContain('self.counts.get(w, 0) + 1');
+    expect(text).toContain(ANSWER_PATH);
+    expect(text).toContain('every test passes');
+  });
+
+  it("runs each test function on its own (the reward is all of them passing), with the run's limit enough for every test", () => {
+    expect(verifier).toMatchObject({ name: 'Tally', kind: 'class', scoring: 'per-test', tests: ['test_add', 'test_empty'], timeoutSec: 30, runTimeoutSec: 30 * 5, localModules: ['textkit'] });
+    expect(task.files['task.toml']!.text).toContain(`timeout_sec = ${30 * 5 + 120}`);
+    expect(task.files['task.toml']!.text).toContain('kind = "class"');
+    expect(task.files['task.toml']!.text).toContain('class_id = "cid-1"');
+    expect(task.files['task.toml']!.text).toContain('split = "train"');
+    // The isolated halves: the script holds the stub class, the candidate's module the slot where the class goes.
+    expect(verifier.isolated).toMatchObject({ kind: 'class', target: 'Tally' });
+    expect(verifier.isolated.script).toContain('class Tally_new_implementation(');
+    expect(verifier.isolated.module).toContain('#@@REPOST_ANSWER_SLOT@@');
+    expect(verifier.isolated.module).not.toContain('self.counts.get(w, 0) + 1');
+    expect(verifier.isolated.module).not.toContain('def test_add');
+  });
+
+  it('writes the original class as the ground truth, and installs its pinned packages', () => {
+    expect(task.files['solution/solve.sh']!.text).toContain(TALLY.trimEnd());
+    expect(task.files['environment/Dockerfile']!.text).toContain('attrs==23.2.0');
+    expect(task.name).toMatch(/^t-tally-[0-9a-f]{12}$/);
+  });
+
+  it('refuses what the verifier would have to call or show: test names that are not identifiers, a context without the class, no tests', () => {
+    expect(() => classTarget(classRecord({ test_functions: ['test_a', 'os.system("x")'] }), 30)).toThrow(HarborExportError);
+    expect(() => classTarget(classRecord({ test_functions: [] }), 30)).toThrow(/no test function/);
+    expect(() => classTarget(classRecord({ orig_context: '## textkit/clean.py\ndef normalize(w):\n    return w\n', orig_class: TALLY + '\n# changed\n' }), 30)).toThrow(/would show the answer/);
+    expect(() => classTarget(classRecord({ class_name: 'Tally; rm -rf /' }), 30)).toThrow(HarborExportError);
+  });
+
+  it('keeps hostile names and ids out of the task name and inside TOML strings', () => {
+    const hostile = classTarget(classRecord({ class_id: 'x"\n[evil]', repo_name: 'a"b\n[environment]\ncpus = 99' }), 30);
+    const toml = harborTask(hostile, SANDBOX, '').files['task.toml']!.text;
+    expect(toml).not.toMatch(/^\[evil\]/m);
+    expect(toml.match(/^cpus = /gm)).toHaveLength(2);
+    expect(harborTask(hostile, SANDBOX, '').name).toMatch(/^t-tally-[0-9a-f]{12}$/);
   });
 });
