@@ -8,6 +8,7 @@ import { type RunHooks, type RunLimits, type SandboxExecutor, type SandboxResult
 import { extractCandidate } from './candidate';
 import type { EvalRecord } from './dataset';
 import { harnessCause } from './harness';
+import { withFailedAssertion } from './failed-assertion';
 import { noCodeOutcome, harnessOutcome, outcomeOf, type SampleOutcome } from './outcome';
 import { placeCandidateCode, type Placed } from './placement';
 
@@ -28,7 +29,8 @@ export async function runPlaced(executor: Pick<SandboxExecutor, 'run'>, record: 
   if (result.status === 'infrastructure') return { result, outcome: null };
   // A failure the harness caused (a repository module the script replaces, a name the prompt promised) is not the model's.
   const cause = harnessCause(result, placed.names, placed);
-  return { result, outcome: cause ? harnessOutcome(cause, result.exception?.type ?? null) : outcomeOf(result) };
+  // A failed assertion is named by its line of the script that ran, not as a bare `AssertionError:`.
+  return { result, outcome: cause ? harnessOutcome(cause, result.exception?.type ?? null) : withFailedAssertion(outcomeOf(result), result.exception, placed.script) };
 }
 
 export interface AnswerVerdict {

@@ -6,6 +6,7 @@
  * repositories with their licenses.
  */
 import type { DatasetSplit } from '../dataset/product-record';
+import { settingRows } from '../dataset/settings-view';
 import type { RunInfo, RunSummaryView } from '../dataset/run-reader';
 import { solveRateBars, type SolvabilityFigures } from '../dataset/solvability-figures';
 import type { DatasetStatistics } from '../dataset/statistics';
@@ -187,7 +188,10 @@ function testStrengthSection(t: TestStrength): string {
 }
 
 function buildSection(input: DatasetCardInput): string {
-  const settings = Object.entries(input.info.settings).map(([k, v]) => [k, `\`${JSON.stringify(v)}\``]);
+  const settings = settingRows(input.info.settings).map(([k, v]) => [k, `\`${v}\``]);
+  const unpriced = input.info.unpricedModels ?? [];
+  // A model without a price makes the cost unknown, never $0.
+  const cost = (usd: number, digits: number) => (unpriced.length === 0 ? `$${usd.toFixed(digits)}` : usd > 0 ? `$${usd.toFixed(digits)} + price unknown for ${unpriced.join(', ')}` : `price unknown for ${unpriced.join(', ')}`);
   const sourceKinds = new Map<string, number>();
   for (const s of input.info.sources) {
     const kind = s && typeof s === 'object' && 'kind' in s ? String((s as { kind: unknown }).kind) : 'unknown';
@@ -206,8 +210,8 @@ function buildSection(input: DatasetCardInput): string {
     `- functions: ${input.summary.functions} tried, ${input.summary.accepted} accepted, ${input.summary.rejected} rejected`,
     `- model: \`${input.info.model ?? 'not recorded'}\``,
     usage
-      ? `- LLM usage: ${usage.calls} calls (${usage.cachedCalls} from the cache), ${usage.promptTokens + usage.completionTokens} tokens, estimated $${usage.costUsd.toFixed(4)}` +
-        (per ? `; per accepted example ${per.tokens} tokens, $${per.costUsd.toFixed(6)}` : '')
+      ? `- LLM usage: ${usage.calls} calls (${usage.cachedCalls} from the cache), ${usage.promptTokens + usage.completionTokens} tokens, estimated ${cost(usage.costUsd, 4)}` +
+        (per ? `; per accepted example ${per.tokens} tokens, ${cost(per.costUsd, 6)}` : '')
       : '- LLM usage: not recorded',
     '',
     '### Settings',

@@ -4,6 +4,8 @@
  * page opens from disk. Scripts and exchanges are separate files beside it (`report/...`).
  */
 import { REJECTION_STAGES, STAGE_ORDER } from '../dataset/records';
+import { settingRows } from '../dataset/settings-view';
+import { stagesOff } from '../dataset/stages-off';
 import { SPLITS } from '../dataset/product-record';
 import { solveRateBars } from '../dataset/solvability-figures';
 import { REPOST_PAPER_TABLE_4, type SplitStatistics } from '../dataset/statistics';
@@ -64,6 +66,8 @@ const SCRIPT = `
 
 const pct = (x: number | null) => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
 const usd = (x: number) => `$${x.toFixed(x < 0.01 && x > 0 ? 6 : 4)}`;
+/** A cost of the run: "price unknown" (beside what was priced) when a model of the run has no price, never a bare $0. */
+const costOf = (data: RunReportData, x: number) => ((data.info.unpricedModels ?? []).length === 0 ? usd(x) : x > 0 ? `${usd(x)} + price unknown` : 'price unknown');
 
 function tile(label: string, value: string, note = ''): string {
   return `<div class="tile"><span class="muted">${esc(label)}</span><b>${esc(value)}</b>${note ? `<span class="muted">${esc(note)}</span>` : ''}</div>`;
@@ -123,10 +127,12 @@ function targetLengthSection(data: RunReportData): string {
 
 function funnelSection(data: RunReportData): string {
   const funnel = data.summary.funnel;
-  const stages = STAGE_ORDER.filter((s) => funnel[s] !== undefined);
+  // A stage the run had off checked nothing: every function passed it unchecked, so it is shown as off, not as reached.
+  const off = new Set<string>(stagesOff(data.info.settings));
+  const stages = STAGE_ORDER.filter((s) => funnel[s] !== undefined || off.has(s));
   const funnelChart = barChart({
     title: 'Functions reaching each stage',
-    bars: stages.map((s) => ({ label: s, value: funnel[s]!, color: s === 'accepted' ? PALETTE[2] : PALETTE[0] })),
+    bars: stages.map((s) => (off.has(s) ? { label: `${s} (off)`, value: 0, color: PALETTE[7], note: 'off in this run' } : { label: s, value: funnel[s]!, color: s === 'accepted' ? PALETTE[2] : PALETTE[0] })),
   });
   const rejectedAt = data.summary.rejectedAt;
   const rejectedChart = barChart({
@@ -147,6 +153,7 @@ function funnelSection(data: RunReportData): string {
   );
   return (
     `<h2 id="funnel">Funnel and rejections</h2><div class="grid">${figure('Funnel: functions that reached each stage', funnelChart)}${figure('Rejections by stage', rejectedChart)}</div>` +
+    (off.size ? `<p class="muted" id="stages-off">Off in this run (every function passed them unchecked): ${[...off].map((s) => esc(s)).join(', ')}.</p>` : '') +
     roundsTable +
     `<h3>Rejections by stage and reason</h3><table id="reasons"><thead><tr><th>stage</th><th>reason</th><th class="num">count</th><th>example</th></tr></thead><tbody>${reasonRows.join('') || '<tr><td colspan="4" class="muted">no rejections</td></tr>'}</tbody></table>`
   );
@@ -215,6 +222,7 @@ function costSection(data: RunReportData): string {
   const per = data.statistics.perAcceptedExample;
   const byStep = Object.entries(data.summary.llm?.byStep ?? {});
   const noPrice = usage.costUsd === 0 && usage.promptTokens + usage.completionTokens > 0;
+  const unpriced = data.info.unpricedModels ?? [];
   const tiles = [
     tile('LLM calls', formatNumber(usage.calls), `${usage.cachedCalls} from the cache`),
     tile(
@@ -222,12 +230,12 @@ function costSection(data: RunReportData): string {
       formatNumber(usage.promptTokens + usage.completionTokens),
       `${formatNumber(usage.promptTokens)} prompt (${formatNumber(usage.cachedPromptTokens ?? 0)} from the endpoint's prompt cache) + ${formatNumber(usage.completionTokens)} completion`,
     ),
-    tile('estimated cost', usd(usage.costUsd), noPrice ? 'the model has no price in llm.prices' : ''),
-    tile('per accepted example', per ? usd(per.costUsd) : '–', per ? `${formatNumber(per.tokens)} tokens, ${formatNumber(per.calls)} calls` : 'no accepted record'),
+    tile('estimated cost', costOf(data, usage.costUsd), unpriced.length ? `no price in llm.prices for ${unpriced.join(', ')}` : noPrice ? 'the model has no price in llm.prices' : ''),
+    tile('per accepted example', per ? costOf(data, per.costUsd) : '–', per ? `${formatNumber(per.tokens)} tokens, ${formatNumber(per.calls)} calls` : 'no accepted record'),
   ];
   const modes = data.summary.llm?.byMode;
   if (modes && modes.batch.calls > 0) {
-    const part = (u: Usage) => `${formatNumber(u.promptTokens + u.completionTokens)} tokens, ${usd(u.costUsd)}`;
+    const part = (u: Usage) => `${formatNumber(u.promptTokens + u.completionTokens)} tokens, ${costOf(data, u.costUsd)}`;
     tiles.splice(2, 0, tile('live calls', formatNumber(modes.live.calls), part(modes.live)), tile('batch answers', formatNumber(modes.batch.calls), `${part(modes.batch)} (batch prices)`));
   }
   const tokensChart = barChart({ title: 'Tokens by step', bars: byStep.map(([step, u], i) => ({ label: step, value: u.promptTokens + u.completionTokens, color: PALETTE[i % PALETTE.length], note: `${u.calls} calls` })) });
@@ -250,17 +258,17 @@ function regenerationsSection(data: RunReportData): string {
   const tiles = [
     tile('refused answers', formatNumber(r.calls), `of ${formatNumber(r.reviewed)} reviewed (${pct(rate)})`),
     tile('their tokens', formatNumber(tokens(r)), share === null ? '' : `${pct(share)} of the run's tokens`),
-    tile('their estimated cost', usd(r.costUsd)),
+    tile('their estimated cost', costOf(data, r.costUsd)),
   ];
   const checks = Object.entries(r.byCheck).sort(([a, x], [b, y]) => y.calls - x.calls || a.localeCompare(b));
   const checkRows = checks.map(
-    ([check, f]) => `<tr><td><code>${esc(check)}</code></td><td class="num">${formatNumber(f.calls)}</td><td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(usd(f.costUsd))}</td></tr>`,
+    ([check, f]) => `<tr><td><code>${esc(check)}</code></td><td class="num">${formatNumber(f.calls)}</td><td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(costOf(data, f.costUsd))}</td></tr>`,
   );
   const steps = Object.entries(r.byStep).sort(([a], [b]) => a.localeCompare(b));
   const stepRows = steps.map(
     ([step, f]) =>
       `<tr><td>${esc(step)}</td><td class="num">${formatNumber(f.calls)} / ${formatNumber(f.reviewed)}</td><td class="num">${pct(f.reviewed > 0 ? f.calls / f.reviewed : null)}</td>` +
-      `<td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(usd(f.costUsd))}</td></tr>`,
+      `<td class="num">${formatNumber(tokens(f))}</td><td class="num">${esc(costOf(data, f.costUsd))}</td></tr>`,
   );
   const chart = barChart({ title: 'Refused answers by check', bars: checks.map(([check, f]) => ({ label: check, value: f.calls, color: PALETTE[3], note: `${formatNumber(tokens(f))} tokens` })) });
   return (
@@ -320,11 +328,12 @@ function rejectionsTable(data: RunReportData, links: ReportLinks): string {
 }
 
 function settingsBlock(data: RunReportData): string {
-  const settings = Object.entries(data.info.settings).map(([k, v]) => `<code>${esc(k)}=${esc(JSON.stringify(v))}</code>`).join(' ');
+  const rows = settingRows(data.info.settings).map(([k, v]) => `<tr><td><code>${esc(k)}</code></td><td><code>${esc(v)}</code></td></tr>`);
   const model = data.info.model ? `model <code>${esc(data.info.model)}</code>` : 'model not recorded';
   const skipped = data.summary.skippedRepos.map((s) => `<li><code>${esc(JSON.stringify(s.source))}</code>: ${esc(s.reason)}</li>`).join('');
   return (
-    `<p class="muted">${data.info.sources.length} source(s) · ${model} · ${settings}</p>` +
+    `<p class="muted">${data.info.sources.length} source(s) · ${model}</p>` +
+    (rows.length ? `<details open><summary>Settings (${rows.length})</summary><table id="settings"><thead><tr><th>setting</th><th>value</th></tr></thead><tbody>${rows.join('')}</tbody></table></details>` : '<p class="muted">Settings not recorded.</p>') +
     (skipped ? `<details><summary>${data.summary.skippedRepos.length} repositor${data.summary.skippedRepos.length === 1 ? 'y' : 'ies'} skipped</summary><ul>${skipped}</ul></details>` : '')
   );
 }

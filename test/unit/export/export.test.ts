@@ -167,6 +167,19 @@ describe('dataset card', () => {
     expect(card).toContain('## Test strength\n\nThe run did not measure');
   });
 
+  it('body: nested settings as dotted keys, and the cost of a model without a price as unknown, never $0', () => {
+    const base = input([{ repo: 'o/r', license: 'mit', records: 1 }]);
+    const usage = { calls: 3, cachedCalls: 0, promptTokens: 30, completionTokens: 3, costUsd: 0, latencyMs: 0 };
+    const card = renderDatasetCard({
+      ...base,
+      info: { ...base.info, settings: { mutation: { enabled: false } }, unpricedModels: ['qwen2.5-coder:7b'] },
+      summary: { ...base.summary, llm: { total: usage, byRepo: {}, byStep: {} } },
+    });
+    expect(card).toContain('| mutation.enabled | `false` |');
+    expect(card).toContain('estimated price unknown for qwen2.5-coder:7b');
+    expect(card).not.toContain('$0.0000');
+  });
+
   it('body: the mutation scores\' spread and the stability verdicts', () => {
     const mutants = (made: number, killed: number) => ({ made, killed, survived: made - killed, timed_out: 1, not_run: 0 });
     const card = renderDatasetCard(

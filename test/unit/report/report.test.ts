@@ -7,15 +7,17 @@ import { reasonKindOf } from '../../../activities/report/report-data';
 import { writeRunReport } from '../../../activities/report/write-report';
 import { LocalStore } from '../../../activities/store/local';
 import { datasetRecordOf } from '../../support/records';
+import { pipelineSettingsFrom, runSettingsFrom } from '../../../activities/run-settings';
+import { loadConfig } from '../../../temporal.config';
 
 const HOSTILE = '<img src=x onerror=alert(1)>';
 
 /** A finished run in a real local store: one accepted and one rejected function, as the crawl stores them. */
-async function storeRun(dataDir: string): Promise<{ store: LocalStore; outDir: string }> {
+async function storeRun(dataDir: string, frozen: unknown = { pipeline: { debugRounds: 3 } }): Promise<{ store: LocalStore; outDir: string }> {
   const store = new LocalStore(dataDir);
   const outDir = path.join(dataDir, 'out', 'r1');
   const fnOf = (functionId: string, qualname: string) => ({ functionId, repoId: 'o/r', commit: 'c', path: 'm.py', qualname, name: qualname, split: 'train' as const, license: 'mit' });
-  await store.createRun({ runId: 'r1', createdAt: new Date().toISOString(), settingsKey: await store.putJson({ pipeline: { debugRounds: 3 } }), sourcesKey: await store.putJson([]), sources: 0, outDir });
+  await store.createRun({ runId: 'r1', createdAt: new Date().toISOString(), settingsKey: await store.putJson(frozen), sourcesKey: await store.putJson([]), sources: 0, outDir });
   await store.putRepoProgress('r1', {
     index: 0,
     outcome: { repoId: 'o/r', source: { kind: 'github', fullName: 'o/r' }, skipped: null, candidates: 2, accepted: 1, rejected: 1 },
@@ -128,6 +130,27 @@ describe('run report', () => {
     expect(section).toMatch(/<td>tests<\/td><td class="num">2 \/ 4<\/td><td class="num">50\.0%<\/td>/);
     // Checks with most refusals first.
     expect(section.indexOf('test_calls_target')).toBeLessThan(section.indexOf('parse_truncated'));
+  });
+
+  it('shows the settings as a table, the stages that were off as off, and an unpriced model\'s cost as unknown', async () => {
+    const config = loadConfig({ env: { OPENAI_MODEL: 'qwen2.5-coder:7b' } });
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-report-'));
+    const { store, outDir: runDir } = await storeRun(dataDir, { ...runSettingsFrom(config), pipeline: pipelineSettingsFrom(config) });
+    const html = fs.readFileSync((await writeRunReport(await StoreRunReader.open(store, 'r1'), runDir)).file, 'utf8');
+    const settings = html.slice(html.indexOf('id="settings"'), html.indexOf('</table>', html.indexOf('id="settings"')));
+    expect(settings).toContain('<tr><td><code>debugRounds</code></td><td><code>3</code></td></tr>');
+    expect(settings).toContain('<tr><td><code>mutation.enabled</code></td><td><code>false</code></td></tr>');
+    expect(html).not.toContain('debugRounds=');
+    // Stability and mutation were off (the defaults): shown as off, not as reached.
+    expect(html).toContain('stability (off)');
+    expect(html).toContain('mutation (off)');
+    expect(html).toContain('Off in this run (every function passed them unchecked): stability, mutation.');
+    expect(html).not.toContain('solvability (off)');
+    const cost = html.slice(html.indexOf('id="cost"'), html.indexOf('id="regenerations"'));
+    expect(cost).toContain('$0.0100 + price unknown');
+    expect(cost).toContain('no price in llm.prices for qwen2.5-coder:7b');
+    const refused = html.slice(html.indexOf('id="regenerations"'), html.indexOf('id="packages"'));
+    expect(refused).toContain('$0.002000 + price unknown');
   });
 
   it('shows the debug and coverage rounds that ran beside the funnel', async () => {
