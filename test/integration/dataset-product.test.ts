@@ -191,11 +191,13 @@ describe('statistics, report and export of the demo run', () => {
         }),
       );
       const byLabel = Object.fromEntries(charts.map((c) => [c.label, c]));
-      // Funnel: 13 stages (stability and mutation among them: passed through when the run does not ask for them);
+      // Funnel: 13 stages, of which stability and mutation were off in the demo run: they are listed
+      // as off with no bar, so 11 bars are drawn;
       // rejections: two stages (test_check, and the evaluation copy's AST check);
       // coverage: one bin (100%); script lengths 26, 35, 36 and 37 lines; tests 2, 3 and 5; rounds 0 and 1
       // for accepted and rejected functions alike.
-      expect(byLabel['Functions reaching each stage']).toMatchObject({ drawn: 13, onTop: true });
+      expect(byLabel['Functions reaching each stage']).toMatchObject({ drawn: 11, onTop: true });
+      expect(await page.$eval('#stages-off', (p) => p.textContent)).toMatch(/stability, mutation/);
       expect(byLabel['Rejections by stage']).toMatchObject({ drawn: 2, onTop: true });
       expect(byLabel['Branch coverage of accepted records']).toMatchObject({ drawn: 1, onTop: true });
       expect(byLabel['Eval script length']!.drawn).toBe(4);
