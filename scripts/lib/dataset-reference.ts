@@ -64,7 +64,8 @@ export function pageFieldRows(page: string, heading: string): { name: string; ty
 
 function columnTypeText(type: ColumnType): string {
   if (type.kind === 'scalar') return type.nullable ? `${type.scalar} or null` : type.scalar;
-  return `list of {${type.fields.map((f) => `${f}: ${type.types?.[f] ?? 'string'}`).join(', ')}}`;
+  const list = `list of {${type.fields.map((f) => `${f}: ${type.types?.[f] ?? 'string'}`).join(', ')}}`;
+  return type.nullable ? `${list} or null` : list;
 }
 
 /** A Markdown table of exported columns. */

@@ -38,7 +38,7 @@ describe('docs/dataset.md', () => {
   it('names the function record fields that are not Parquet columns, and only those', () => {
     const columns = new Set(COLUMN_TABLES.functions.map((c) => c.name));
     const notColumns = recordFieldTypes(RECORD_SCHEMAS.function).map((f) => f.name).filter((name) => !columns.has(name));
-    expect(notColumns.sort()).toEqual(['context_unsupplied', 'mutants', 'mutation_min_score', 'solvability', 'split', 'stability_reason']);
+    expect(notColumns.sort()).toEqual(['mutants', 'mutation_min_score', 'solvability', 'split', 'stability_reason']);
     const paragraph = page.slice(page.indexOf('- `data/<split>-00000-of-00001.parquet`'), page.indexOf('<!-- generated: functions columns'));
     for (const name of notColumns) expect({ name, named: paragraph.includes(`\`${name}\``) || (name === 'split' && paragraph.includes('the split is the file')) }).toEqual({ name, named: true });
   });
