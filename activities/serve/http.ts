@@ -80,7 +80,7 @@ export interface VerifyResponse {
 
 export interface ServeOptions {
   executor: Pick<SandboxExecutor, 'run' | 'mode' | 'poolStats'>;
-  /** Whether the container engine answers (a ping); consulted after a sandbox failure and while down. */
+  /** Whether the container engine answers (a ping): on each tick, on /health and after a sandbox failure. */
   ping: () => Promise<boolean>;
   datasets: ServedDatasets;
   maxInFlight: number;
@@ -182,7 +182,7 @@ export class VerificationServer {
   private async route(req: IncomingMessage, route: string): Promise<{ status: number; body: unknown; contentType?: string }> {
     if (route === '/health') {
       if (req.method !== 'GET') throw new HttpError(405, 'GET /health', { Allow: 'GET' });
-      if (this.down) await this.probe();
+      await this.probe();
       return this.down ? { status: 503, body: { status: 'down', reason: 'the container engine does not answer' } } : { status: 200, body: { status: 'ok', mode: this.options.executor.mode } };
     }
     this.authorize(req);
@@ -269,12 +269,13 @@ export class VerificationServer {
     this.options.log?.('serve: the container engine does not answer; refusing runs (503) until it does');
   }
 
-  /** One ping at a time while down; the server is up again once it answers. */
+  /** One ping at a time: the server is down when the engine does not answer, and up again once it does. */
   private async probe(): Promise<void> {
     this.probing ??= this.options
       .ping()
       .then((ok) => {
-        if (ok && this.down) {
+        if (!ok) this.markDown();
+        else if (this.down) {
           this.down = false;
           this.options.log?.('serve: the container engine answers again');
         }
@@ -285,9 +286,12 @@ export class VerificationServer {
     await this.probing;
   }
 
-  /** Called by the script every few seconds: a down server finds out the engine is back without a request. */
+  /**
+   * Called by the script every few seconds: the server finds out the engine went away before a
+   * request fails on it, and that it is back without a request.
+   */
   async tick(): Promise<void> {
-    if (this.down) await this.probe();
+    await this.probe();
   }
 
   private async runCode(body: unknown): Promise<{ status: number; body: unknown }> {

@@ -8,7 +8,7 @@
  * request without the bearer token gets 401; a sandbox container killed under the server is
  * replaced and the next requests pass.
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -17,61 +17,11 @@ import Docker from 'dockerode';
 import { LABELS } from '../../activities/sandbox/container-spec';
 import { fenced, returnNone } from '../support/eval-scripts';
 import { DEMO_DATASET, REPOST_SAMPLE } from '../support/fixtures';
-import { requireEnv } from '../support/factory';
+import { post, startServe, type Served } from '../support/serve-process';
 
 const ROOT = path.resolve(__dirname, '../..');
 const CLIENT_PATH = path.join(ROOT, '.tools/sandbox-fusion');
 const run = promisify(execFile);
-
-interface Served {
-  url: string;
-  child: ChildProcess;
-  workerPrefix: string;
-  output: () => string;
-  stop: () => Promise<void>;
-}
-
-/** Starts `scripts/serve.ts` with the flags, on a free port; resolves once it listens. */
-async function startServe(args: string[], dataDir: string): Promise<Served> {
-  const child = spawn(process.execPath, ['-r', require.resolve('tsx/cjs'), path.join(ROOT, 'scripts/serve.ts'), '--port', '0', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, REPOST_DATA_DIR: dataDir, REPOST_SANDBOX_IMAGE: requireEnv('REPOST_TEST_SANDBOX_IMAGE') },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on('data', () => {
-      const m = /serve: listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    child.once('exit', (code) => reject(new Error(`serve.ts exited (${code}) before it listened:\n${out}`)));
-  });
-  return {
-    url,
-    child,
-    workerPrefix: `${os.hostname()}-${child.pid}`,
-    output: () => out,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any }> {
-  const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: typeof body === 'string' ? body : JSON.stringify(body) });
-  const text = await res.text();
-  let json: unknown = null;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = { raw: text };
-  }
-  return { status: res.status, headers: res.headers, json };
-}
 
 const demo = fs
   .readFileSync(DEMO_DATASET, 'utf8')

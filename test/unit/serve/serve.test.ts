@@ -122,3 +122,34 @@ describe('VerificationServer metrics', () => {
     expect(server.prometheus()).not.toMatch(/repost_serve_latency_ms\{/);
   });
 });
+
+describe('VerificationServer probe', () => {
+  it('goes down when a tick finds the engine silent, before any request fails, and up when it answers again', async () => {
+    let answers = true;
+    const lines: string[] = [];
+    const server = new VerificationServer({
+      executor: { run: async () => { throw new Error('not called'); }, mode: 'pool', poolStats: null },
+      ping: async () => answers,
+      datasets: new ServedDatasets(),
+      maxInFlight: 1,
+      maxQueued: 1,
+      maxBodyBytes: 1024,
+      runTimeoutSec: 10,
+      requestTimeoutSec: 30,
+      limits: { memoryMb: 512, cpus: 1, pidsLimit: 128 },
+      token: null,
+      log: (l) => lines.push(l),
+    });
+    await server.tick();
+    expect(server.poolDown).toBe(false);
+    answers = false;
+    await server.tick();
+    expect(server.poolDown).toBe(true);
+    expect(server.metrics().pool).toMatchObject({ state: 'down' });
+    await server.tick();
+    answers = true;
+    await server.tick();
+    expect(server.poolDown).toBe(false);
+    expect(lines).toEqual(['serve: the container engine does not answer; refusing runs (503) until it does', 'serve: the container engine answers again']);
+  });
+});
