@@ -16,7 +16,7 @@ import { verifyAnswer } from '../eval/verdict';
 import { testFunctionNames } from '../llm/sanity';
 import type { RunLimits, SandboxExecutor, SandboxResult } from '../sandbox';
 import type { PoolStats } from '../sandbox/warm-pool';
-import { Admission, QueueFullError } from './admission';
+import { Admission, DeadlinePassedError, QueueFullError, type AdmissionTimers } from './admission';
 import { LatencyWindow } from './latency';
 import { RunCodeRefusal, RunCodeRequestSchema, runCodePlan, runCodeResponse, sandboxError } from './run-code';
 
@@ -88,7 +88,7 @@ export interface ServeOptions {
   maxBodyBytes: number;
   /** A run's own time limit (the sandbox kills it), the evaluation's default. */
   runTimeoutSec: number;
-  /** A request's limit from its admission to its answer: past it the run is cancelled and the answer is a 504. */
+  /** A request's limit from its arrival to its answer: past it, waiting or running, it leaves the queue or its run is cancelled, and the answer is a 504. */
   requestTimeoutSec: number;
   limits: RunLimits;
   /** Bearer token every request but /health must carry (null: none). */
@@ -97,6 +97,8 @@ export interface ServeOptions {
   infrastructureRetries?: number;
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
+  /** The requests' deadlines (real timers unless given). */
+  timers?: AdmissionTimers;
   log?: (line: string) => void;
 }
 
@@ -133,7 +135,7 @@ export class VerificationServer {
   private verdicts = { passed: 0, failed: 0 };
 
   constructor(private readonly options: ServeOptions) {
-    this.admission = new Admission(options.maxInFlight, options.maxQueued);
+    this.admission = new Admission(options.maxInFlight, options.maxQueued, options.timers);
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.tokenDigest = options.token ? digest(options.token) : null;
@@ -228,19 +230,17 @@ export class VerificationServer {
    * server is down until it does.
    */
   private async admitted<T>(task: (signal: AbortSignal) => Promise<{ value: T } | { infrastructure: SandboxResult }>): Promise<T> {
-    const controller = new AbortController();
-    const deadline = setTimeout(() => controller.abort(), this.options.requestTimeoutSec * 1000);
     try {
-      return await this.admission.run(async () => {
+      return await this.admission.run(async (signal) => {
         const retries = this.options.infrastructureRetries ?? 2;
         for (let attempt = 0; ; attempt++) {
-          if (controller.signal.aborted) throw new TimedOut();
+          if (signal.aborted) throw new TimedOut();
           if (this.down) throw new PoolDown();
           let out: { value: T } | { infrastructure: SandboxResult };
           try {
-            out = await task(controller.signal);
+            out = await task(signal);
           } catch (err) {
-            if (controller.signal.aborted) throw new TimedOut();
+            if (signal.aborted) throw new TimedOut();
             throw err;
           }
           if ('value' in out) return out.value;
@@ -252,14 +252,12 @@ export class VerificationServer {
           if (attempt >= retries) throw new HttpError(503, `the sandbox failed ${attempt + 1} time(s) on this request: ${out.infrastructure.notes.join('; ').slice(0, 300)}`, { 'Retry-After': String(RETRY_AFTER_DOWN_SEC) });
           await this.sleep(250 * (attempt + 1));
         }
-      });
+      }, this.options.requestTimeoutSec * 1000);
     } catch (err) {
       if (err instanceof QueueFullError) throw new HttpError(429, `busy: ${err.message}; try again shortly`, { 'Retry-After': String(RETRY_AFTER_FULL_SEC) });
       if (err instanceof PoolDown) throw new HttpError(503, 'the sandbox is down (its container engine does not answer); try again later', { 'Retry-After': String(RETRY_AFTER_DOWN_SEC) });
-      if (err instanceof TimedOut) throw new HttpError(504, `the request took longer than ${this.options.requestTimeoutSec} s (queue wait included)`);
+      if (err instanceof TimedOut || err instanceof DeadlinePassedError) throw new HttpError(504, `the request took longer than ${this.options.requestTimeoutSec} s (queue wait included)`);
       throw err;
-    } finally {
-      clearTimeout(deadline);
     }
   }
 

@@ -1,6 +1,7 @@
 import type { EvalRecord } from '../../../activities/eval/dataset';
 import { ServedDatasets, VerificationServer } from '../../../activities/serve/http';
-import { Admission, QueueFullError } from '../../../activities/serve/admission';
+import { Admission, DeadlinePassedError, QueueFullError } from '../../../activities/serve/admission';
+import { fakeTimers } from '../../support/fake-clock';
 import { LatencyWindow } from '../../../activities/serve/latency';
 import { RUNNER_FILE, RunCodeRefusal, RunCodeRequestSchema, runCodePlan, runCodeResponse } from '../../../activities/serve/run-code';
 import { SandboxResultSchema } from '../../../activities/sandbox/schema';
@@ -27,6 +28,62 @@ describe('Admission', () => {
     expect(await Promise.all(admitted)).toEqual([1, 2, 3]);
     expect(admission.inFlight).toBe(0);
     expect(admission.queued).toBe(0);
+  });
+});
+
+describe('Admission deadlines', () => {
+  const settle = () => new Promise((r) => setImmediate(r));
+
+  it('answers a waiting request when its own deadline passes, wherever it is in the queue, and frees its slot', async () => {
+    const timers = fakeTimers();
+    const admission = new Admission(1, 2, timers);
+    let release!: () => void;
+    const started: string[] = [];
+    const long = admission.run(() => new Promise<string>((resolve) => { started.push('long'); release = () => resolve('long'); }), 100_000);
+    // Second in the queue with a short limit, behind one with a long limit.
+    const first = admission.run(async () => { started.push('first'); return 'first'; }, 50_000);
+    const second = admission.run(async () => { started.push('second'); return 'second'; }, 10_000);
+    const secondOutcome = second.then(() => 'ran', (e: unknown) => e);
+    expect(admission.queued).toBe(2);
+    await expect(admission.run(async () => 'over')).rejects.toBeInstanceOf(QueueFullError);
+
+    timers.advance(9_999);
+    await settle();
+    expect(admission.queued).toBe(2);
+    timers.advance(1);
+    await settle();
+    expect(await secondOutcome).toBeInstanceOf(DeadlinePassedError);
+    // Its slot in the queue is free at once: another request is accepted while the long one still runs.
+    expect(admission.queued).toBe(1);
+    const third = admission.run(async () => { started.push('third'); return 'third'; }, 100_000);
+    expect(admission.queued).toBe(2);
+
+    release();
+    expect(await long).toBe('long');
+    expect(await first).toBe('first');
+    expect(await third).toBe('third');
+    expect(started).toEqual(['long', 'first', 'third']);
+    expect(admission.inFlight).toBe(0);
+    expect(admission.queued).toBe(0);
+    // Every deadline was cancelled once its request ended.
+    expect(timers.pending).toBe(0);
+  });
+
+  it("aborts a running task's signal when its deadline passes; the slot is free once the task ends", async () => {
+    const timers = fakeTimers();
+    const admission = new Admission(1, 1, timers);
+    let seen: AbortSignal | undefined;
+    const running = admission.run((signal) => {
+      seen = signal;
+      return new Promise<string>((_, reject) => signal.addEventListener('abort', () => reject(new Error('cancelled'))));
+    }, 1_000);
+    const waiting = admission.run(async (signal) => (signal.aborted ? 'aborted' : 'ran'), 5_000);
+    await settle();
+    expect(seen?.aborted).toBe(false);
+    timers.advance(1_000);
+    await expect(running).rejects.toThrow('cancelled');
+    expect(await waiting).toBe('ran');
+    expect(admission.inFlight).toBe(0);
   });
 });
 
