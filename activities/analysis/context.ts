@@ -171,6 +171,11 @@ export interface RenderInput {
   defs: Definition[];
   edges: Map<Definition, Definition[]>;
   includeTarget: boolean;
+  /**
+   * Whether a definition already shown is left out (inside a shown statement or import block, or
+   * the same text in another file); default on. Off only to measure what it saves.
+   */
+  dedupe?: boolean;
 }
 
 /** Files in dependency order: post-order from the target, so a file comes after what it needs. */
@@ -235,6 +240,7 @@ export function renderContextBlocks(input: RenderInput): ContextBlock[] {
   const blocks: ContextBlock[] = [];
   // Each definition's text appears once in a context, even when two files hold the same copy.
   const shownTexts = new Set<string>();
+  const dedupe = input.dedupe ?? true;
   for (const module of fileOrder(input, included)) {
     const defs = [...all].filter((d) => d.module === module);
     const members = new Set(defs.filter((d) => d.owner).map((d) => d.qualname));
@@ -252,7 +258,7 @@ export function renderContextBlocks(input: RenderInput): ContextBlock[] {
     const chunks: { row: number; end: number; lines: string[] }[] = [];
     for (const t of [...tops.values()].sort((a, b) => a.row - b.row || b.end - a.end)) {
       const last = chunks[chunks.length - 1];
-      if (last && t.end <= last.end) continue;
+      if (dedupe && last && t.end <= last.end) continue;
       chunks.push(t);
     }
     const used = new Set(chunks.map((c) => c.lines.join('\n')).join('\n').match(/[A-Za-z_][A-Za-z0-9_]*/g) ?? []);
@@ -261,8 +267,9 @@ export function renderContextBlocks(input: RenderInput): ContextBlock[] {
     // An import block that holds definitions (`if TYPE_CHECKING: ... else: def ...`) shows them
     // already: they are not repeated after it.
     const code = chunks
-      .filter((c) => !imports.some((imp) => imp.rows[0] <= c.row && c.end <= imp.rows[1]))
+      .filter((c) => !dedupe || !imports.some((imp) => imp.rows[0] <= c.row && c.end <= imp.rows[1]))
       .filter((c) => {
+        if (!dedupe) return true;
         const key = c.lines.join('\n').trim();
         if (shownTexts.has(key) && !(c.row <= targetRow && targetRow <= c.end)) return false;
         shownTexts.add(key);

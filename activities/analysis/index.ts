@@ -38,7 +38,7 @@ export { classesOf, classSource, isOpenClassGenTestClass, pathWords, type ClassI
 export { CLASS_RULES, classDroppedBy, classSelectionCounts, selectClassCandidates, type ClassCandidate, type ClassRule } from './class-selection';
 export { cyclomaticComplexity, methodMetrics, cohesion, type MethodMetrics } from './class-metrics';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
-export { ANALYSIS_PRESETS, REPOST_MAX_PER_REPO, REPOST_SELECTION, presetAnalysisOptions, presetConfigLayer, type AnalysisPreset } from './presets';
+export { ANALYSIS_PRESETS, REPOST_MAX_PER_REPO, REPOST_SELECTION, presetConfigLayer, type AnalysisPreset } from './presets';
 
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
 
@@ -292,7 +292,7 @@ export class RepositoryAnalyzer {
 
   /** Context blocks of a class: its dependencies `defs`, and the whole class (every part of it). */
   private renderClassBlocks(target: Definition, closure: DependencyClosure & { parts: Definition[] }, defs: Definition[]): ContextBlock[] {
-    return renderContextBlocks({ resolver: this.resolver, target, defs: [...closure.parts, ...defs], edges: closure.edges, includeTarget: true });
+    return renderContextBlocks({ resolver: this.resolver, target, defs: [...closure.parts, ...defs], edges: closure.edges, includeTarget: true, dedupe: this.options.contextDedupe });
   }
 
   /**
@@ -384,7 +384,7 @@ export class RepositoryAnalyzer {
       endLine: d.endLine,
       distance: closure.distance.get(d)!,
     }));
-    const renderBlocks = (defs: Definition[]) => renderContextBlocks({ resolver: this.resolver, target, defs, edges: closure.edges, includeTarget: this.options.contextIncludesTarget });
+    const renderBlocks = (defs: Definition[]) => renderContextBlocks({ resolver: this.resolver, target, defs, edges: closure.edges, includeTarget: this.options.contextIncludesTarget, dedupe: this.options.contextDedupe });
     // Rendering is deterministic: the blocks of the last rendering are kept, since the budget
     // fitting usually ends by rendering exactly the definitions it keeps.
     let last: { defs: Definition[]; blocks: ContextBlock[] } | null = null;

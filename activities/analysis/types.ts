@@ -203,6 +203,12 @@ export const AnalysisOptionsSchema = z.object({
   contextClosure: z.boolean().default(true),
   /** The farthest distance from the target the closure follows (0 = no limit); what lies beyond is listed as left out for depth. */
   closureDepth: z.number().int().nonnegative().default(6),
+  /**
+   * Whether the context shows a repeated definition once (one inside a shown statement or import
+   * block, or the same text in two files). Off only to measure what it saves (`npm run bench -- context`);
+   * not a setting of the configuration.
+   */
+  contextDedupe: z.boolean().default(true),
   /** Whether the target's own code is part of the context (RepoST's context includes it). */
   contextIncludesTarget: z.boolean().default(true),
   maxFunctionsPerRepo: z.number().int().positive().default(30),

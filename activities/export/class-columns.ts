@@ -7,7 +7,7 @@
  */
 import { CLASS_METRICS } from '../classes/metrics';
 import type { ClassDatasetRecord } from '../store/records';
-import { TEST_STRENGTH_COLUMNS, type ColumnType, type ExportColumn } from './columns';
+import { CONTEXT_UNSUPPLIED_COLUMN, TEST_STRENGTH_COLUMNS, type ColumnType, type ExportColumn } from './columns';
 
 const str = (nullable = false): ColumnType => ({ kind: 'scalar', scalar: 'string', nullable });
 const col = (name: string, type: ColumnType, description: string, value: (r: ClassDatasetRecord) => unknown): ExportColumn<ClassDatasetRecord> => ({ name, type, description, value });
@@ -39,6 +39,7 @@ export const CLASS_ENVIRONMENT_COLUMNS: readonly ExportColumn<ClassDatasetRecord
   col('license_source', str(true), "where the license came from: 'github-api', 'file:<name>' (the repository's license file) or 'none'", (r) => r.license_source ?? null),
   col('coverage_threshold', { kind: 'scalar', scalar: 'float64', nullable: false }, 'the coverage the split required', (r) => r.coverage_threshold),
   col('ast_check_required', { kind: 'scalar', scalar: 'bool', nullable: false }, 'whether the split required equal ASTs', (r) => r.ast_check_required),
+  CONTEXT_UNSUPPLIED_COLUMN,
   col('method_names', { kind: 'struct-list', fields: ['name'] }, 'its methods (those of nested classes as Inner.method; `methods` is their number)', (r) => r.methods.map((name) => ({ name }))),
   col('class_skeleton', str(), 'class and method signatures with their docstrings, bodies replaced by pass', (r) => r.class_skeleton),
   col('documentation_level', str(), 'full (every program unit documented), partial or none', (r) => r.documentation_level),

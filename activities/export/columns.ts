@@ -35,9 +35,18 @@ export const TEST_STRENGTH_COLUMNS: readonly ExportColumn<TestStrengthRecord>[] 
   { name: 'stability', type: str(true), description: "whether the verdict held over runs with another hash seed, run folder and clock ('stable' or 'flaky')", value: (r) => r.stability ?? null },
 ];
 
+/** What the context could not supply, the same column for function and class records (null in records written before it was kept). */
+export const CONTEXT_UNSUPPLIED_COLUMN: ExportColumn<Pick<DatasetRecord, 'context_unsupplied'>> = {
+  name: 'context_unsupplied',
+  type: { kind: 'struct-list', fields: ['name'], nullable: true },
+  description:
+    "names the code in orig_context uses that it does not supply: local definitions left out for the token budget or the closure depth (path::qualname), names that resolve nowhere, dynamic lookups that show no name; empty when it supplies all, null in records written before it was kept",
+  value: (r) => r.context_unsupplied?.map((name) => ({ name })) ?? null,
+};
+
 export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   // RepoST's fields.
-  { name: 'func_name', type: str(), description: 'name of the target function (the method name for a method)', value: (r) => r.func_name },
+  { name: 'func_name', type: str(), description: 'qualified name of the target function, as RepoST writes it (Class.method for a method)', value: (r) => r.func_name },
   { name: 'idx', type: str(), description: "the example's id (RepoST's field; equals function_id)", value: (r) => r.idx },
   { name: 'repo_name', type: str(), description: 'source repository (owner/name on GitHub)', value: (r) => r.repo_name },
   { name: 'func_path', type: str(), description: "path of the function's file in the repository", value: (r) => r.func_path },
@@ -60,6 +69,7 @@ export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   { name: 'coverage_threshold', type: scalar('float64', true), description: 'the branch coverage the record had to reach', value: (r) => r.coverage_threshold ?? null },
   { name: 'ast_check_required', type: scalar('bool', true), description: 'whether equal ASTs were required (evaluation sets) rather than the LLM check', value: (r) => r.ast_check_required ?? null },
   { name: 'standalone', type: scalar('bool', true), description: 'whether the function has no local dependencies', value: (r) => r.standalone },
+  CONTEXT_UNSUPPLIED_COLUMN,
   {
     name: 'packages',
     type: { kind: 'struct-list', fields: ['name', 'version', 'as_of'] },

@@ -225,6 +225,12 @@ function buildSection(input: DatasetCardInput): string {
   return lines.join('\n');
 }
 
+/** A column's type as the card's field tables say it. */
+function columnTypeText(t: ExportColumn<never>['type']): string {
+  const nullable = t.nullable ? ' (nullable)' : '';
+  return t.kind === 'scalar' ? `${t.scalar}${nullable}` : `list of {${t.fields.join(', ')}}${nullable}`;
+}
+
 /** The `classes` configuration: class environments, each a whole class with its test functions. */
 function classSection(input: DatasetCardInput): string {
   const splits = input.classSplits ?? [];
@@ -239,7 +245,7 @@ skeleton, documentation level and metrics. \`load_dataset("path/to/this/folder",
 
 ${table(['split', 'classes', 'file', 'coverage threshold', 'equal ASTs required'], splits.map((s) => [s.name, String(s.rows), `\`${s.path}\``, s.coverageThresholds.join(', ') || 'not recorded', s.astCheckRequired.map((b) => (b ? 'yes' : 'no')).join(', ') || 'not recorded']))}
 
-${table(['field', 'type', 'meaning'], CLASS_ENVIRONMENT_COLUMNS.map((c) => [`\`${c.name}\``, c.type.kind === 'scalar' ? `${c.type.scalar}${c.type.nullable ? ' (nullable)' : ''}` : `list of {${c.type.fields.join(', ')}}`, c.description]))}
+${table(['field', 'type', 'meaning'], CLASS_ENVIRONMENT_COLUMNS.map((c) => [`\`${c.name}\``, columnTypeText(c.type), c.description]))}
 
 `;
 }
@@ -286,7 +292,7 @@ ${buildSection(input)}
 
 ## Fields
 
-${table(['field', 'type', 'meaning'], EXPORT_COLUMNS.map((c) => [`\`${c.name}\``, c.type.kind === 'scalar' ? `${c.type.scalar}${c.type.nullable ? ' (nullable)' : ''}` : `list of {${c.type.fields.join(', ')}}`, c.description]))}
+${table(['field', 'type', 'meaning'], EXPORT_COLUMNS.map((c) => [`\`${c.name}\``, columnTypeText(c.type), c.description]))}
 
 ## Use
 

@@ -37,11 +37,40 @@ export class BoundedOutput {
   }
 
   get truncated(): boolean {
-    return this.total > this.limitBytes;
+    // Over budget, or over it once (bytes dropped from the tail's front) before the end was taken off.
+    return this.total > this.limitBytes || this.total > this.headBytes + this.tailBytes;
   }
 
   get totalBytes(): number {
     return this.total;
+  }
+
+  /**
+   * The last `n` bytes of the stream, when they were all kept (the stream's end is always kept,
+   * up to the tail's budget at least); null when fewer were kept.
+   */
+  lastBytes(n: number): Buffer | null {
+    // The tail is always the stream's end; with nothing dropped, the head joins it.
+    const kept = this.headBytes + this.tailBytes === this.total ? Buffer.concat([...this.head, ...this.tail]) : Buffer.concat(this.tail);
+    return n <= kept.length ? kept.subarray(kept.length - n) : null;
+  }
+
+  /** Forgets the stream's last `n` bytes (all kept: see lastBytes), as if they had never been pushed. */
+  dropLast(n: number): void {
+    if (this.lastBytes(n) === null) throw new Error(`cannot drop ${n} bytes: fewer were kept`);
+    let left = n;
+    for (const side of [this.tail, this.head]) {
+      while (left > 0 && side.length > 0) {
+        const last = side[side.length - 1]!;
+        const cut = Math.min(left, last.length);
+        side[side.length - 1] = last.subarray(0, last.length - cut);
+        if (side[side.length - 1]!.length === 0) side.pop();
+        if (side === this.tail) this.tailBytes -= cut;
+        else this.headBytes -= cut;
+        left -= cut;
+      }
+    }
+    this.total -= n;
   }
 
   /** Every byte, when nothing was cut; null otherwise. */

@@ -16,8 +16,8 @@ import { SUPERVISOR_USER } from './container-spec';
 import { SandboxContainers, type Borrowed } from './containers';
 import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
-import { HARNESS_TIMEOUT_SEC, HarnessCalls } from './harness-calls';
-import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, launchCommand, mutationRunDeadlineSec, type MutationSpec } from './harness-command';
+import { HARNESS_TIMEOUT_SEC, HarnessCalls, parseHarnessResult } from './harness-calls';
+import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, launchCommand, mutationRunDeadlineSec, takeResultTrailer, type MutationSpec } from './harness-command';
 import { ImportScanSchema, planImports, SCRIPT_FILE, type ImportPlan } from './import-scan';
 import { RUN_GRACE_SEC } from './leftovers';
 import { oomKilled } from './oom';
@@ -242,7 +242,7 @@ export class SandboxExecutor {
       const handle = await startExec(this.docker, borrowed.container, {
         ...launchCommand({
           runDir, script: req.script, files: req.files ?? {}, coverage: req.coverage?.functionName ?? null, packageDir: set?.containerPath ?? null, timeoutSec, runner: req.runner,
-          mutation: req.mutation, hashSeed: req.hashSeed, clockOffsetSec: req.clockOffsetSec, candidate: req.candidate ?? null,
+          mutation: req.mutation, hashSeed: req.hashSeed, clockOffsetSec: req.clockOffsetSec, candidate: req.candidate ?? null, resultTrailer: true,
         }),
         user: SUPERVISOR_USER,
         workingDir: '/scratch',
@@ -266,6 +266,8 @@ export class SandboxExecutor {
       if (ended === 'cancelled') throw new SandboxCancelledError('sandbox run cancelled; its container was removed');
       if (timer) clearTimeout(timer);
 
+      // The supervisor's result ends its stdout (see takeResultTrailer): taken off before anyone reads stdout.
+      const trailer = takeResultTrailer(handle.stdout);
       const stdout = handle.stdout.toString();
       const stderr = handle.stderr.toString();
       if (exitCode === DIRTY_EXIT && stderr.startsWith(DIRTY_MARKER)) {
@@ -289,7 +291,9 @@ export class SandboxExecutor {
       if (ended === null && exitCode !== null) {
         // The result is written by the supervisor after every other process in the container is gone.
         const needResult = req.coverage !== undefined || req.runner !== undefined || req.mutation !== undefined || req.candidate !== undefined || exitCode !== 0;
-        const harness = needResult ? await this.harness.runResult(borrowed.container, runDir) : null;
+        // From the stdout trailer, unless the exec ended by a signal (the supervisor may have been
+        // killed before writing one, leaving the script's last bytes at the end): then the file.
+        const harness = !needResult ? null : trailer !== null && exitCode < 128 ? parseHarnessResult(trailer) : await this.harness.runResult(borrowed.container, runDir);
         if (needResult) resultRead = harness !== null;
         if (needResult && !harness) notes.push('the supervisor left no result (it was killed or failed); this container is not lent again');
         if (harness?.verdict) notes.push(harness.verdict);

@@ -76,9 +76,14 @@ export class HarnessCalls {
     });
     const { exitCode } = await handle.done;
     if (exitCode !== 0) return null;
-    const parsed = HarnessResultSchema.safeParse(safeJson(handle.stdout.toString()));
-    return parsed.success ? parsed.data : null;
+    return parseHarnessResult(handle.stdout.toString());
   }
+}
+
+/** The supervisor's result from its JSON text (null when it does not parse or fit the schema). */
+export function parseHarnessResult(text: string) {
+  const parsed = HarnessResultSchema.safeParse(safeJson(text));
+  return parsed.success ? parsed.data : null;
 }
 
 function safeJson(text: string): unknown {

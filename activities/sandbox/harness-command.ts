@@ -2,12 +2,15 @@
  * How a request reaches the harness inside the container: as `docker exec` arguments (one exec,
  * no stdin round trip), or as JSON on stdin when it is too large for a command line.
  */
+import type { BoundedOutput } from './bounded-output';
 import { HARNESS_DIR, RESULT_DIR } from './container-spec';
 
 /** launch.py's exit status when it found its container unclean (before running anything). */
 export const DIRTY_EXIT = 199;
 /** launch.py's exit status when its own time limit ended the script (confirmed by `timedOut` in its result). */
 export const HARNESS_TIMEOUT_EXIT = 124;
+/** launch.py's exit status when the supervisor itself failed (an exception of its own): the run has no verdict, its container is not lent again. */
+export const HARNESS_FAILED_EXIT = 198;
 /** launch.py's exit status when the process ended 0 but the supervisor cannot confirm a pass (its result's `verdict` says why). */
 export const HARNESS_UNCONFIRMED_EXIT = 125;
 /**
@@ -18,6 +21,33 @@ export function harnessResultPath(runDir: string): string {
   return `${RESULT_DIR}/${runDir.split('/').pop()}.json`;
 }
 export const DIRTY_MARKER = '[repost-sandbox] container not clean:';
+
+/**
+ * The supervisor ends its run's stdout with its result (the same JSON as the file above), written
+ * after every other process in the container is gone, so nothing the script printed can follow
+ * it: a newline, the JSON, a newline, then this marker and the JSON's length in bytes and a
+ * newline. Read from the end, by that length, it cannot be confused with anything the script wrote
+ * before it (a forged trailer the script printed is inside what precedes the real one). It saves a
+ * second `docker exec` to read the file after each run that needs a result.
+ */
+export const RESULT_TRAILER_MARKER = '\x1e[repost-result] ';
+const TRAILER_LINE = /\n\x1e\[repost-result\] (\d{1,10})\n$/;
+
+/**
+ * Takes the supervisor's result off the end of a run's stdout, leaving stdout as the script wrote
+ * it. Null (and stdout untouched) when the stream does not end with the trailer, or when not all
+ * of it was kept (output past the capture's budget): the caller then reads the result file.
+ */
+export function takeResultTrailer(stdout: BoundedOutput): string | null {
+  const end = stdout.lastBytes(Math.min(stdout.totalBytes, 40));
+  const line = end && TRAILER_LINE.exec(end.toString('latin1'));
+  if (!line) return null;
+  const length = Number(line[1]);
+  const whole = stdout.lastBytes(1 + length + line[0].length);
+  if (!whole || whole[0] !== 0x0a) return null;
+  stdout.dropLast(whole.length);
+  return whole.subarray(1, 1 + length).toString('utf8');
+}
 /** Requests up to this size travel as command-line arguments (one `exec`, no stdin round trip). */
 const ARGV_PAYLOAD_LIMIT = 1024 * 1024;
 /** UTF-16 units per argument: at most 3 UTF-8 bytes each, under Linux's 128 KiB for one argument. */
@@ -55,6 +85,8 @@ export interface LaunchRequest {
   clockOffsetSec?: number | null;
   /** An isolated run: the candidate in a process of its own (see repost_isolated.py). */
   candidate?: CandidateSpec | null;
+  /** The supervisor ends the exec's stdout with its result (see takeResultTrailer); other callers of launch.py read the file. */
+  resultTrailer?: boolean;
 }
 
 /**
@@ -138,8 +170,10 @@ export function launchCommand(request: LaunchRequest): { cmd: string[]; stdin?: 
   if (request.mutation) fields.push(['mutation', JSON.stringify(request.mutation)]);
   if (request.hashSeed !== undefined && request.hashSeed !== null) fields.push(['hashSeed', String(request.hashSeed)]);
   if (request.clockOffsetSec !== undefined && request.clockOffsetSec !== null) fields.push(['clockOffsetSec', String(request.clockOffsetSec)]);
+  if (request.resultTrailer) fields.push(['resultTrailer', '1']);
   fields.push(['timeoutSec', String(request.timeoutSec)]);
   return encodeLaunch(fields, () => ({
+    resultTrailer: Boolean(request.resultTrailer),
     candidate: request.candidate ?? null,
     runDir: request.runDir,
     script: request.script,

@@ -6,8 +6,11 @@
  */
 export type Scalar = 'string' | 'float64' | 'bool' | 'int32' | 'int64';
 
-/** A struct list's fields are strings unless `types` says otherwise. */
-export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[]; types?: Readonly<Record<string, Scalar>> };
+/**
+ * A struct list's fields are strings unless `types` says otherwise; a `nullable` list may be null
+ * (not known for a record), which is not the same as empty.
+ */
+export type ColumnType = { kind: 'scalar'; scalar: Scalar; nullable: boolean } | { kind: 'struct-list'; fields: readonly string[]; types?: Readonly<Record<string, Scalar>>; nullable?: boolean };
 
 /** One column of a table of records `R`: its name, type, meaning and how a record gives its value. */
 export interface TableColumn<R> {
@@ -32,7 +35,7 @@ export function parquetSchema(columns: readonly TableColumn<never>[]): Record<st
       out.push({ name: c.name, ...physical[c.type.scalar], repetition_type: c.type.nullable ? 'OPTIONAL' : 'REQUIRED' });
     } else {
       // The standard three-level list: <name> (LIST) -> repeated group list -> element (struct).
-      out.push({ name: c.name, repetition_type: 'REQUIRED', converted_type: 'LIST', num_children: 1 });
+      out.push({ name: c.name, repetition_type: c.type.nullable ? 'OPTIONAL' : 'REQUIRED', converted_type: 'LIST', num_children: 1 });
       out.push({ name: 'list', repetition_type: 'REPEATED', num_children: 1 });
       out.push({ name: 'element', repetition_type: 'REQUIRED', num_children: c.type.fields.length });
       for (const f of c.type.fields) out.push({ name: f, ...physical[c.type.types?.[f] ?? 'string'], repetition_type: 'REQUIRED' });

@@ -6,7 +6,11 @@
  * and the context leaves out (`unsupplied` entries naming a local definition), the functions with
  * at least one, the dynamic lookups reported, what was left out for the budget or the depth, and
  * the context's size in characters; and of the dependencies the closure before kept (all of them
- * what runs needs), how many the context closure keeps too.
+ * what runs needs), how many the context closure keeps too. Then the dedupe's own share: the
+ * context closure once more with a repeated definition shown each time (`contextDedupe: false`),
+ * and the characters the dedupe removes (in all, as a share of the undeduped contexts, and the
+ * functions whose context it changes). Under a budget the undeduped contexts may also have cut
+ * definitions the deduped ones keep; with `--budget 0` the difference is the repeats alone.
  *
  *   npm run bench -- context --dir <repo> [--dir <repo> ...] [--candidates 30] [--budget 8000] [--seed 0]
  */
@@ -57,7 +61,7 @@ function figures(analyses: FunctionAnalysis[]): Figures {
 
 async function main(values: unknown): Promise<void> {
   const flags = Flags.parse(values);
-  const rows: string[][] = [['repository', 'functions', 'missing names (before -> after)', 'of which never reached', 'functions missing any', 'dynamic lookups', 'left out (budget/depth)', 'context chars mean', 'context chars max', 'runtime deps kept (before -> still after)']];
+  const rows: string[][] = [['repository', 'functions', 'missing names (before -> after)', 'of which never reached', 'functions missing any', 'dynamic lookups', 'left out (budget/depth)', 'context chars mean', 'context chars max', 'runtime deps kept (before -> still after)', 'context chars without -> with dedupe (sum)', 'dedupe removes', 'functions it changes']];
   const dirs = flags.dir.map((d) => path.resolve(d));
   for (const dir of dirs) if (!fs.existsSync(dir) || !fs.statSync(dir).isDirectory()) throw new UsageError(`not a folder: ${dir}`);
   for (const dir of dirs) {
@@ -65,6 +69,8 @@ async function main(values: unknown): Promise<void> {
     // Before: the closure as it was, only what runs and no depth limit.
     const before = await RepositoryAnalyzer.open(dir, { ...common, contextClosure: false, closureDepth: 0 });
     const after = await RepositoryAnalyzer.open(dir, common);
+    // The context closure with every repeated definition shown: what the dedupe removes on its own.
+    const undeduped = await RepositoryAnalyzer.open(dir, { ...common, contextDedupe: false });
     const chosen = after.candidates();
     if (chosen.length === 0) throw new UsageError(`no candidate functions in ${dir}`);
     const pairs = chosen.map((f) => [before.analyze(f.path, f.qualname, f.occurrence), after.analyze(f.path, f.qualname, f.occurrence)] as const);
@@ -84,8 +90,18 @@ async function main(values: unknown): Promise<void> {
         if (later.has(k)) runtimeStill++;
       }
     }
+    let charsWithout = 0;
+    let charsWith = 0;
+    let changed = 0;
+    for (const [f, [, y]] of chosen.map((c, i) => [c, pairs[i]!] as const)) {
+      const z = undeduped.analyze(f.path, f.qualname, f.occurrence);
+      charsWithout += z.context.length;
+      charsWith += y.context.length;
+      if (z.context !== y.context) changed++;
+    }
+    const share = charsWithout ? `${(((charsWithout - charsWith) / charsWithout) * 100).toFixed(1)}%` : '0%';
     const arrow = (x: number, y: number) => `${x} -> ${y}`;
-    rows.push([path.basename(dir), String(a.functions), arrow(b.missing, a.missing), arrow(b.unreached, a.unreached), arrow(b.withMissing, a.withMissing), arrow(b.dynamic, a.dynamic), arrow(b.leftOut, a.leftOut), arrow(b.meanChars, a.meanChars), arrow(b.maxChars, a.maxChars), arrow(runtimeKept, runtimeStill)]);
+    rows.push([path.basename(dir), String(a.functions), arrow(b.missing, a.missing), arrow(b.unreached, a.unreached), arrow(b.withMissing, a.withMissing), arrow(b.dynamic, a.dynamic), arrow(b.leftOut, a.leftOut), arrow(b.meanChars, a.meanChars), arrow(b.maxChars, a.maxChars), arrow(runtimeKept, runtimeStill), arrow(charsWithout, charsWith), `${charsWithout - charsWith} (${share})`, String(changed)]);
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd());

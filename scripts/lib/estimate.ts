@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { chooseCandidates, presetAnalysisOptions, RepositoryAnalyzer, selectClassCandidates } from '../../activities/analysis';
+import { chooseCandidates, RepositoryAnalyzer, selectClassCandidates } from '../../activities/analysis';
 import type { RepoSource } from '../../activities/contracts';
 import { averagesFromExchanges, estimateRun, formatEstimate, type EstimateTarget, type RecordedCall, type RunEstimate } from '../../activities/llm/estimate';
 import { formatCostUsd } from '../../activities/llm/prices';
@@ -40,7 +40,7 @@ export async function estimateTargets(config: Config, sources: readonly RepoSour
       ...config.analysis,
       repoId: source.name ?? path.basename(path.resolve(source.path)),
       split,
-      ...presetAnalysisOptions(config.analysis.preset, split),
+      contextTokenBudget: config.analysis.contextTokenBudget[split],
     });
     if (kinds !== 'classes') {
       const chosen = chooseCandidates(analyzer.functions(), { preset: config.analysis.preset, split, max: config.crawl.maxFunctionsPerRepo, seed: config.crawl.seed });

@@ -284,6 +284,7 @@ print(json.dumps(out))
         llm_tokens: "Value('int64')",
         packages: "List({'name': Value('string'), 'version': Value('string'), 'as_of': Value('string')})",
         commit_date: "Value('string')",
+        context_unsupplied: "List({'name': Value('string')})",
       });
       expect([...loaded.train!.unparsable, ...loaded.eval!.unparsable]).toEqual([]);
       const source = readLines(path.join(runDir, 'dataset.jsonl')).map((r) => DatasetRecordSchema.parse(r));
@@ -307,6 +308,9 @@ print(json.dumps(out))
           ast_check_required: r.split === 'eval',
         });
         expect(Object.fromEntries((row.prompt_versions as { step: string; version: string }[]).map((p) => [p.step, p.version]))).toEqual(r.prompt_versions);
+        // What the context could not supply, a column as the record has it (the demo's contexts supply all).
+        expect(r.context_unsupplied).toBeDefined();
+        expect(row.context_unsupplied).toEqual(r.context_unsupplied!.map((name) => ({ name })));
       }
       const card = fs.readFileSync(path.join(to, 'README.md'), 'utf8');
       expect(card).toContain('| Test cases (asserts) per script (avg) | 3.7 | 2.5 |');

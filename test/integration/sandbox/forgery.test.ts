@@ -57,6 +57,30 @@ describe('forged results', () => {
     expect(result).toMatchObject({ status: 'passed', stdout: 'refused 2\n', coverage: REAL_COVERAGE });
   });
 
+  test("result trailer: one the script prints on stdout is not the supervisor's, whatever way it ends", async () => {
+    // The supervisor ends stdout with its result (read from the end by its length); the script
+    // prints a well-formed trailer claiming full coverage, as its last bytes.
+    const forge = (ending: string[]) =>
+      [
+        ...PARTIAL,
+        'import json, os, sys',
+        'fake = json.dumps({"notes": [], "coverage": {"target": "f", "rate": 1.0, "branches": {"total": 2, "taken": 2}, "missingLines": [], "summary": "forged"}, "timedOut": False, "verdict": None, "runner": None, "missingModule": None})',
+        'sys.stdout.write("printed\\n" + "\\n" + fake + "\\n\\x1e[repost-result] " + str(len(fake.encode())) + "\\n")',
+        'sys.stdout.flush()',
+        ...ending,
+      ].join('\n');
+    const ended = await executor.run({ script: forge([]), coverage: { functionName: 'f' } });
+    expect(ended).toMatchObject({ status: 'passed', coverage: REAL_COVERAGE });
+    // What it printed is its output, shown as printed.
+    expect(ended.stdout).toMatch(/^printed\n\n\{"notes".*"forged".*\n\x1e\[repost-result\] \d+\n$/s);
+    expect(ended.stdout.split('\x1e[repost-result]')).toHaveLength(2);
+    // Killed by a signal right after printing it: the result comes from the supervisor's file.
+    const killed = await executor.run({ script: forge(['import signal', 'os.kill(os.getpid(), signal.SIGKILL)']), coverage: { functionName: 'f' } });
+    expect(killed.status).not.toBe('passed');
+    expect(killed.coverage?.summary).not.toBe('forged');
+    expect(killed.coverage?.rate ?? 0).toBeLessThan(1);
+  });
+
   test('os._exit(0) or sys.exit(0) from the code under test is not a pass, nor is an _exit past the harness', async () => {
     const candidate = (ending: string) =>
       [

@@ -128,8 +128,7 @@ describe('the context closure', () => {
 
   it('shows a definition once: inside a TYPE_CHECKING import block, and when two files hold the same copy', async () => {
     const make = lines('def make_var(name, **kwargs):', '    """Makes a variable."""', '    return (name, kwargs)');
-    const a = (
-      await repo({
+    const files = {
         'pkg/__init__.py': '',
         'pkg/typing_utils.py': lines(
           'from typing import TYPE_CHECKING',
@@ -147,13 +146,19 @@ describe('the context closure', () => {
         'pkg/copy_a.py': make,
         'pkg/copy_b.py': make,
         'pkg/use.py': lines('from pkg.typing_utils import T, make_var', 'from pkg import copy_a, copy_b', '', 'def use(x: T):', '    return make_var(x), copy_a.make_var(x), copy_b.make_var(x)'),
-      })
-    ).analyze('pkg/use.py', 'use');
+    };
+    const a = (await repo(files)).analyze('pkg/use.py', 'use');
     expect(count(a.context, 'def make_var')).toBe(2);
     expect(count(a.context, '"""Makes a variable."""')).toBe(2);
     // The block's own copy (it differs by its indentation), and one of the two identical files.
     expect(a.context).toContain('## pkg/typing_utils.py');
     expect(count(a.context, 'if TYPE_CHECKING:')).toBe(1);
+    // Without the dedupe (only to measure it): the block's definition shown again after it, and both copies.
+    const plain = (await repo(files, { contextDedupe: false })).analyze('pkg/use.py', 'use');
+    expect(count(plain.context, 'def make_var')).toBe(4);
+    expect(count(plain.context, 'if TYPE_CHECKING:')).toBe(1);
+    expect(plain.context.length).toBeGreaterThan(a.context.length);
+    expect(plain.dependencies).toEqual(a.dependencies);
   });
 });
 

@@ -75,6 +75,24 @@ describe('export columns', () => {
   });
 });
 
+describe('context_unsupplied column', () => {
+  it('is a nullable list in both tables, null for a record written before it was kept, empty when the context supplies all', () => {
+    for (const columns of [EXPORT_COLUMNS, CLASS_ENVIRONMENT_COLUMNS]) {
+      const schema = parquetSchema(columns as readonly never[]);
+      const at = schema.findIndex((e) => e.name === 'context_unsupplied');
+      expect(schema.slice(at, at + 4)).toEqual([
+        { name: 'context_unsupplied', repetition_type: 'OPTIONAL', converted_type: 'LIST', num_children: 1 },
+        { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+        { name: 'element', repetition_type: 'REQUIRED', num_children: 1 },
+        { name: 'name', type: 'BYTE_ARRAY', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+      ]);
+      expect(huggingFaceFeatures(columns as readonly never[]).find((f) => f.name === 'context_unsupplied')).toEqual({ name: 'context_unsupplied', list: [{ name: 'name', dtype: 'string' }] });
+    }
+    const values = columnData([record, { ...record, context_unsupplied: [] }, { ...record, context_unsupplied: ['app/run.py::deepest', 'getattr(self, name)'] }]).find((c) => c.name === 'context_unsupplied');
+    expect(values?.data).toEqual([null, [], [{ name: 'app/run.py::deepest' }, { name: 'getattr(self, name)' }]]);
+  });
+});
+
 describe('YAML front matter', () => {
   it('writes nested mappings and sequences with JSON scalars', () => {
     expect(toYaml({ a: 'x: y', list: [{ k: 1, n: [true, null] }, 'z'], empty: [], 'odd key': {} })).toBe(
@@ -101,6 +119,11 @@ describe('dataset card', () => {
       exportedAt: '2026-01-01T00:00:00.000Z',
     };
   }
+
+  it('field tables name a nullable list as such (context_unsupplied)', () => {
+    const card = renderDatasetCard({ ...input([{ repo: 'o/r', license: 'mit', records: 1 }]), classSplits: [{ name: 'train', path: 'data/classes/train-00000-of-00001.parquet', rows: 1, coverageThresholds: [0.8], astCheckRequired: [false] }] });
+    expect(card.split('| `context_unsupplied` | list of {name} (nullable) |').length).toBe(3);
+  });
 
   it('maps GitHub license keys to Hub ids', () => {
     expect(hubLicenseId('mit')).toBe('mit');

@@ -1,4 +1,5 @@
-import { chunk, harnessResultPath, helperCommand, launchCommand, mutationRunDeadlineSec } from '../../../activities/sandbox/harness-command';
+import { BoundedOutput } from '../../../activities/sandbox/bounded-output';
+import { chunk, harnessResultPath, helperCommand, launchCommand, mutationRunDeadlineSec, RESULT_TRAILER_MARKER, takeResultTrailer } from '../../../activities/sandbox/harness-command';
 
 describe('harness commands', () => {
   test('launch fields are name, count, parts; values survive the split', () => {
@@ -84,5 +85,71 @@ describe('harness commands', () => {
     const parts = chunk('a😀'.repeat(5), 2);
     expect(parts.join('')).toBe('a😀'.repeat(5));
     for (const p of parts) expect(p).toBe(Buffer.from(p).toString());
+  });
+});
+
+describe('the result trailer on stdout', () => {
+  const trailer = (json: string) => `\n${json}\n${RESULT_TRAILER_MARKER}${Buffer.byteLength(json)}\n`;
+  const pushAll = (out: BoundedOutput, text: string, size = 7) => {
+    const bytes = Buffer.from(text);
+    for (let i = 0; i < bytes.length; i += size) out.push(bytes.subarray(i, i + size));
+  };
+
+  test('is taken off the end by its length, leaving what the script printed', () => {
+    const out = new BoundedOutput(4096);
+    const result = JSON.stringify({ notes: ['é'], coverage: null });
+    pushAll(out, `hello\nno newline at the end${trailer(result)}`);
+    expect(takeResultTrailer(out)).toBe(result);
+    expect(out.toString()).toBe('hello\nno newline at the end');
+    expect(out.truncated).toBe(false);
+  });
+
+  test("a trailer the script printed earlier is part of its output: the supervisor's last one is read", () => {
+    const out = new BoundedOutput(4096);
+    const forged = JSON.stringify({ notes: [], coverage: { rate: 1 } });
+    // A forged trailer claiming the supervisor's trailer (and its length) is part of its payload.
+    const real = JSON.stringify({ notes: [`x${trailer(forged)}`], coverage: null });
+    pushAll(out, `out${trailer(forged)}${trailer(real)}`);
+    expect(JSON.parse(takeResultTrailer(out)!)).toEqual(JSON.parse(real));
+    expect(out.toString()).toBe(`out${trailer(forged)}`);
+  });
+
+  test('no trailer, or one not kept whole: null, and stdout untouched', () => {
+    const plain = new BoundedOutput(4096);
+    pushAll(plain, 'just output\n');
+    expect(takeResultTrailer(plain)).toBeNull();
+    expect(plain.toString()).toBe('just output\n');
+    // The length says more bytes than were kept (a result larger than the capture's tail).
+    const cut = new BoundedOutput(64);
+    const big = JSON.stringify({ notes: ['y'.repeat(200)] });
+    pushAll(cut, `start\n${trailer(big)}`);
+    expect(takeResultTrailer(cut)).toBeNull();
+    expect(cut.truncated).toBe(true);
+    // A length pointing before the stream's start.
+    const short = new BoundedOutput(4096);
+    pushAll(short, `{}\n${RESULT_TRAILER_MARKER}999\n`);
+    expect(takeResultTrailer(short)).toBeNull();
+  });
+
+  test('output cut in the middle keeps the trailer in the tail, and the cut is counted without it', () => {
+    const out = new BoundedOutput(200);
+    const result = JSON.stringify({ notes: [] });
+    pushAll(out, `${'a'.repeat(150)}\n${'b'.repeat(150)}\n${trailer(result)}`, 13);
+    expect(takeResultTrailer(out)).toBe(result);
+    expect(out.truncated).toBe(true);
+    expect(out.totalBytes).toBe(302);
+    expect(out.toString()).toMatch(/b\n$/);
+  });
+
+  test('output over the budget only with the trailer says it was cut when bytes were dropped meanwhile', () => {
+    const out = new BoundedOutput(200);
+    const result = JSON.stringify({ notes: ['n'.repeat(40)] });
+    pushAll(out, `${'c'.repeat(140)}${trailer(result)}`);
+    expect(takeResultTrailer(out)).toBe(result);
+    expect(out.totalBytes).toBe(140);
+    // Chunks of the c's left the tail while the trailer was being captured: never shown as whole.
+    expect(out.truncated).toBe(true);
+    expect(out.toString()).toMatch(/bytes of output cut \(140 in total\)/);
+    expect(out.bytes()).toBeNull();
   });
 });
