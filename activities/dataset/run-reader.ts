@@ -14,7 +14,7 @@ import * as readline from 'node:readline';
 import { z } from 'zod';
 import { unpricedModelsOfSettings } from '../llm/prices';
 import type { ExchangeIndexEntry } from '../store/exchanges';
-import { ClassDatasetRecordSchema, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
+import { ClassDatasetRecordSchema, isClassRecord, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
 import { RefusalTotalsSchema } from '../store/refusals';
 import { allRecords, isRunId, type Store } from '../store/types';
 import { UsageSchema } from '../store/usage';
@@ -182,19 +182,19 @@ export class StoreRunReader implements RunReader {
   }
 
   async *records(): AsyncIterable<ProductRecord> {
-    for await (const r of this.stored()) if (r.kind !== 'class' && r.accepted) yield r.record;
+    for await (const r of this.stored()) if (!isClassRecord(r) && r.accepted) yield r.record;
   }
 
   async *rejections(): AsyncIterable<Rejection> {
-    for await (const r of this.stored()) if (r.kind !== 'class' && !r.accepted) yield r.rejection;
+    for await (const r of this.stored()) if (!isClassRecord(r) && !r.accepted) yield r.rejection;
   }
 
   async *classRecords(): AsyncIterable<ClassDatasetRecord> {
-    for await (const r of this.stored()) if (r.kind === 'class' && r.accepted) yield r.record;
+    for await (const r of this.stored()) if (isClassRecord(r) && r.accepted) yield r.record;
   }
 
   async *classRejections(): AsyncIterable<Rejection> {
-    for await (const r of this.stored()) if (r.kind === 'class' && !r.accepted) yield r.rejection;
+    for await (const r of this.stored()) if (isClassRecord(r) && !r.accepted) yield r.rejection;
   }
 
   async exchanges(functionId: string): Promise<ExchangeIndexEntry[]> {

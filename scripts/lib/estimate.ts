@@ -11,6 +11,7 @@ import { chooseCandidates, RepositoryAnalyzer, selectClassCandidates } from '../
 import type { RepoSource } from '../../activities/contracts';
 import { averagesFromExchanges, estimateRun, formatEstimate, type EstimateTarget, type RecordedCall, type RunEstimate } from '../../activities/llm/estimate';
 import { formatCostUsd } from '../../activities/llm/prices';
+import { classKind, functionKind } from '../../activities/targets';
 import { estimateTokens } from '../../activities/llm/tokens';
 import type { Store } from '../../activities/store/types';
 import type { Config } from '../../temporal.config';
@@ -47,14 +48,14 @@ export async function estimateTargets(config: Config, sources: readonly RepoSour
       for (const f of chosen) {
         const a = analyzer.analyze(f.path, f.qualname);
         const crossFile = a.dependencies.some((d) => d.path !== f.path);
-        targets.push({ kind: 'function', crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('function', f.qualname, a.context) });
+        targets.push({ kind: 'function', steps: functionKind.llmSteps, crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('function', f.qualname, a.context) });
       }
     }
     if (kinds !== 'functions') {
       for (const c of selectClassCandidates(analyzer.classCandidates(), config.crawl.maxClassesPerRepo, config.crawl.seed)) {
         const a = analyzer.analyzeClass(c.info.path, c.info.qualname, c.info.occurrence);
         const crossFile = a.dependencies.some((d) => d.path !== c.info.path);
-        targets.push({ kind: 'class', crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('class', c.info.qualname, a.context) });
+        targets.push({ kind: 'class', steps: classKind.llmSteps, crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('class', c.info.qualname, a.context) });
       }
     }
   }
