@@ -274,9 +274,12 @@ class _Reporter:
     def _mine(self):
         return not self.sent and self._getpid() == self.pid
 
-    def snippet(self, index, status, detail):
+    def snippet(self, index, status, detail, duration=None):
         if self._mine():
-            self._send({"kind": "snippet", "index": index, "status": status, "detail": detail})
+            message = {"kind": "snippet", "index": index, "status": status, "detail": detail}
+            if duration is not None:
+                message["durationSec"] = round(max(0.0, float(duration)), 6)
+            self._send(message)
 
     def load_failed(self, detail):
         if self._mine():
@@ -588,7 +591,13 @@ def _read_report(data, snippets_expected):
                 return None, None, "a test result out of the harness's order"
             if len(snippets) >= snippets_expected:
                 return None, None, "more test results than tests"
-            snippets.append({"status": message["status"], "detail": message["detail"]})
+            entry = {"status": message["status"], "detail": message["detail"]}
+            if "durationSec" in message:
+                d = message["durationSec"]
+                if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d < 1e7:
+                    return None, None, "a test result with a duration the harness does not send"
+                entry["durationSec"] = d
+            snippets.append(entry)
         elif kind == "load" and snippets_expected is not None and load is None and not snippets and isinstance(message.get("detail"), str):
             load = message["detail"]
         else:
