@@ -1,8 +1,9 @@
 /**
  * A failed assertion as a user can act on it: where it is in the evaluation script (the innermost
  * frame of the script in the traceback), its source line, and its message when it has one (the
- * values compared, when the assertion's message names them): `AssertionError at line 12 in
- * test_sort: assert f(x) == f_new_implementation(x)` instead of a bare `AssertionError:`.
+ * values compared, which the harness puts there in an isolated run: repost_assert_values.py):
+ * `AssertionError at line 12 in test_sort: assert f(x) == f_new_implementation(x) (expected
+ * [1, 2], got [2, 1])` instead of a bare `AssertionError:`.
  */
 import type { PythonException } from '../sandbox/schema';
 import { scriptFrames } from './assertions';

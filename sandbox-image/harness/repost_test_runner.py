@@ -16,12 +16,17 @@ Results go to the supervisor through the harness's report channel as each snippe
 finished is known even if a later snippet kills the process), never through the script's standard
 streams or its files: nothing the candidate prints or writes is read as a result. The snippets'
 and the module's own printing is discarded. Each snippet has its own time limit (SIGALRM).
+Each result carries the snippet's duration in seconds, measured here with the monotonic clock
+taken before the script is loaded (so a script replacing `time.monotonic` does not change it).
 """
 import ast
 import importlib.util
 import io
 import signal
 import sys
+import time
+
+_monotonic = time.monotonic
 
 MODULE_NAME = "repost_candidate_module"
 MAX_REPR = 4000
@@ -104,19 +109,22 @@ def run(script_path, request, reporter, source=None, extra=None):
         return
     for i, source in enumerate(snippets):
         sys.stdout = io.StringIO()
+        started = _monotonic()
         try:
             signal.alarm(timeout)
             value = _run_snippet(module, source, mode)
             signal.alarm(0)
         except BaseException as exc:  # noqa: BLE001 - a failing snippet is a result, not an error
             signal.alarm(0)
-            reporter.snippet(i, "fail" if mode == "matrix" else "error", type(exc).__name__)
+            reporter.snippet(i, "fail" if mode == "matrix" else "error", type(exc).__name__, _monotonic() - started)
             continue
         if mode == "matrix":
-            reporter.snippet(i, "pass", "")
+            reporter.snippet(i, "pass", "", _monotonic() - started)
         else:
+            # The repr is the snippet's value: its time counts.
             text = repr(value)
+            duration = _monotonic() - started
             if len(text) > MAX_REPR:
-                reporter.snippet(i, "error", "ReprTooLong")
+                reporter.snippet(i, "error", "ReprTooLong", duration)
             else:
-                reporter.snippet(i, "value", text)
+                reporter.snippet(i, "value", text, duration)

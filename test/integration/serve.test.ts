@@ -145,6 +145,7 @@ describe('the verification server (scripts/serve.ts)', () => {
       expect(right.json).toMatchObject({ reward: 1, passed: true, kind: null });
       expect(right.json.tests[0].testFunctions.length).toBeGreaterThan(0);
       expect(right.json.duration).toBeGreaterThan(0);
+      expect(right.json.tests[0].duration).toBe(right.json.duration);
       const wrong = await post(`${served.url}/verify`, { dataset: 'demo', id: words.function_id, completion: fenced(returnNone(words.orig_func)) });
       expect(wrong.json).toMatchObject({ reward: 0, passed: false });
       expect(['assertion', 'exception', 'wrong_type']).toContain(wrong.json.kind);
