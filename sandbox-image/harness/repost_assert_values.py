@@ -103,27 +103,40 @@ def _calls_candidate(node):
     return False
 
 
-class _Rewriter(ast.NodeTransformer):
-    def visit_Assert(self, node):
-        self.generic_visit(node)
-        test = node.test
-        if node.msg is not None or not isinstance(test, ast.Compare) or len(test.ops) != 1 or type(test.ops[0]) not in _OPS:
-            return node
-        left, right = test.left, test.comparators[0]
-        in_left, in_right = _calls_candidate(left), _calls_candidate(right)
-        role = "left" if in_left and not in_right else "right" if in_right and not in_left else ""
-        op = _OPS[type(test.ops[0])][0]
-        helper = ast.Name(id=NAME, ctx=ast.Load())
-        call = ast.Call(
-            func=ast.Attribute(value=helper, attr="compare", ctx=ast.Load()),
-            args=[left, right, ast.Constant(op), ast.Constant(role)],
-            keywords=[],
-        )
-        message = ast.Call(func=ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()), attr="message", ctx=ast.Load()), args=[], keywords=[])
-        new = ast.Assert(test=call, msg=message)
-        for made in (call, message) + tuple(ast.walk(call.func)) + tuple(ast.walk(message)) + tuple(call.args[2:]):
-            ast.copy_location(made, test)
-        return ast.copy_location(new, node)
+def _rewritten(node):
+    """The assert `node` rewritten, or `node` itself when it is not one comparison without a message."""
+    test = node.test
+    if node.msg is not None or not isinstance(test, ast.Compare) or len(test.ops) != 1 or type(test.ops[0]) not in _OPS:
+        return node
+    left, right = test.left, test.comparators[0]
+    in_left, in_right = _calls_candidate(left), _calls_candidate(right)
+    role = "left" if in_left and not in_right else "right" if in_right and not in_left else ""
+    op = _OPS[type(test.ops[0])][0]
+    call = ast.Call(
+        func=ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()), attr="compare", ctx=ast.Load()),
+        args=[left, right, ast.Constant(op), ast.Constant(role)],
+        keywords=[],
+    )
+    message = ast.Call(func=ast.Attribute(value=ast.Name(id=NAME, ctx=ast.Load()), attr="message", ctx=ast.Load()), args=[], keywords=[])
+    # Every node made here gets the comparison's place, so the tree needs no other fixing.
+    for made in (call, call.func, call.func.value, call.args[2], call.args[3], message, message.func, message.func.value):
+        ast.copy_location(made, test)
+    return ast.copy_location(ast.Assert(test=call, msg=message), node)
+
+
+# The fields of a statement that hold statements (an assert is a statement, never inside an expression).
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _rewrite_statements(statements):
+    for i, statement in enumerate(statements):
+        if isinstance(statement, ast.Assert):
+            statements[i] = _rewritten(statement)
+            continue
+        for field in _BODIES:
+            inner = getattr(statement, field, None)
+            if isinstance(inner, list):
+                _rewrite_statements(inner)
 
 
 def rewrite(source, filename):
@@ -134,5 +147,5 @@ def rewrite(source, filename):
         tree = ast.parse(source, filename)
     except (SyntaxError, ValueError):
         return None
-    tree = _Rewriter().visit(tree)
-    return ast.fix_missing_locations(tree)
+    _rewrite_statements(tree.body)
+    return tree
