@@ -307,7 +307,7 @@ export class VerificationServer {
       const r = await this.options.executor.run({ script: plan.script, files: plan.files, timeoutSec: plan.timeoutSec, limits }, { signal });
       return r.status === 'infrastructure' ? { infrastructure: r } : { value: r };
     });
-    return { status: 200, body: runCodeResponse(result) };
+    return { status: 200, body: runCodeResponse(result, plan.fetch) };
   }
 
   private async verify(body: unknown): Promise<{ status: number; body: VerifyResponse }> {
