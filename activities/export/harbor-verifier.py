@@ -289,12 +289,24 @@ def test_kind(failure):
     return "exception"
 
 
-def classify_tests(code, stderr, result, duration, test_names):
+def test_assertion(snippet, script):
+    """A test's failed assertion as the harness's test runner reported it (where it stopped in the
+    script, the message: the compared values) with its source line in `script`, or None."""
+    a = snippet.get("assertion") if isinstance(snippet, dict) else None
+    if not isinstance(a, dict) or not isinstance(a.get("line"), int):
+        return None
+    lines = script.split("\n")
+    source = lines[a["line"] - 1].strip() if 0 < a["line"] <= len(lines) else ""
+    return {"line": a["line"], "function": str(a.get("function", ""))[:200], "source": source[:300], "message": str(a.get("message", ""))[:500]}
+
+
+def classify_tests(code, stderr, result, duration, test_names, script=""):
     """Scored per test (a class environment): each test's outcome from the runner's report, as
     eval.ts --classes reads it (activities/eval/test-runner.ts snippetResults); the run passes
     when every test passed. A failed run's kind: the time limit, else the answer's own failure in
     its process (an isolated run), else `assertion` when a failing test raised AssertionError, else
-    the first failed test's."""
+    the first failed test's. A test that failed on an assertion carries it (line, function, source
+    line of `script`, the script that ran, and message), as eval.ts --classes names it."""
     report = (result or {}).get("runner") if isinstance(result, dict) else None
     snippets = (report or {}).get("snippets") or []
     load = (report or {}).get("loadFailure")
@@ -310,8 +322,12 @@ def classify_tests(code, stderr, result, duration, test_names):
         else:
             failure = str(s.get("detail", ""))[:80] or "error"
         took = s.get("durationSec") if s is not None and not load else None
-        duration = round(took, 6) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
-        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure, "duration": duration})
+        # Its own name: `duration` stays the run's (the verdict's duration).
+        took_sec = round(took, 6) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
+        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure, "duration": took_sec})
+        assertion = test_assertion(s, script) if failure is not None and not load else None
+        if assertion is not None:
+            tests[-1]["assertion"] = assertion
     failed = [t for t in tests if t["outcome"] == "failed"]
     passed = bool(tests) and not failed and report is not None
     candidate = (result or {}).get("candidate") if isinstance(result, dict) else None
@@ -330,6 +346,9 @@ def classify_tests(code, stderr, result, duration, test_names):
         first = next((t for t in failed if t["exceptionType"] == "AssertionError"), failed[0])
         kind, exc_type = first["kind"], first["exceptionType"]
         summary = f"{len(failed)} of {len(tests)} test(s) failed; {first['name']}: {exc_type}" + (" (the module did not load)" if load else "")
+        a = first.get("assertion")
+        if a:
+            summary += f" at line {a['line']}: {a['source']}" + (f" ({a['message']})" if a["message"] else "")
     return outcome(False, kind, summary, exc_type, duration, tests)
 
 
@@ -389,7 +408,7 @@ def main():
     if code == 199:
         failed(outcome(False, "harness", "the container was not clean: nothing was run"))
         return
-    verdict = (classify_tests if per_test else classify)(code, err, result, duration, tests)
+    verdict = classify_tests(code, err, result, duration, tests, placed["script"]) if per_test else classify(code, err, result, duration, tests)
     sys.stderr.write(err[-4000:])
     write_verdict(verdict, per_test)
 

@@ -29,6 +29,8 @@ interface Trial {
   rewards: Record<string, number>;
   kind: string | null;
   exception: string | null;
+  /** verdict.json's tests (a class task's, one by one). */
+  tests: { name: string; exceptionType?: string | null; assertion?: { line: number; function: string; source: string; message: string } }[];
 }
 
 /** `harbor run` over a dataset folder with one agent; each trial's reward and verdict. */
@@ -45,13 +47,14 @@ async function harborRun(dataset: string, agent: string, jobs: string, name: str
         exception_info?: { exception_message?: string } | null;
       };
       const verdictFile = path.join(jobDir, e.name, 'verifier', 'verdict.json');
-      const verdict = fs.existsSync(verdictFile) ? (JSON.parse(fs.readFileSync(verdictFile, 'utf8')) as { kind: string | null }) : null;
+      const verdict = fs.existsSync(verdictFile) ? (JSON.parse(fs.readFileSync(verdictFile, 'utf8')) as { kind: string | null; tests?: Trial['tests'] }) : null;
       return {
         task: result.task_name ?? e.name.split('__')[0]!,
         reward: result.verifier_result?.rewards?.reward ?? null,
         rewards: result.verifier_result?.rewards ?? {},
         kind: verdict?.kind ?? null,
         exception: result.exception_info?.exception_message ?? null,
+        tests: verdict?.tests ?? [],
       };
     });
 }
@@ -142,6 +145,12 @@ describe('the Harbor export of the demo run, run by the harbor CLI', () => {
       expect(t.exception).toBeNull();
       expect(['assertion', 'exception']).toContain(t.kind);
     }
-    for (const t of wrongRun.filter((x) => classTasks.has(x.task))) expect(t.rewards.test_pass_rate).toBeLessThan(1);
+    for (const t of wrongRun.filter((x) => classTasks.has(x.task))) {
+      expect(t.rewards.test_pass_rate).toBeLessThan(1);
+      // A test that failed on an assertion says which one and the values it compared (the answer's side gave None).
+      const asserted = t.tests.filter((x) => x.exceptionType === 'AssertionError');
+      expect(asserted.length).toBeGreaterThan(0);
+      for (const x of asserted) expect(x.assertion).toMatchObject({ line: expect.any(Number), function: x.name, source: expect.stringMatching(/^assert /), message: expect.stringMatching(/^expected .+, got None$/) });
+    }
   }, 45 * 60_000);
 });
