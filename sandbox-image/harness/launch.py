@@ -274,11 +274,13 @@ class _Reporter:
     def _mine(self):
         return not self.sent and self._getpid() == self.pid
 
-    def snippet(self, index, status, detail, duration=None):
+    def snippet(self, index, status, detail, duration=None, assertion=None):
         if self._mine():
             message = {"kind": "snippet", "index": index, "status": status, "detail": detail}
             if duration is not None:
                 message["durationSec"] = round(max(0.0, float(duration)), 6)
+            if assertion is not None:
+                message["assertion"] = assertion
             self._send(message)
 
     def load_failed(self, detail):
@@ -441,7 +443,7 @@ def _run_script(reporter, runner, script_path, request, fast_exit=False):
     status, missing, exited_in, exception = 0, None, None, None
     try:
         if runner is not None and request.get("candidate"):
-            runner.run(script_path, request["runner"], reporter, request["script"], request.get("_extra"))
+            runner.run(script_path, request["runner"], reporter, request["script"], request.get("_extra"), request.get("_rewrite"))
         elif runner is not None:
             runner.run(script_path, request["runner"], reporter)
         elif request.get("candidate"):
@@ -563,6 +565,21 @@ MAX_REPORT_BYTES = 64 * 1024 * 1024
 SNIPPET_STATUSES = ("pass", "fail", "value", "error")
 
 
+def _runner_assertion(a):
+    """Whether a test result's failed assertion is as the test runner sends it (bounded: repost_test_runner.py)."""
+    return (
+        isinstance(a, dict)
+        and set(a) == {"line", "function", "message"}
+        and isinstance(a["line"], int)
+        and not isinstance(a["line"], bool)
+        and 0 < a["line"] < 10_000_000
+        and isinstance(a["function"], str)
+        and len(a["function"]) <= 200
+        and isinstance(a["message"], str)
+        and len(a["message"]) <= 500
+    )
+
+
 def _read_report(data, snippets_expected):
     """The child's messages, held to the protocol: (end message or None, runner report or None, what was wrong or None).
 
@@ -597,6 +614,10 @@ def _read_report(data, snippets_expected):
                 if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d < 1e7:
                     return None, None, "a test result with a duration the harness does not send"
                 entry["durationSec"] = d
+            if "assertion" in message:
+                if not _runner_assertion(message["assertion"]):
+                    return None, None, "a test result with an assertion the harness does not send"
+                entry["assertion"] = message["assertion"]
             snippets.append(entry)
         elif kind == "load" and snippets_expected is not None and load is None and not snippets and isinstance(message.get("detail"), str):
             load = message["detail"]

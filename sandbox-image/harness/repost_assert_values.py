@@ -8,8 +8,9 @@ In an isolated run the trusted process loads the evaluation script through `rewr
 The call evaluates the left operand, then the right, each once, as the comparison did; `compare`
 applies the same operator (`operator.eq`, `operator.contains` with the operands swapped, ...),
 takes its truth value and, when it is false, keeps a message for `message()`: `expected <repr>,
-got <repr>` when one side calls a `*_new_implementation` (the candidate's side is "got"), else the
-operands with the operator. The statement is still an `assert` on its own line: it is skipped
+got <repr>` when one side calls a `*_new_implementation` or reads a name assigned from one earlier
+in the same body (`b = Tally_new_implementation()`, then `b.count(w)`: the candidate's side is
+"got"), else the operands with the operator. The statement is still an `assert` on its own line: it is skipped
 under `-O` as before, and a failure's traceback ends at the script's line. Each repr is bounded
 (`reprlib`, then cut to MAX_REPR characters) and guarded: a `__repr__` that raises gives the type's
 name; one that does not end runs inside the test's own time limit. Only values of this process are
@@ -95,21 +96,44 @@ class Asserts:
         return text
 
 
-def _calls_candidate(node):
+def _calls_candidate(node, derived=frozenset()):
     for sub in ast.walk(node):
         name = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(sub, ast.Attribute) else None
-        if name is not None and name.endswith(NEW_SUFFIX):
+        if name is not None and (name.endswith(NEW_SUFFIX) or (isinstance(sub, ast.Name) and name in derived)):
             return True
     return False
 
 
-def _rewritten(node):
+def _assigned_names(target):
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for element in target.elts:
+            yield from _assigned_names(element)
+    elif isinstance(target, ast.Starred):
+        yield from _assigned_names(target.value)
+
+
+def _note_derived(statement, derived):
+    """Adds to `derived` the names `statement` assigns from the candidate (a label for messages only)."""
+    if isinstance(statement, ast.Assign):
+        targets, value = statement.targets, statement.value
+    elif isinstance(statement, (ast.AnnAssign, ast.AugAssign)) and statement.value is not None:
+        targets, value = [statement.target], statement.value
+    else:
+        return
+    if _calls_candidate(value, derived):
+        for target in targets:
+            derived.update(_assigned_names(target))
+
+
+def _rewritten(node, derived=frozenset()):
     """The assert `node` rewritten, or `node` itself when it is not one comparison without a message."""
     test = node.test
     if node.msg is not None or not isinstance(test, ast.Compare) or len(test.ops) != 1 or type(test.ops[0]) not in _OPS:
         return node
     left, right = test.left, test.comparators[0]
-    in_left, in_right = _calls_candidate(left), _calls_candidate(right)
+    in_left, in_right = _calls_candidate(left, derived), _calls_candidate(right, derived)
     role = "left" if in_left and not in_right else "right" if in_right and not in_left else ""
     op = _OPS[type(test.ops[0])][0]
     call = ast.Call(
@@ -128,15 +152,20 @@ def _rewritten(node):
 _BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def _rewrite_statements(statements):
+def _rewrite_statements(statements, derived=None):
+    """Rewrites the asserts of `statements`; `derived`: the names assigned from the candidate so far
+    in this body (a function's body starts with those of the body around it)."""
+    derived = set() if derived is None else derived
     for i, statement in enumerate(statements):
         if isinstance(statement, ast.Assert):
-            statements[i] = _rewritten(statement)
+            statements[i] = _rewritten(statement, derived)
             continue
+        _note_derived(statement, derived)
+        scope = set(derived) if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else derived
         for field in _BODIES:
             inner = getattr(statement, field, None)
             if isinstance(inner, list):
-                _rewrite_statements(inner)
+                _rewrite_statements(inner, scope)
 
 
 def rewrite(source, filename):

@@ -39,6 +39,10 @@ common = "def f(x):\n    return x\ndef f_new_implementation(x):\n    return x + 
 assert failure(common + "assert f(3) == f_new_implementation(3)\n") == ("expected 3, got 4", 5)
 assert failure(common + "assert f_new_implementation(3) == f(3)\n") == ("expected 3, got 4", 5)
 assert failure(common + "assert 5 in [1, 2]\n")[0] == "5 in [1, 2] is false"
+# A name assigned from the candidate (an instance of a class answer) is the candidate's side too.
+cls = "class C:\n    def __init__(self, k):\n        self.k = k\n    def get(self):\n        return self.k\ndef C_new_implementation(k):\n    return C(k + 1)\n"
+assert failure(cls + "def t():\n    a = C(1)\n    b = C_new_implementation(1)\n    assert a.get() == b.get()\nt()\n") == ("expected 1, got 2", 11)
+assert failure(cls + "def t():\n    b = C_new_implementation(1)\n    assert b.get() == C(1).get()\nt()\n")[0] == "expected 1, got 2"
 assert failure(common + "assert [1] is not None and 1 < 0\n")[0] == ""  # not one comparison: left as it was
 
 # A message of the script's own is kept; so is an assert that is not a comparison.
