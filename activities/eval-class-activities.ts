@@ -186,7 +186,7 @@ export function createClassEvalSandboxActivities({ config, store, executor }: Ev
       if (result.status === 'infrastructure') {
         throw ApplicationFailure.retryable(`sandbox infrastructure failure: ${result.notes.join('; ').slice(0, 500)}`, 'SandboxInfrastructure');
       }
-      return keep({ tests: classTestResults(snippetResults(result, record.test_functions.length), record.test_functions), error: null, similarity }, result.durationMs);
+      return keep({ tests: classTestResults(snippetResults(result, record.test_functions.length), record.test_functions, placed.script), error: null, similarity }, result.durationMs);
     },
   };
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import * as path from 'node:path';
 import type { Config } from '../temporal.config';
 import { dataPaths } from '../temporal.config';
-import { chooseCandidates, classSelectionCounts, presetAnalysisOptions, RepositoryAnalyzer, selectClassCandidates } from './analysis';
+import { chooseCandidates, classSelectionCounts, RepositoryAnalyzer, selectClassCandidates } from './analysis';
 import type { CandidateList, ClassCandidateList, FunctionOutcome, FunctionRef, RepoSnapshot, Split } from './contracts';
 import { summarizeRun } from './dataset/run-files';
 import { writeRunOutputs } from './report/run-outputs';
@@ -36,7 +36,7 @@ export function createIoActivities({ config, store }: IoDependencies): IoActivit
   async function analyzerOf(runConfig: Config, repoId: string, commit: string, split: Split) {
     const dir = await store.openSnapshot(repoId, commit);
     if (!dir) throw new SourceError(`snapshot ${repoId}@${commit} is not in the store (${store.location})`);
-    const options = { ...runConfig.analysis, repoId, commit, split, ...presetAnalysisOptions(runConfig.analysis.preset, split) };
+    const options = { ...runConfig.analysis, repoId, commit, split, contextTokenBudget: runConfig.analysis.contextTokenBudget[split] };
     return RepositoryAnalyzer.openCached(dir, options, runConfig.crawl.repoWindow + 1);
   }
 

@@ -18,6 +18,7 @@ import { modeForStep } from './llm/gateway';
 import { loadPromptTemplate, PROMPT_KINDS } from './llm/prompts';
 import type { LlmStep } from './llm/types';
 import { sandboxActivityBudgetMs } from './sandbox/budget';
+import { REPOST_SELECTION } from './analysis/presets';
 import { DEFAULT_MUTATION_SETTINGS } from './sandbox/mutation';
 import type { Artifacts } from './store/artifacts';
 import { functionWorkflowBudgetMs, repoWorkflowBudgetMs } from './workflow-budgets';
@@ -57,11 +58,24 @@ export function runSettingsFrom(config: Config): RunSettings {
   return { schema: RUN_SETTINGS_SCHEMA, config: withoutPaths(config as unknown as Record<string, unknown>, PROCESS_ONLY_PATHS), promptVersions: promptVersionsNow() };
 }
 
+/**
+ * A run's frozen configuration under this release's key names. A run frozen while the context
+ * budget was one value for both splits, and `analysis.preset=repost` laid its own budgets over it,
+ * keeps the preset's budgets (what that run used), not its single value.
+ */
+function frozenConfig(config: Record<string, unknown>): Record<string, unknown> {
+  const section = config.analysis as Record<string, unknown> | undefined;
+  if (section?.preset === 'repost' && typeof section.contextTokenBudget === 'number') {
+    return migrateRenamedKeys({ ...config, analysis: { ...section, contextTokenBudget: { ...REPOST_SELECTION.contextTokens } } });
+  }
+  return migrateRenamedKeys(config);
+}
+
 /** This process's configuration with the run's settings laid over it (validated again). */
 export function applyRunSettings(config: Config, settings: RunSettings): Config {
   const own = config as unknown as Record<string, unknown>;
   // A run frozen before a key was renamed keeps its meaning under the new name.
-  const merged = deepMerge(own, withoutPaths(migrateRenamedKeys(settings.config), PROCESS_ONLY_PATHS));
+  const merged = deepMerge(own, withoutPaths(frozenConfig(settings.config), PROCESS_ONLY_PATHS));
   const parsed = ConfigSchema.parse(merged);
   parsed.dataDir = config.dataDir;
   return parsed;
@@ -100,7 +114,7 @@ export function parseSettingOverrides(pairs: string[], warn: (message: string) =
 
 /** The run's settings with overrides applied and validated (replay with `--set`). */
 export function overrideRunSettings(settings: RunSettings, overrides: Record<string, unknown>): RunSettings {
-  const config = deepMerge(migrateRenamedKeys(settings.config), migrateRenamedKeys(overrides));
+  const config = deepMerge(frozenConfig(settings.config), migrateRenamedKeys(overrides));
   // Validate the result as a whole configuration would be.
   ConfigSchema.parse(config);
   return { ...settings, config };

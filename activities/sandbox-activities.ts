@@ -122,8 +122,10 @@ export function createSandboxActivities({ config, store, executor }: SandboxDepe
     },
 
     async scoreMutants({ run, fn, prepared, scriptKey, installs, sample }): Promise<MutationScore> {
-      const { script, original, request } = await groundTruthRun(run, fn, prepared, scriptKey, installs);
-      const { cap, seed } = sample;
+      const { runConfig, script, original, request } = await groundTruthRun(run, fn, prepared, scriptKey, installs);
+      // An activity scheduled before the workflow passed the sample (a retry or resume of an older
+      // history) gets it where it came from then: the run's frozen configuration.
+      const { cap, seed } = sample ?? runConfig.loops.mutation;
       const outcome = await testMutants(
         executor,
         { script, originalFunction: original, functionName: fn.qualname, kind: kindOf(fn).mutationTarget, ...request },

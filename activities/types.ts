@@ -74,8 +74,12 @@ export interface SandboxActivities {
     prepared: PreparedFunction;
     scriptKey: string;
     installs: string[];
-    /** The mutants' sample, from the run's pipeline settings (`loops.mutation.cap`, `seed`). */
-    sample: { cap: number; seed: number };
+    /**
+     * The mutants' sample, from the run's pipeline settings (`loops.mutation.cap`, `seed`). Optional:
+     * an activity input only ever gains optional fields (docs/architecture.md), and a task
+     * scheduled before the workflows passed it takes the run's frozen configuration's, as it did then.
+     */
+    sample?: { cap: number; seed: number };
   }): Promise<MutationScore>;
   /** The script run with the ground truth `runs` times, each with another hash seed, run folder and clock. */
   checkStability(input: { run: RunRef; fn: FunctionRef; prepared: PreparedFunction; scriptKey: string; installs: string[]; runs: number }): Promise<StabilityVerdict>;

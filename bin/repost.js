@@ -6,7 +6,7 @@
  *   repost start --local ~/src/repo     repost status RUN     repost <command> --help
  *
  * Commands: the files in scripts/ (start, status, replay, report, export, eval, rft, classes,
- * analyze, sandbox, schedule, batches, ui, bench, config-reference).
+ * analyze, sandbox, schedule, batches, ui, bench, config-reference, dataset-reference).
  */
 'use strict';
 const fs = require('node:fs');

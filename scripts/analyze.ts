@@ -9,12 +9,12 @@
  * and the files that were skipped. --function fills in dependencies, standalone and context for
  * one function whatever the filters say; --deps does so for every kept function; --classes adds
  * class skeletons and metrics. --preset repost applies RepoST's published selection (its rules,
- * line limits, per-kind sampling and the split's context budget; --budget then plays no part, and
- * --max, when given, caps the sample). Without --json a readable summary is printed.
+ * line limits, per-kind sampling and the split's context budget; --budget and --max, when given,
+ * win over the preset's). Without --json a readable summary is printed.
  */
 import * as fs from 'node:fs';
 import { z } from 'zod';
-import { ANALYSIS_PRESETS, chooseCandidates, presetAnalysisOptions, REPOST_MAX_PER_REPO, RepositoryAnalyzer, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
+import { ANALYSIS_PRESETS, chooseCandidates, REPOST_MAX_PER_REPO, REPOST_SELECTION, RepositoryAnalyzer, type FunctionAnalysis, type FunctionEntry } from '../activities/analysis';
 import { CommandFailure, runCommand, UsageError } from './lib/cli';
 
 const FlagsSchema = z.object({
@@ -29,7 +29,7 @@ const FlagsSchema = z.object({
   json: z.boolean().default(false),
   max: z.coerce.number().int().positive().optional(),
   seed: z.coerce.number().int().default(0),
-  budget: z.coerce.number().int().nonnegative().default(8000),
+  budget: z.coerce.number().int().nonnegative().optional(),
   'repo-id': z.string().optional(),
   commit: z.string().optional(),
   preset: z.enum(ANALYSIS_PRESETS).default('default'),
@@ -57,17 +57,17 @@ type Row = Omit<FunctionEntry, 'source'> & Partial<Pick<FunctionEntry, 'source'>
 async function main(flags: Flags): Promise<void> {
   if (!fs.existsSync(flags.repoDir) || !fs.statSync(flags.repoDir).isDirectory()) throw new UsageError(`not a folder: ${flags.repoDir}`);
   const started = Date.now();
-  // As in a crawl: the preset's cap holds its whole sample, a --max given caps it.
+  // As in a crawl: the preset's values lie under the flags (a --max or --budget given wins).
   const max = flags.max ?? (flags.preset === 'repost' ? REPOST_MAX_PER_REPO : 30);
+  const budget = flags.budget ?? (flags.preset === 'repost' ? REPOST_SELECTION.contextTokens[flags.split] : 8000);
   const analyzer = await RepositoryAnalyzer.open(flags.repoDir, {
     maxFunctionsPerRepo: max,
     seed: flags.seed,
-    contextTokenBudget: flags.budget,
+    contextTokenBudget: budget,
     repoId: flags['repo-id'],
     commit: flags.commit,
     preset: flags.preset,
     split: flags.split,
-    ...presetAnalysisOptions(flags.preset, flags.split),
   });
   const functions = analyzer.functions();
   const selected = new Set(chooseCandidates(functions, { preset: flags.preset, split: flags.split, max, seed: flags.seed }).map((f) => f.id));

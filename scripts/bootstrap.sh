@@ -112,38 +112,31 @@ if [ $FOR_TESTS = 1 ] && [ -z "${REPOST_CHROMIUM_PATH:-}" ] && [ ! -x /usr/bin/c
   log "installing Debian's chromium (the report tests render report.html in it)"
   apt_install chromium || fail "could not install chromium: the report tests render report.html in a headless Chromium (install one, or point REPOST_CHROMIUM_PATH at it)"
 fi
-DATASETS_VERSION=5.2.0
-PY_TOOLS=$TOOLS_DIR/python
-if [ $FOR_TESTS = 1 ] && [ ! -f "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION" ]; then
-  log "installing Python's datasets $DATASETS_VERSION into $PY_TOOLS (the export and training-data tests load files with it)"
-  if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$PY_TOOLS" "datasets==$DATASETS_VERSION" >&2; then
-    touch "$PY_TOOLS/.repost-datasets-$DATASETS_VERSION"
+# A pinned Python tool for the tests, installed once with `pip install --target` into a
+# project-local folder of its own; a stamp in the folder names the version installed. The pip run
+# has a time limit (REPOST_PIP_TIMEOUT_SEC, default 900 s): a stalled index fails the setup with
+# the reason instead of hanging it.
+PIP_TIMEOUT_SEC=${REPOST_PIP_TIMEOUT_SEC:-900}
+install_py_tool() {
+  local name=$1 version=$2 folder=$3 why=$4
+  local stamp="$folder/.repost-$name-$version"
+  if [ $FOR_TESTS = 0 ] || [ -f "$stamp" ]; then return 0; fi
+  log "installing Python's $name $version into $folder ($why)"
+  local rc=0
+  timeout "$PIP_TIMEOUT_SEC" python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$folder" "$name==$version" >&2 || rc=$?
+  if [ $rc = 0 ]; then
+    touch "$stamp"
+  elif [ $rc = 124 ]; then
+    fail "installing Python's $name==$version from PyPI took longer than ${PIP_TIMEOUT_SEC}s (REPOST_PIP_TIMEOUT_SEC): $why"
   else
-    fail "could not install Python's datasets==$DATASETS_VERSION from PyPI: the export and training-data tests load files with it"
+    fail "could not install Python's $name==$version from PyPI: $why"
   fi
-fi
-RADON_VERSION=6.0.1
-RADON_TOOLS=$TOOLS_DIR/radon
-if [ $FOR_TESTS = 1 ] && [ ! -f "$RADON_TOOLS/.repost-radon-$RADON_VERSION" ]; then
-  log "installing Python's radon $RADON_VERSION into $RADON_TOOLS (the class metrics test compares cyclomatic complexity with it)"
-  if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$RADON_TOOLS" "radon==$RADON_VERSION" >&2; then
-    touch "$RADON_TOOLS/.repost-radon-$RADON_VERSION"
-  else
-    fail "could not install Python's radon==$RADON_VERSION from PyPI: the class metrics test compares cyclomatic complexity with it"
-  fi
-fi
+}
+install_py_tool datasets 5.2.0 "$TOOLS_DIR/python" "the export and training-data tests load files with it"
+install_py_tool radon 6.0.1 "$TOOLS_DIR/radon" "the class metrics test compares cyclomatic complexity with it"
 # The verification server's test drives it with SandboxFusion's own Python client (PyPI
 # sandbox-fusion, pinned, in its own project-local folder), as a trainer calling it would.
-SANDBOX_FUSION_VERSION=0.3.7
-SANDBOX_FUSION_TOOLS=$TOOLS_DIR/sandbox-fusion
-if [ $FOR_TESTS = 1 ] && [ ! -f "$SANDBOX_FUSION_TOOLS/.repost-sandbox-fusion-$SANDBOX_FUSION_VERSION" ]; then
-  log "installing Python's sandbox-fusion $SANDBOX_FUSION_VERSION into $SANDBOX_FUSION_TOOLS (the verification server's test calls it with that client)"
-  if python3 -m pip install --quiet --disable-pip-version-check --upgrade --target "$SANDBOX_FUSION_TOOLS" "sandbox-fusion==$SANDBOX_FUSION_VERSION" >&2; then
-    touch "$SANDBOX_FUSION_TOOLS/.repost-sandbox-fusion-$SANDBOX_FUSION_VERSION"
-  else
-    fail "could not install Python's sandbox-fusion==$SANDBOX_FUSION_VERSION from PyPI: the verification server's test calls it with that client"
-  fi
-fi
+install_py_tool sandbox-fusion 0.3.7 "$TOOLS_DIR/sandbox-fusion" "the verification server's test calls it with that client"
 
 # 8. For the Harbor tests (npm test): Harbor's CLI (PyPI harbor, pinned; Python >= 3.12) in a
 #    project-local venv, and Docker Compose v2, which Harbor's Docker environment calls

@@ -48,6 +48,7 @@ import { DOCSTRING_MODES, SELECT_METHODS, type EvalSettings } from '../activitie
 import { readEvalSummaryFile } from '../activities/eval/summary-file';
 import { CommandFailure, runCommand, UsageError } from './lib/cli';
 import { runClassEval } from './lib/class-eval';
+import type { ClassEvalResult } from '../activities/eval/class-eval';
 import { runFromFlags, RUN_FLAG_OPTIONS } from './lib/eval-cli';
 
 const intFlag = z.coerce.number().int().positive();
@@ -113,8 +114,21 @@ function writeCombinedReport(out: string, runDirs: string[]): number {
   return 0;
 }
 
+/** The first samples' failures (at most `max`), each with its first failed test: the failed assertion (line, source, values) or what it raised. */
+function classFailureLines(results: readonly ClassEvalResult[], max = 5): string[] {
+  const failed = results.flatMap((r) => r.samples.filter((s) => !s.passed).map((s) => ({ r, s })));
+  if (!failed.length) return [];
+  const lines = failed.slice(0, max).map(({ r, s }) => {
+    const test = s.tests.find((t) => !t.passed && t.assertion) ?? s.tests.find((t) => !t.passed);
+    const why = s.error ?? (test ? `${test.test}: ${test.assertion ?? test.failure ?? 'failed'}` : 'no test');
+    // The message holds values the answer made: no control character reaches the terminal.
+    return `  ${r.class_name} (sample ${s.sample}, ${s.passedTests}/${s.tests.length} test(s) passed): ${why}`.replace(/[\u0000-\u001f\u007f-\u009f]/g, '?');
+  });
+  return [`failed samples: ${failed.length}${failed.length > max ? ` (the first ${max})` : ''}`, ...lines];
+}
+
 async function evalClasses(flags: z.infer<typeof FlagsSchema>, dataset: string): Promise<number> {
-  const { summary, outDir } = await runClassEval({
+  const { summary, outDir, results } = await runClassEval({
     dataset,
     out: flags.out ?? path.dirname(path.resolve(dataset)),
     groundTruth: flags['ground-truth'],
@@ -134,6 +148,7 @@ async function evalClasses(flags: z.infer<typeof FlagsSchema>, dataset: string):
   const pct = (x: number | null) => (x === null ? '-' : x.toFixed(3));
   console.log(`${summary.classes} class(es), ${summary.samplesPerClass} sample(s) each: ${Object.entries(o.passAtK).map(([k, v]) => `${k} ${pct(v)}`).join(', ')}; per-test pass rate ${pct(o.testPassRate)}; BLEU ${pct(o.bleu)}, ROUGE-L ${pct(o.rougeL)}, TSED ${pct(o.tsed)}`);
   if (summary.passAtKByRound.length > 1) console.log(`pass@1 per self-repair round: ${summary.passAtKByRound.map((r, i) => `${i === 0 ? 'initial' : `round ${i}`} ${pct(r['pass@1'] ?? null)}`).join(', ')}`);
+  for (const line of classFailureLines(results)) console.log(line);
   const u = summary.usage;
   console.log(`LLM: ${u.calls} call(s), ${u.cachedCalls} from the cache, ${u.promptTokens} prompt + ${u.completionTokens} completion tokens, estimated $${u.costUsd.toFixed(4)}`);
   console.log(`written to ${outDir}/: class-eval.jsonl, class-eval-summary.json`);

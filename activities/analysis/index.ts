@@ -38,7 +38,7 @@ export { classesOf, classSource, isOpenClassGenTestClass, pathWords, type ClassI
 export { CLASS_RULES, classDroppedBy, classSelectionCounts, selectClassCandidates, type ClassCandidate, type ClassRule } from './class-selection';
 export { cyclomaticComplexity, methodMetrics, cohesion, type MethodMetrics } from './class-metrics';
 export { KEYWORD_GROUPS, isTestPath, isTestClassName } from './filters';
-export { ANALYSIS_PRESETS, REPOST_MAX_PER_REPO, REPOST_SELECTION, presetAnalysisOptions, presetConfigLayer, type AnalysisPreset } from './presets';
+export { ANALYSIS_PRESETS, REPOST_MAX_PER_REPO, REPOST_SELECTION, presetConfigLayer, type AnalysisPreset } from './presets';
 
 export type AnalysisOptionsInput = z.input<typeof AnalysisOptionsSchema>;
 

@@ -55,14 +55,17 @@ export const REPOST_MAX_PER_REPO = 2 * Math.max(REPOST_SELECTION.perKind.train, 
 
 /**
  * What `analysis.preset=repost` puts under the configuration the user gave: RepoST's GitHub
- * search filters (`crawl.github`) and a per-repository cap (`crawl.maxFunctionsPerRepo`) that
- * holds RepoST's whole sample. Values the user set (file, environment, flags) stay theirs: a
- * smaller `crawl.maxFunctionsPerRepo` caps the preset's sample.
+ * search filters (`crawl.github`), a per-repository cap (`crawl.maxFunctionsPerRepo`) that
+ * holds RepoST's whole sample and its context budget per split (`analysis.contextTokenBudget.{train,eval}`).
+ * Every value the preset sets is here, and nothing lays a preset over the configuration later:
+ * values the user set (file, environment, flags) stay theirs, so a smaller
+ * `crawl.maxFunctionsPerRepo` caps the preset's sample and an explicit budget is the budget.
  */
 export function presetConfigLayer(preset: AnalysisPreset | undefined): Record<string, unknown> {
   if (preset !== 'repost') return {};
   const r = REPOST_SELECTION.repositories;
   return {
+    analysis: { contextTokenBudget: { ...REPOST_SELECTION.contextTokens } },
     crawl: {
       maxFunctionsPerRepo: REPOST_MAX_PER_REPO,
       github: {
@@ -75,9 +78,4 @@ export function presetConfigLayer(preset: AnalysisPreset | undefined): Record<st
       },
     },
   };
-}
-
-/** The analysis options a preset sets for a repository of the given split. */
-export function presetAnalysisOptions(preset: AnalysisPreset, split: 'train' | 'eval'): { contextTokenBudget?: number } {
-  return preset === 'repost' ? { contextTokenBudget: REPOST_SELECTION.contextTokens[split] } : {};
 }

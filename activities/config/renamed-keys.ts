@@ -24,6 +24,8 @@ export const RENAMED_KEYS: readonly { from: string; to: string; convert?: (value
   { from: 'loops.mutation.evalMinScore', to: 'loops.mutation.minScore.eval', note: 'a value per split' },
   { from: 'loops.stability.runs', to: 'loops.stability.runs.train', note: 'a value per split' },
   { from: 'loops.stability.runs', to: 'loops.stability.runs.eval', note: 'a value per split' },
+  { from: 'analysis.contextTokenBudget', to: 'analysis.contextTokenBudget.train', note: 'a value per split' },
+  { from: 'analysis.contextTokenBudget', to: 'analysis.contextTokenBudget.eval', note: 'a value per split' },
 ];
 
 /** A key that became a group under its own name (`loops.coverageThreshold` -> `loops.coverageThreshold.train`). */

@@ -8,7 +8,7 @@
  */
 import * as path from 'node:path';
 import type { FunctionRef, FunctionStage, RunSummary } from '../contracts';
-import { addRoundsRan, emptyRoundsRan, type RoundsRan } from '../store/records';
+import { addRoundsRan, emptyRoundsRan, isClassRecord, type RoundsRan } from '../store/records';
 import { addRefusal, emptyRefusals, type RefusalTotals } from '../store/refusals';
 import { allRecords, type Store } from '../store/types';
 import { ClassSummaryBuilder, type ClassRunSummary } from './class-summary';
@@ -81,7 +81,7 @@ export async function summarizeRun(store: Store, runId: string, progress: Progre
   for await (const r of allRecords(store, runId)) {
     if (++n % 200 === 0) progress.tick?.();
     if (!candidates.has(r.fn.functionId)) continue;
-    if (r.kind === 'class') {
+    if (isClassRecord(r)) {
       if (r.accepted) classes.addAccepted(r.record);
       else classes.addRejected(r.fn.split, r.rejection.stage as FunctionStage);
       continue;
@@ -152,7 +152,7 @@ export async function exportRunFiles(store: Store, runId: string, outDir: string
     for await (const r of allRecords(store, runId)) {
       if (++n % 200 === 0) progress.tick?.();
       if (!candidates.has(r.fn.functionId)) continue;
-      const out = r.kind === 'class' ? classWriters : { dataset, rejections };
+      const out = isClassRecord(r) ? classWriters : { dataset, rejections };
       if (!out) continue;
       if (r.accepted) await out.dataset.write(r.record);
       else await out.rejections.write(r.rejection);

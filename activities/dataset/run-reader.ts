@@ -14,9 +14,9 @@ import * as readline from 'node:readline';
 import { z } from 'zod';
 import { unpricedModelsOfSettings } from '../llm/prices';
 import type { ExchangeIndexEntry } from '../store/exchanges';
-import { ClassDatasetRecordSchema, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
+import { ClassDatasetRecordSchema, isClassRecord, RejectionSchema, type ClassDatasetRecord, type Rejection } from '../store/records';
 import { RefusalTotalsSchema } from '../store/refusals';
-import { allRecords, isRunId, type Store } from '../store/types';
+import { allRecords, isRunId, requireCrawlRun, type Store } from '../store/types';
 import { UsageSchema } from '../store/usage';
 import { ProductRecordSchema, type ProductRecord } from './product-record';
 import type { ClassRunSummary } from './class-summary';
@@ -160,6 +160,7 @@ export class StoreRunReader implements RunReader {
   static async open(store: Store, runId: string): Promise<StoreRunReader> {
     const run = await store.getRun(runId);
     if (!run) throw new RunNotFoundError(`no run ${runId} in the store at ${store.location}`);
+    requireCrawlRun(run, "the run reader (report.ts, export.ts, a run's dataset files)");
     return new StoreRunReader(store, runId, run.outDir);
   }
 
@@ -182,19 +183,19 @@ export class StoreRunReader implements RunReader {
   }
 
   async *records(): AsyncIterable<ProductRecord> {
-    for await (const r of this.stored()) if (r.kind !== 'class' && r.accepted) yield r.record;
+    for await (const r of this.stored()) if (!isClassRecord(r) && r.accepted) yield r.record;
   }
 
   async *rejections(): AsyncIterable<Rejection> {
-    for await (const r of this.stored()) if (r.kind !== 'class' && !r.accepted) yield r.rejection;
+    for await (const r of this.stored()) if (!isClassRecord(r) && !r.accepted) yield r.rejection;
   }
 
   async *classRecords(): AsyncIterable<ClassDatasetRecord> {
-    for await (const r of this.stored()) if (r.kind === 'class' && r.accepted) yield r.record;
+    for await (const r of this.stored()) if (isClassRecord(r) && r.accepted) yield r.record;
   }
 
   async *classRejections(): AsyncIterable<Rejection> {
-    for await (const r of this.stored()) if (r.kind === 'class' && !r.accepted) yield r.rejection;
+    for await (const r of this.stored()) if (isClassRecord(r) && !r.accepted) yield r.rejection;
   }
 
   async exchanges(functionId: string): Promise<ExchangeIndexEntry[]> {

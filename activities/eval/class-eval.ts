@@ -14,6 +14,7 @@
  */
 import { lastCodeBlock } from './candidate';
 import { insertPreamble } from './candidate-script';
+import { describeFailureAt } from './failed-assertion';
 import { parsePython } from './function-source';
 import { passAtKs } from './pass-at-k';
 import { codeSimilarity } from './similarity';
@@ -104,6 +105,8 @@ export interface ClassTestResult {
   passed: boolean;
   /** The exception type when it failed (`missing`: no result came back). */
   failure: string | null;
+  /** A failed assertion as the function evaluation names one: its line and source line in the script that ran, and the values it compared when known (`AssertionError at line 12 in test_total: assert ... (expected 6, got 5)`). */
+  assertion?: string;
 }
 
 export interface ClassSimilarity {
@@ -168,11 +171,13 @@ export function unrunnableSample(sample: number, testFunctions: readonly string[
   return scoreClassSample(sample, testFunctions.map((test) => ({ test, passed: false, failure: 'not_run' })), similarity, error);
 }
 
-/** One test function's result from the test runner's result for its snippet. */
-export function classTestResults(snippets: readonly SnippetResult[], testFunctions: readonly string[]): ClassTestResult[] {
+/** One test function's result from the test runner's result for its snippet (`script`: the script that ran, for a failed assertion's source line). */
+export function classTestResults(snippets: readonly SnippetResult[], testFunctions: readonly string[], script = ''): ClassTestResult[] {
   return testFunctions.map((test, i) => {
     const r = snippets[i] ?? { status: 'missing' as const };
-    return { test, passed: r.status === 'value' || r.status === 'pass', failure: r.status === 'fail' ? r.type : r.status === 'missing' ? 'missing' : null };
+    const result: ClassTestResult = { test, passed: r.status === 'value' || r.status === 'pass', failure: r.status === 'fail' ? r.type : r.status === 'missing' ? 'missing' : null };
+    if (r.status === 'fail' && r.assertion) result.assertion = describeFailureAt({ type: r.type, ...r.assertion }, script);
+    return result;
   });
 }
 
@@ -182,15 +187,17 @@ export function classRunOutcome(tests: readonly ClassTestResult[]): SampleOutcom
   if (tests.length > 0 && failed.length === 0) return { passed: true, kind: null, exceptionType: null, summary: `all ${tests.length} test(s) passed` };
   const assertion = failed.find((t) => t.failure === 'AssertionError');
   const first = assertion ?? failed[0];
-  const summary = `${failed.length} of ${tests.length} test(s) failed: ${failed.map((t) => `${t.test} (${t.failure ?? 'failed'})`).join(', ')}`;
+  const list = failed.map((t) => `${t.test} (${t.failure ?? 'failed'})`).join(', ');
+  // The first failed assertion named first (its line, source and values), then every failed test.
+  const summary = assertion?.assertion ? `${failed.length} of ${tests.length} test(s) failed; ${assertion.assertion}; failed: ${list}` : `${failed.length} of ${tests.length} test(s) failed: ${list}`;
   if (first?.failure === 'timeout') return { passed: false, kind: 'timeout', exceptionType: null, summary: summary.slice(0, 300) };
-  return { passed: false, kind: assertion ? 'assertion' : 'exception', exceptionType: first?.failure ?? null, summary: summary.slice(0, 300) };
+  return { passed: false, kind: assertion ? 'assertion' : 'exception', exceptionType: first?.failure ?? null, summary: summary.slice(0, assertion?.assertion ? 500 : 300) };
 }
 
-/** What a repair is told of a failed run: each test function, passed or what it raised. */
+/** What a repair is told of a failed run: each test function, passed or what it raised (a failed assertion: where, and the values compared). */
 export function classRepairMessage(tests: readonly ClassTestResult[], error: string | null = null): string {
   if (error) return error;
-  return tests.map((t) => (t.passed ? `${t.test}: passed` : `${t.test}: failed (${t.failure === 'missing' ? 'no result: the process ended first' : t.failure === 'not_run' ? 'not run' : `raised ${t.failure}`})`)).join('\n');
+  return tests.map((t) => (t.passed ? `${t.test}: passed` : `${t.test}: failed (${t.failure === 'missing' ? 'no result: the process ended first' : t.failure === 'not_run' ? 'not run' : (t.assertion ?? `raised ${t.failure}`)})`)).join('\n');
 }
 
 export function classEvalHeader(record: ClassDatasetRecord): Omit<ClassEvalResult, 'samples'> {

@@ -11,9 +11,11 @@
  *
  * Safe to call again: each file is replaced atomically.
  */
+import * as fsp from 'node:fs/promises';
 import * as path from 'node:path';
 import { JsonLinesWriter, writeFileAtomic } from '../dataset/records';
-import type { Store } from '../store/types';
+import { allEvalResults, requireEvalRun, type Store } from '../store/types';
+import type { ClassEvalResult, ClassEvalSummary } from './class-eval';
 import type { EvalItem, EvalItemIndex } from './contracts';
 import type { StoredEvalRecord } from './dataset';
 import { storedLines } from './finalize';
@@ -59,7 +61,7 @@ async function* itemsOf(store: Store, index: EvalItemIndex): AsyncIterable<EvalI
 export async function exportEvalFiles(store: Store, runId: string, outDir: string): Promise<ExportedEvalRun> {
   const run = await store.getRun(runId);
   if (!run) throw new Error(`no run ${runId} in the store at ${store.location}`);
-  if (run.kind !== 'eval') throw new Error(`run ${runId} is a ${run.kind} run, not an evaluation run`);
+  requireEvalRun(run, 'function', () => 'its files are class-eval.jsonl, class-eval-summary.json and class-eval-run.json (exportClassEvalFiles, eval.ts --classes)');
   if (run.status !== 'finished' || !run.summary) throw new Error(`run ${runId} has not finished: its files are written once it has`);
   const summary = run.summary as EvalSummary;
   const frozen = await store.getJson(run.settingsKey);
@@ -102,6 +104,49 @@ export async function exportEvalFiles(store: Store, runId: string, outDir: strin
     files.push(p.augmented);
   }
   return { summary, files };
+}
+
+/** The files of a class evaluation run (`eval.ts --classes`). */
+export function classEvalPaths(outDir: string) {
+  return {
+    lines: path.join(outDir, 'class-eval.jsonl'),
+    summary: path.join(outDir, 'class-eval-summary.json'),
+    run: path.join(outDir, 'class-eval-run.json'),
+  };
+}
+
+export interface ExportedClassEvalRun {
+  /** A line per class, in the dataset's order (a class the run has no result for is left out). */
+  results: ClassEvalResult[];
+  summary: ClassEvalSummary;
+  files: string[];
+}
+
+/**
+ * Writes a finished class evaluation run's files from the store: `class-eval.jsonl` (a line per
+ * class in the dataset's order), `class-eval-summary.json` (the summary the run finalized with) and
+ * `class-eval-run.json` (its manifest and frozen settings). Any other run is refused with what it is.
+ */
+export async function exportClassEvalFiles(store: Store, runId: string, outDir: string): Promise<ExportedClassEvalRun> {
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`no run ${runId} in the store at ${store.location}`);
+  requireEvalRun(run, 'class', () => 'its files are eval.jsonl, eval-summary.json, eval-report.html and eval-run.json (exportEvalFiles, eval.ts)');
+  if (run.status !== 'finished' || !run.summary) throw new Error(`run ${runId} has not finished: its files are written once it has`);
+  if (!run.sourcesKey) throw new Error(`run ${runId} has no items: it was not started as an evaluation`);
+  const summary = run.summary as ClassEvalSummary;
+  const byId = new Map<string, ClassEvalResult>();
+  for await (const entry of allEvalResults(store, runId)) byId.set(entry.functionId, entry.result as ClassEvalResult);
+  const results: ClassEvalResult[] = [];
+  for await (const item of itemsOf(store, await store.getJson<EvalItemIndex>(run.sourcesKey))) {
+    const result = byId.get(item.functionId);
+    if (result) results.push(result);
+  }
+  const p = classEvalPaths(path.resolve(outDir));
+  await fsp.mkdir(path.dirname(p.lines), { recursive: true });
+  await writeFileAtomic(p.lines, results.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await writeFileAtomic(p.summary, JSON.stringify(summary, null, 2) + '\n');
+  await writeFileAtomic(p.run, `${JSON.stringify({ ...run, summary: undefined, settings: await store.getJson(run.settingsKey) }, null, 2)}\n`);
+  return { results, summary, files: [p.lines, p.summary, p.run] };
 }
 
 /** Reads an exported `eval.jsonl` (tests, or a report over runs copied from elsewhere). */

@@ -9,7 +9,7 @@
  */
 import type { CandidateSpec } from '../sandbox/harness-command';
 import type { RunRequest } from '../sandbox/run-request';
-import type { SandboxResult } from '../sandbox/schema';
+import type { RunnerAssertion, SandboxResult } from '../sandbox/schema';
 
 export type RunnerMode = 'matrix' | 'outputs';
 
@@ -39,7 +39,7 @@ export function runnerRequest(options: RunnerRequestOptions): RunRequest {
   };
 }
 
-export type SnippetResult = { status: 'pass' } | { status: 'fail'; type: string } | { status: 'value'; repr: string } | { status: 'missing' };
+export type SnippetResult = { status: 'pass' } | { status: 'fail'; type: string; assertion?: RunnerAssertion } | { status: 'value'; repr: string } | { status: 'missing' };
 
 /**
  * The run's results per snippet: a snippet without a result (the process died first, or the
@@ -53,7 +53,7 @@ export function snippetResults(result: Pick<SandboxResult, 'runner'>, count: num
     if (!s) return { status: 'missing' };
     if (s.status === 'pass') return { status: 'pass' };
     if (s.status === 'value') return { status: 'value', repr: s.detail };
-    return { status: 'fail', type: s.detail };
+    return { status: 'fail', type: s.detail, ...(s.assertion ? { assertion: s.assertion } : {}) };
   });
 }
 

@@ -46,7 +46,7 @@ export const CONTEXT_UNSUPPLIED_COLUMN: ExportColumn<Pick<DatasetRecord, 'contex
 
 export const EXPORT_COLUMNS: readonly ExportColumn[] = [
   // RepoST's fields.
-  { name: 'func_name', type: str(), description: 'name of the target function (the method name for a method)', value: (r) => r.func_name },
+  { name: 'func_name', type: str(), description: 'qualified name of the target function, as RepoST writes it (Class.method for a method)', value: (r) => r.func_name },
   { name: 'idx', type: str(), description: "the example's id (RepoST's field; equals function_id)", value: (r) => r.idx },
   { name: 'repo_name', type: str(), description: 'source repository (owner/name on GitHub)', value: (r) => r.repo_name },
   { name: 'func_path', type: str(), description: "path of the function's file in the repository", value: (r) => r.func_path },

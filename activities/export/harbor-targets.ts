@@ -18,7 +18,7 @@ import { promptContext, hasDocstring } from '../eval/prompt-context';
 import { contextModules, contextWithoutClass } from '../eval/class-eval';
 import type { EvalRecord } from '../eval/dataset';
 import { renderPrompt } from '../llm';
-import { dedentLike, isolatedPlacement, withNewImplementation } from '../sandbox/new-implementation';
+import { dedentLike, isolatedPlacement, withNewImplementation, type Placement } from '../sandbox/new-implementation';
 import type { ClassDatasetRecord } from '../store/records';
 
 /** Where the agent writes its answer, in its container; Harbor carries it to the verifier's. */
@@ -81,7 +81,7 @@ export interface IsolatedSlot {
   indent: string;
   preambleAt: number;
   target: string;
-  kind: 'function' | 'class';
+  kind: Placement;
 }
 
 /**
@@ -89,12 +89,19 @@ export interface IsolatedSlot {
  * `<name>_new_implementation`), and the candidate's module with a marked line where the answer's
  * definition goes (under its own name), its indentation and where the answer's imports go.
  */
-export function isolatedSlot(evalScript: string, qualname: string, kind: 'function' | 'class' = 'function'): IsolatedSlot {
+/**
+ * The definition that marks the answer's place, by placement: its keyword and a definition of the
+ * target's name whose body is the marker line (a `pass` after it keeps the definition whole).
+ */
+const SLOT_DEFINITION: Readonly<Record<Placement, { keyword: string; marker: (name: string) => string }>> = {
+  function: { keyword: 'def', marker: (name) => `def ${name}(*args, **kwargs):\n    ${SLOT}\n    pass\n` },
+  class: { keyword: 'class', marker: (name) => `class ${name}:\n    ${SLOT}\n    pass\n` },
+};
+
+export function isolatedSlot(evalScript: string, qualname: string, placement: Placement = 'function'): IsolatedSlot {
   const name = qualname.split('.').pop()!;
-  const keyword = kind === 'class' ? 'class' : 'def';
-  // A body of the marker alone would be no body at all: a `pass` after it keeps the definition whole.
-  const marker = kind === 'class' ? `class ${name}:\n    ${SLOT}\n    pass\n` : `def ${name}(*args, **kwargs):\n    ${SLOT}\n    pass\n`;
-  const placed = isolatedPlacement(evalScript, marker, qualname, kind);
+  const { keyword, marker } = SLOT_DEFINITION[placement];
+  const placed = isolatedPlacement(evalScript, marker(name), qualname, placement);
   const lines = placed.module.split('\n');
   const at = lines.findIndex((l) => l.trim() === SLOT);
   if (at < 1 || !new RegExp(`^${keyword} ${name}\\b`).test(lines[at - 1]!.trimStart()) || lines[at + 1]?.trim() !== 'pass') {

@@ -15,7 +15,8 @@ Two ways of scoring, as task.json's `scoring` says: `script` (a function record)
 evaluation script once, as eval.ts scores a sample; `per-test` (a class environment) runs each of
 the script's test functions on its own through the harness's test runner, as `eval.ts --classes`
 does: the reward is 1 only when every test passes (a class counts for Pass@k so), and reward.json
-adds the fraction passed and a 0/1 per test.
+adds the fraction passed, a 0/1 per test and each test's duration in seconds (as the harness's
+test runner measured it).
 
 Only Python's standard library is used: this file runs under the image's python3.
 """
@@ -55,6 +56,8 @@ def write_verdict(verdict, per_test=False):
         passed = sum(1 for t in tests if t["outcome"] == "passed")
         numbers.update({"tests_passed": passed, "tests_total": len(tests), "test_pass_rate": round(passed / len(tests), 4) if tests else 0})
         numbers.update({f"pass_{t['name']}": int(t["outcome"] == "passed") for t in tests})
+        # Seconds each test took, as the harness's test runner measured it (none for a test that never ended).
+        numbers.update({f"duration_{t['name']}": t["duration"] for t in tests if isinstance(t.get("duration"), (int, float))})
     with open(os.path.join(LOG_DIR, "reward.json"), "w") as fh:
         json.dump(numbers, fh)
         fh.write("\n")
@@ -306,7 +309,9 @@ def classify_tests(code, stderr, result, duration, test_names):
             failure = None
         else:
             failure = str(s.get("detail", ""))[:80] or "error"
-        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure})
+        took = s.get("durationSec") if s is not None and not load else None
+        duration = round(took, 6) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
+        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure, "duration": duration})
     failed = [t for t in tests if t["outcome"] == "failed"]
     passed = bool(tests) and not failed and report is not None
     candidate = (result or {}).get("candidate") if isinstance(result, dict) else None
@@ -352,7 +357,7 @@ def main():
     def failed(verdict):
         # Scored per test, an answer that never ran fails every test (eval.ts --classes: unrunnableSample).
         if per_test and not verdict["tests"]:
-            verdict["tests"] = [{"name": t, "outcome": "failed", "kind": verdict["kind"], "exceptionType": "not_run"} for t in tests]
+            verdict["tests"] = [{"name": t, "outcome": "failed", "kind": verdict["kind"], "exceptionType": "not_run", "duration": None} for t in tests]
         write_verdict(verdict, per_test)
 
     try:

@@ -10,6 +10,7 @@
  * step's template rendered with empty inputs, so a change to a prompt shows in the estimate.
  */
 import type { Config } from '../../temporal.config';
+import type { TargetKind } from '../contracts';
 import { estimateCostUsd } from './cost';
 import { modelForStep } from './gateway';
 import { loadPromptTemplate, PROMPT_KINDS, renderPrompt, type PromptKind } from './prompts';
@@ -60,9 +61,22 @@ export const MEASURED_STEP_AVERAGES: Readonly<Record<LlmStep, StepAverages>> = {
   class_repair: { callsPerTarget: 0, promptPerContextToken: 1.2, completionBase: 40, completionPerContextToken: 0.6 },
 };
 
+/**
+ * How a target's kind asks one LLM step: for every target (`each`), for a target using only its
+ * own file's code or also other files' (`ownFile`, `crossFile`: RepoST's two sandbox prompts),
+ * once a round of a loop (debug, coverage, mutation), or in the evaluation split's solvability
+ * stage (per sample, the docstring, per assertion round).
+ */
+export type StepUse = 'each' | 'ownFile' | 'crossFile' | 'debugRounds' | 'coverageRounds' | 'mutationRounds' | 'solvabilitySamples' | 'solvabilityDocstring' | 'solvabilityRounds';
+
+/** The steps a target kind asks during a crawl, with how; a step it never asks is absent. */
+export type KindSteps = Readonly<Partial<Record<LlmStep, StepUse>>>;
+
 /** A selected target as the estimate sees it. */
 export interface EstimateTarget {
-  kind: 'function' | 'class';
+  kind: TargetKind;
+  /** The LLM steps its kind asks and how often (the kind module's `llmSteps`). */
+  steps: KindSteps;
   /** It uses code of other files (the `aggregate` prompt), or only its own file's (`sandbox`). */
   crossFile: boolean;
   /** Identifies its content (kind and context): a target with the same content as an earlier one has its calls answered from the answer cache. */
@@ -114,45 +128,39 @@ function fixedPromptTokens(step: LlmStep): number {
   return estimateMessagesTokens(renderPrompt(step as PromptKind, empty as never).messages);
 }
 
-/** How many calls per target a step makes under the configuration (0 when it is off), given its average. */
+/** How many calls per target a step makes under the configuration (0 when it is off), given its average and how the target's kind asks it. */
 function callsPerTarget(step: LlmStep, t: EstimateTarget, config: EstimateConfig, avg: StepAverages): number {
+  const use = t.steps[step];
+  if (use === undefined) return 0;
   const loops = config.loops;
-  const solvability = t.kind === 'function' && loops.solvability.enabled[t.split];
+  const solvability = loops.solvability.enabled[t.split];
   const regenerate = 1 + loops.regenerateAttempts / 2;
   const scaled = (n: number) => Math.min(avg.callsPerTarget, n * regenerate);
-  switch (step) {
-    case 'sandbox':
-      return t.kind === 'function' && !t.crossFile ? avg.callsPerTarget : 0;
-    case 'aggregate':
-      return t.kind === 'function' && t.crossFile ? avg.callsPerTarget : 0;
-    case 'tests':
-    case 'check_functionality':
-    case 'check_tests':
-      return t.kind === 'function' ? avg.callsPerTarget : 0;
-    case 'debug':
-      return t.kind === 'function' ? scaled(loops.debugRounds) : 0;
-    case 'coverage':
-      return t.kind === 'function' ? scaled(loops.coverageRounds) : 0;
-    case 'mutation':
-      return t.kind === 'function' && loops.mutation.enabled ? scaled(loops.mutation.rounds) : 0;
-    case 'solve':
+  switch (use) {
+    case 'each':
+      return avg.callsPerTarget;
+    case 'ownFile':
+      return t.crossFile ? 0 : avg.callsPerTarget;
+    case 'crossFile':
+      return t.crossFile ? avg.callsPerTarget : 0;
+    case 'debugRounds':
+      return scaled(loops.debugRounds);
+    case 'coverageRounds':
+      return scaled(loops.coverageRounds);
+    case 'mutationRounds':
+      return loops.mutation.enabled ? scaled(loops.mutation.rounds) : 0;
+    case 'solvabilitySamples':
       return solvability ? loops.solvability.k * avg.callsPerTarget : 0;
-    case 'docstring':
+    case 'solvabilityDocstring':
       return solvability && loops.solvability.generateDocstrings ? avg.callsPerTarget : 0;
-    case 'check_assertion':
+    case 'solvabilityRounds':
       return solvability ? scaled(loops.solvability.rounds) : 0;
-    case 'class_sandbox':
-    case 'class_tests':
-    case 'class_check_functionality':
-    case 'class_check_tests':
-      return t.kind === 'class' ? avg.callsPerTarget : 0;
-    case 'class_debug':
-      return t.kind === 'class' ? scaled(loops.debugRounds) : 0;
-    case 'class_coverage':
-      return t.kind === 'class' ? scaled(loops.coverageRounds) : 0;
-    default:
-      return 0;
   }
+}
+
+/** The targets of one kind. */
+function countOf(targets: readonly EstimateTarget[], kind: TargetKind): number {
+  return targets.reduce((n, t) => n + Number(t.kind === kind), 0);
 }
 
 function modelOf(step: LlmStep, config: EstimateConfig): string {
@@ -208,7 +216,7 @@ export function estimateRun(targets: readonly EstimateTarget[], config: Estimate
     costUsd: 0,
   });
   return {
-    targets: { functions: targets.filter((t) => t.kind === 'function').length, classes: targets.filter((t) => t.kind === 'class').length, eval: targets.filter((t) => t.split === 'eval').length },
+    targets: { functions: countOf(targets, 'function'), classes: countOf(targets, 'class'), eval: targets.filter((t) => t.split === 'eval').length },
     steps,
     total,
     unpriced: [...unpriced],

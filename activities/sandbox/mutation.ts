@@ -21,7 +21,7 @@
 import type { MutationSpec } from './harness-command';
 import type { SandboxExecutor } from './executor';
 import type { RunHooks, RunLimits, RunRequest } from './run-request';
-import { newImplementationName, withNewClassImplementation, withNewImplementation } from './new-implementation';
+import { GROUND_TRUTH_PLACEMENT, newImplementationName, type Placement } from './new-implementation';
 import type { MutantResult, MutationReport, SandboxResult, SandboxStatus } from './schema';
 
 export interface MutationSettings {
@@ -156,8 +156,8 @@ export interface MutationInput {
   originalFunction: string;
   /** `name` or `Class.method`, or a class's name when `kind` is `class`. */
   functionName: string;
-  /** A class target: the whole class is placed as `<Class>_new_implementation`, its methods' bodies mutated. */
-  kind?: 'function' | 'class';
+  /** How the target is placed (its kind's `mutationTarget`): `class` places the whole class as `<Class>_new_implementation` and mutates its methods' bodies; default `function`. */
+  kind?: Placement;
   /** Resolve the packages as of the code's date, as its ground-truth run did (see as-of.ts). */
   packagesAsOf?: RunRequest['packagesAsOf'];
   timeoutSec?: number;
@@ -189,10 +189,7 @@ export async function testMutants(
   hooks: RunHooks = {},
 ): Promise<MutationOutcome> {
   const timeoutSec = input.timeoutSec ?? executor.config.timeoutSec;
-  const script =
-    input.kind === 'class'
-      ? withNewClassImplementation(input.script, input.originalFunction, input.functionName)
-      : withNewImplementation(input.script, input.originalFunction, input.functionName);
+  const script = GROUND_TRUTH_PLACEMENT[input.kind ?? 'function'](input.script, input.originalFunction, input.functionName);
   const result = await executor.mutate(
     {
       script,

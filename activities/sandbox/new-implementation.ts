@@ -284,7 +284,7 @@ export interface IsolatedPlacement {
   /** The candidate's module (the caller adds the candidate's preamble). */
   module: string;
   target: string;
-  kind: 'function' | 'class';
+  kind: Placement;
 }
 
 const HOST = '__repost_candidate__';
@@ -328,19 +328,25 @@ function definitionsOnly(script: string, replace: { start: number; end: number; 
   return applyEdits(script, cut).replace(/\n{4,}/g, '\n\n\n').replace(/\s*$/, '\n');
 }
 
-export function isolatedPlacement(script: string, candidateCode: string, qualname: string, kind: 'function' | 'class' = 'function'): IsolatedPlacement {
+/** A whole class placed for an isolated run: the stub class calls the candidate's class in its own process. */
+function isolatedClassPlacement(script: string, candidateCode: string, qualname: string): IsolatedPlacement {
+  const tree = parse(script);
+  const ready = `${HOST}.ready(globals())`;
+  const cls = lastDefinition(tree.rootNode.namedChildren, qualname);
+  if (!cls) throw new Error(`the script defines no class ${qualname}`);
+  const stub = `class ${qualname}${NEW_IMPLEMENTATION_SUFFIX}(${HOST}.stub_base()):\n    __repost_target__ = ${JSON.stringify(qualname)}\n\n\n${ready}`;
+  const module = definitionsOnly(script, { start: cls.startIndex, end: cls.endIndex, text: candidateDefinition(candidateCode, qualname) }, qualname);
+  return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind: 'class' };
+}
+
+/** A function or method placed for an isolated run: a stub of the same shape calls the candidate's in its own process. */
+function isolatedFunctionPlacement(script: string, candidateCode: string, qualname: string): IsolatedPlacement {
+  const kind = 'function';
   const parts = qualname.split('.');
   const name = parts[parts.length - 1]!;
   const classPath = parts.slice(0, -1);
   const tree = parse(script);
   const ready = `${HOST}.ready(globals())`;
-  if (kind === 'class') {
-    const cls = lastDefinition(tree.rootNode.namedChildren, qualname);
-    if (!cls) throw new Error(`the script defines no class ${qualname}`);
-    const stub = `class ${qualname}${NEW_IMPLEMENTATION_SUFFIX}(${HOST}.stub_base()):\n    __repost_target__ = ${JSON.stringify(qualname)}\n\n\n${ready}`;
-    const module = definitionsOnly(script, { start: cls.startIndex, end: cls.endIndex, text: candidateDefinition(candidateCode, qualname) }, qualname);
-    return { script: insertBeforeTests(script, tree, stub), module, target: qualname, kind };
-  }
   if (classPath.length === 0) {
     const def = lastDefinition(tree.rootNode.namedChildren, name);
     const stub = `def ${name}${NEW_IMPLEMENTATION_SUFFIX}(*args, **kwargs):\n    return ${HOST}.call(${JSON.stringify(name)}, args, kwargs)\n\n\n${ready}`;
@@ -374,4 +380,27 @@ export function isolatedPlacement(script: string, candidateCode: string, qualnam
     ? definitionsOnly(script, { start: method.startIndex, end: method.endIndex, text: candidate }, classPath[0]!)
     : definitionsOnly(script, { start: body.endIndex, end: body.endIndex, text: `\n\n${bodyIndent}${candidate}` }, classPath[0]!);
   return { script: placed, module, target: qualname, kind };
+}
+
+/**
+ * How a target is placed as `<name>_new_implementation`: a function (or a method, in its class)
+ * or a whole class. The target's kind names its placement (`activities/targets/`); the sandbox
+ * only looks it up here.
+ */
+export type Placement = 'function' | 'class';
+
+/** The script with the ground truth copied in, by placement. */
+export const GROUND_TRUTH_PLACEMENT: Readonly<Record<Placement, (script: string, original: string, name: string) => string>> = {
+  function: withNewImplementation,
+  class: withNewClassImplementation,
+};
+
+const ISOLATED_PLACEMENT: Readonly<Record<Placement, (script: string, candidateCode: string, qualname: string) => IsolatedPlacement>> = {
+  function: isolatedFunctionPlacement,
+  class: isolatedClassPlacement,
+};
+
+/** An isolated run's two halves for a candidate answer, by placement (see IsolatedPlacement). */
+export function isolatedPlacement(script: string, candidateCode: string, qualname: string, placement: Placement = 'function'): IsolatedPlacement {
+  return ISOLATED_PLACEMENT[placement](script, candidateCode, qualname);
 }

@@ -71,7 +71,15 @@ export const InstalledPackageSchema = z.object({
 export type InstalledPackage = z.infer<typeof InstalledPackageSchema>;
 
 /** One snippet's result from the harness's test runner (`repost_test_runner.py`). */
-export const RunnerSnippetSchema = z.object({ status: z.enum(['pass', 'fail', 'value', 'error']), detail: z.string() });
+export const RunnerSnippetSchema = z.object({
+  status: z.enum(['pass', 'fail', 'value', 'error']),
+  detail: z.string(),
+  /** Seconds the snippet took, measured by the runner around it (absent in results from before durations were reported). */
+  durationSec: z.number().nonnegative().optional(),
+  /** A snippet that failed on an AssertionError: where it stopped in the script (its innermost frame there) and the assertion's message (the compared values in an isolated run). */
+  assertion: z.object({ line: z.number().int().positive(), function: z.string().max(200), message: z.string().max(500) }).optional(),
+});
+export type RunnerAssertion = NonNullable<z.infer<typeof RunnerSnippetSchema>['assertion']>;
 /** What the test runner reported, through the supervisor: a failure to load the script, or a result per snippet that ended. */
 export const RunnerReportSchema = z.object({ loadFailure: z.string().nullable(), snippets: z.array(RunnerSnippetSchema) });
 export type RunnerReport = z.infer<typeof RunnerReportSchema>;

@@ -71,8 +71,8 @@ export interface VerifyResponse {
   kind: string | null;
   exceptionType: string | null;
   summary: string;
-  /** One run of the script decides: its test functions, with the run's outcome. */
-  tests: { name: string; testFunctions: string[]; outcome: 'passed' | 'failed'; kind: string | null }[];
+  /** One run of the script decides: its test functions, with the run's outcome and its seconds (0 when it never ran). */
+  tests: { name: string; testFunctions: string[]; outcome: 'passed' | 'failed'; kind: string | null; duration: number }[];
   /** Seconds the run took in the sandbox (0 when the answer never ran). */
   duration: number;
   functionId: string;
@@ -307,7 +307,7 @@ export class VerificationServer {
       const r = await this.options.executor.run({ script: plan.script, files: plan.files, timeoutSec: plan.timeoutSec, limits }, { signal });
       return r.status === 'infrastructure' ? { infrastructure: r } : { value: r };
     });
-    return { status: 200, body: runCodeResponse(result) };
+    return { status: 200, body: runCodeResponse(result, plan.fetch) };
   }
 
   private async verify(body: unknown): Promise<{ status: number; body: VerifyResponse }> {
@@ -331,10 +331,11 @@ export class VerificationServer {
     });
     const { outcome, result } = verdict;
     this.verdicts[outcome.passed ? 'passed' : 'failed'] += 1;
-    const tests = [{ name: 'eval_script', testFunctions: testFunctionNames(record.evalScript).slice(0, 100), outcome: outcome.passed ? ('passed' as const) : ('failed' as const), kind: outcome.kind }];
+    const duration = (result?.durationMs ?? 0) / 1000;
+    const tests = [{ name: 'eval_script', testFunctions: testFunctionNames(record.evalScript).slice(0, 100), outcome: outcome.passed ? ('passed' as const) : ('failed' as const), kind: outcome.kind, duration }];
     return {
       status: 200,
-      body: { reward: outcome.passed ? 1 : 0, passed: outcome.passed, kind: outcome.kind, exceptionType: outcome.exceptionType, summary: outcome.summary, tests, duration: (result?.durationMs ?? 0) / 1000, functionId: record.functionId },
+      body: { reward: outcome.passed ? 1 : 0, passed: outcome.passed, kind: outcome.kind, exceptionType: outcome.exceptionType, summary: outcome.summary, tests, duration, functionId: record.functionId },
     };
   }
 

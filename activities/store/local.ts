@@ -28,7 +28,7 @@ import type { FunctionStage } from '../contracts';
 import { FileArtifacts, writeFileAtomic, type ArtifactKey } from './artifacts';
 import { ExchangeIndexEntrySchema, type ExchangeIndexEntry } from './exchanges';
 import { safeName } from './names';
-import { addRoundsRan, emptyRoundsRan } from './records';
+import { addRoundsRan, emptyRoundsRan, isClassRecord } from './records';
 import { addRefusal, emptyRefusals, type RefusalTotals } from './refusals';
 import { SnapshotFolders } from './snapshots';
 import {
@@ -336,7 +336,7 @@ export class LocalStore extends FileArtifacts implements Store {
         else {
           const r = StoredRecordSchema.parse(JSON.parse(await fsp.readFile(file, 'utf8')));
           const row = r.accepted ? r.record : r.rejection;
-          counted = { mtimeMs, stage: r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage), isClass: r.kind === 'class', debug_rounds: row.debug_rounds, coverage_rounds: row.coverage_rounds };
+          counted = { mtimeMs, stage: r.accepted ? 'accepted' : (r.rejection.stage as FunctionStage), isClass: isClassRecord(r), debug_rounds: row.debug_rounds, coverage_rounds: row.coverage_rounds };
           known.set(name, counted);
         }
       } catch (err) {

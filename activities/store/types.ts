@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import type { ArtifactKey, Artifacts } from './artifacts';
-import type { FunctionStage, RepoOutcome } from '../contracts';
+import type { FunctionStage, RepoOutcome, TargetKind } from '../contracts';
 import type { ExchangeIndexEntry } from './exchanges';
 import { StoredRecordSchema, type RoundsRan, type StoredRecord } from './records';
 import type { RefusalTotals } from './refusals';
@@ -21,6 +21,12 @@ export type { StoredRecord };
 export const RunManifestSchema = z.object({
   runId: z.string().min(1),
   kind: z.enum(['crawl', 'eval']).default('crawl'),
+  /**
+   * An evaluation run: what it evaluates, functions (`eval.ts`) or whole classes (`eval.ts
+   * --classes`); their items, results and summary have different shapes. Absent in a crawl and
+   * in an evaluation stored before it was kept (those evaluated functions: see `evaluatedKind`).
+   */
+  targetKind: z.enum(['function', 'class']).optional(),
   createdAt: z.string(),
   /** The store the run was started against; a worker on another store refuses the run's work. */
   storeId: z.string(),
@@ -39,6 +45,44 @@ export const RunManifestSchema = z.object({
   resumed: z.number().int().nonnegative().default(0),
 });
 export type RunManifest = z.infer<typeof RunManifestSchema>;
+/** What an evaluation run evaluates (an evaluation stored before `targetKind` was kept evaluated functions). */
+export function evaluatedKind(run: Pick<RunManifest, 'targetKind'>): TargetKind {
+  return run.targetKind ?? 'function';
+}
+
+const EVALUATED_NOUN: Readonly<Record<TargetKind, string>> = { function: 'functions', class: 'classes' };
+
+/**
+ * Refuses, with an error saying what the run is, a run that is not an evaluation of `kind`s: a
+ * reader of one evaluation's shapes never misreads a crawl or the other kind's evaluation.
+ * `elsewhere` says where such a run is read instead.
+ */
+export function requireEvalRun(run: RunManifest, kind: TargetKind, elsewhere: (evaluated: TargetKind) => string): void {
+  if (run.kind !== 'eval') throw new RunKindError(`run ${run.runId} is a ${run.kind} run, not an evaluation run`);
+  const evaluated = evaluatedKind(run);
+  if (evaluated !== kind) throw new RunKindError(`run ${run.runId} is an evaluation of ${EVALUATED_NOUN[evaluated]}, not of ${EVALUATED_NOUN[kind]}: ${elsewhere(evaluated)}`);
+}
+
+/**
+ * Refuses an evaluation run, saying what it is, where a crawl's records, summary and files are
+ * read (`reader` names what reads them): an evaluation's items and results are not records.
+ */
+export function requireCrawlRun(run: RunManifest, reader: string): void {
+  if (run.kind !== 'crawl') {
+    throw new RunKindError(`run ${run.runId} is an ${runKindLabel(run)}, not a crawl: ${reader} reads only crawl runs; an evaluation's files are written by eval.ts${run.outDir ? ` (this one's to ${run.outDir})` : ''}`);
+  }
+}
+
+/** A run read by a command that does not read runs of its kind (the message says what it is and what reads it). */
+export class RunKindError extends Error {
+  override name = 'RunKindError';
+}
+
+/** A run's kind as a person reads it: `crawl`, `evaluation of functions`, `evaluation of classes`. */
+export function runKindLabel(run: Pick<RunManifest, 'kind' | 'targetKind'>): string {
+  return run.kind === 'eval' ? `evaluation of ${EVALUATED_NOUN[evaluatedKind(run)]}` : run.kind;
+}
+
 export type NewRun = Omit<RunManifest, 'status' | 'summary' | 'finishedAt' | 'resumed' | 'storeId' | 'kind'> & { kind?: RunManifest['kind'] };
 
 /** One repository of a run: written when its candidates are listed, and again when it ends. */

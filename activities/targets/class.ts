@@ -66,6 +66,16 @@ export const classKind: TargetKindModule = {
     vars: { functionName: fn.qualname, originalFunction: original, sandboxedFunction: classDefinitionSource(script, fn.qualname) ?? script },
   }),
   checkTestsPrompt: (vars) => ({ kind: 'class_check_tests', vars }),
+  llmSteps: {
+    class_sandbox: 'each',
+    class_tests: 'each',
+    class_check_functionality: 'each',
+    class_check_tests: 'each',
+    class_debug: 'debugRounds',
+    class_coverage: 'coverageRounds',
+    // The mutation stage's prompt is the one both kinds share.
+    mutation: 'mutationRounds',
+  },
 
   sandboxCheck: ({ fn, prepared, original }, context) => (script) => checkClassSandboxScript({ ...classInput(fn, prepared, original), script, context }),
   testCheck:

@@ -44,6 +44,20 @@ export const functionKind: TargetKindModule = {
     vars: { originalFunction: original, sandboxedFunction: definitionSource(script, fn.qualname) ?? script, functionName: fn.name },
   }),
   checkTestsPrompt: (vars) => ({ kind: 'check_tests', vars }),
+  llmSteps: {
+    sandbox: 'ownFile',
+    aggregate: 'crossFile',
+    tests: 'each',
+    check_functionality: 'each',
+    check_tests: 'each',
+    debug: 'debugRounds',
+    coverage: 'coverageRounds',
+    mutation: 'mutationRounds',
+    // The evaluation split's solvability stage (functions only).
+    solve: 'solvabilitySamples',
+    docstring: 'solvabilityDocstring',
+    check_assertion: 'solvabilityRounds',
+  },
 
   sandboxCheck: ({ fn, original }, context) => (script) => checkSandboxScript({ functionName: fn.qualname, originalFunction: original, script, context }),
   testCheck:

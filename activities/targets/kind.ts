@@ -8,8 +8,10 @@ import type { Config } from '../../temporal.config';
 import type { RepositoryAnalyzer } from '../analysis';
 import type { FunctionRef, PreparedFunction, RecordInput, RepoSnapshot, TargetKind } from '../contracts';
 import type { Thresholds } from '../dataset/records';
+import type { KindSteps } from '../llm/estimate';
 import type { PromptKind, PromptVars } from '../llm/prompts';
 import type { SanityReport } from '../llm/sanity';
+import type { Placement } from '../sandbox/new-implementation';
 import type { CoverageReport } from '../sandbox/schema';
 import type { Artifacts } from '../store/artifacts';
 import type { StoredRecord } from '../store/records';
@@ -64,6 +66,9 @@ export interface TargetKindModule {
   checkFunctionalityPrompt(fn: FunctionRef, original: string, script: string): PromptRequest;
   checkTestsPrompt(vars: { functionName: string; script: string }): PromptRequest;
 
+  /** The LLM steps a crawl asks for a target of this kind, and how often (what the crawl estimate counts). */
+  readonly llmSteps: KindSteps;
+
   /** The sanity check of a standalone script (before tests), given the context the model saw. */
   sandboxCheck(input: CheckInput, context: string): (script: string) => SanityReport;
   /** The sanity check of a script with tests, given the script the tests were added to. */
@@ -76,7 +81,7 @@ export interface TargetKindModule {
   /** The target's definition as the script has it (for the AST check), or null. */
   definitionSource(script: string, name: string): string | null;
   /** What the mutants harness mutates: a function's body, or the bodies of a class's methods. */
-  readonly mutationTarget: 'function' | 'class';
+  readonly mutationTarget: Placement;
 
   /** Its stored record: accepted (its dataset line) or rejected. */
   buildRecord(store: Artifacts, input: RecordInput, thresholds: Thresholds, settingsKey?: string): Promise<StoredRecord>;

@@ -216,9 +216,12 @@ def _read_request(argv):
     return request
 
 
-def _run_as_main(script_path, source=None, extra=None):
+def _run_as_main(script_path, source=None, extra=None, rewrite=None):
     """What `python3 script.py` does: a fresh `__main__` module, the compiled file executed in it.
-    With `source` (an isolated run) the script is not on disk: its lines are kept for tracebacks."""
+    With `source` (an isolated run) the script is not on disk: its lines are kept for tracebacks.
+    With `rewrite` (an isolated run) the script's tree is compiled after it (the compared values in
+    a failed assert's message: repost_assert_values.py); a script that does not parse is compiled as
+    it is, so its SyntaxError is the same."""
     if source is None:
         with open(script_path, "rb") as fh:
             source = fh.read()
@@ -233,7 +236,8 @@ def _run_as_main(script_path, source=None, extra=None):
         main.__loader__ = extra["__repost_candidate__"].source_loader(source)
         main.__dict__.update(extra)
     sys.modules["__main__"] = main
-    exec(compile(source, script_path, "exec"), main.__dict__)
+    tree = rewrite(source, script_path) if rewrite is not None else None
+    exec(compile(tree if tree is not None else source, script_path, "exec"), main.__dict__)
 
 
 TIMEOUT_EXIT = 124
@@ -270,9 +274,14 @@ class _Reporter:
     def _mine(self):
         return not self.sent and self._getpid() == self.pid
 
-    def snippet(self, index, status, detail):
+    def snippet(self, index, status, detail, duration=None, assertion=None):
         if self._mine():
-            self._send({"kind": "snippet", "index": index, "status": status, "detail": detail})
+            message = {"kind": "snippet", "index": index, "status": status, "detail": detail}
+            if duration is not None:
+                message["durationSec"] = round(max(0.0, float(duration)), 6)
+            if assertion is not None:
+                message["assertion"] = assertion
+            self._send(message)
 
     def load_failed(self, detail):
         if self._mine():
@@ -390,7 +399,9 @@ def _child(request, run_dir, script_path, target, fd, call_fd=None):
             spec = request["candidate"]
             isolated_module = _harness_module("repost_isolated")
             host = isolated_module.Host(call_fd, spec["target"], spec["kind"], _script_packages(request["script"], isolated_module))
-            request["_extra"] = {"__repost_candidate__": host}
+            assert_values = _harness_module("repost_assert_values")
+            request["_extra"] = {"__repost_candidate__": host, assert_values.NAME: assert_values.Asserts()}
+            request["_rewrite"] = assert_values.rewrite
         cov = None
         if target:
             import coverage
@@ -432,11 +443,11 @@ def _run_script(reporter, runner, script_path, request, fast_exit=False):
     status, missing, exited_in, exception = 0, None, None, None
     try:
         if runner is not None and request.get("candidate"):
-            runner.run(script_path, request["runner"], reporter, request["script"], request.get("_extra"))
+            runner.run(script_path, request["runner"], reporter, request["script"], request.get("_extra"), request.get("_rewrite"))
         elif runner is not None:
             runner.run(script_path, request["runner"], reporter)
         elif request.get("candidate"):
-            _run_as_main(script_path, request["script"], request.get("_extra"))
+            _run_as_main(script_path, request["script"], request.get("_extra"), request.get("_rewrite"))
         else:
             _run_as_main(script_path)
     except SystemExit as exc:
@@ -554,6 +565,21 @@ MAX_REPORT_BYTES = 64 * 1024 * 1024
 SNIPPET_STATUSES = ("pass", "fail", "value", "error")
 
 
+def _runner_assertion(a):
+    """Whether a test result's failed assertion is as the test runner sends it (bounded: repost_test_runner.py)."""
+    return (
+        isinstance(a, dict)
+        and set(a) == {"line", "function", "message"}
+        and isinstance(a["line"], int)
+        and not isinstance(a["line"], bool)
+        and 0 < a["line"] < 10_000_000
+        and isinstance(a["function"], str)
+        and len(a["function"]) <= 200
+        and isinstance(a["message"], str)
+        and len(a["message"]) <= 500
+    )
+
+
 def _read_report(data, snippets_expected):
     """The child's messages, held to the protocol: (end message or None, runner report or None, what was wrong or None).
 
@@ -582,7 +608,17 @@ def _read_report(data, snippets_expected):
                 return None, None, "a test result out of the harness's order"
             if len(snippets) >= snippets_expected:
                 return None, None, "more test results than tests"
-            snippets.append({"status": message["status"], "detail": message["detail"]})
+            entry = {"status": message["status"], "detail": message["detail"]}
+            if "durationSec" in message:
+                d = message["durationSec"]
+                if isinstance(d, bool) or not isinstance(d, (int, float)) or not 0 <= d < 1e7:
+                    return None, None, "a test result with a duration the harness does not send"
+                entry["durationSec"] = d
+            if "assertion" in message:
+                if not _runner_assertion(message["assertion"]):
+                    return None, None, "a test result with an assertion the harness does not send"
+                entry["assertion"] = message["assertion"]
+            snippets.append(entry)
         elif kind == "load" and snippets_expected is not None and load is None and not snippets and isinstance(message.get("detail"), str):
             load = message["detail"]
         else:
@@ -831,6 +867,7 @@ def main():
             _write_result(run_dir, source, None, None, False)
             os._exit(2)
         # Imported once here, before the two processes fork: each would otherwise load it for itself.
+        import repost_assert_values  # noqa: F401
         import repost_isolated  # noqa: F401
     read_fd, write_fd = os.pipe()
     sys.stdout.flush()

@@ -16,15 +16,26 @@ Results go to the supervisor through the harness's report channel as each snippe
 finished is known even if a later snippet kills the process), never through the script's standard
 streams or its files: nothing the candidate prints or writes is read as a result. The snippets'
 and the module's own printing is discarded. Each snippet has its own time limit (SIGALRM).
+Each result carries the snippet's duration in seconds, measured here with the monotonic clock
+taken before the script is loaded (so a script replacing `time.monotonic` does not change it).
+A snippet that failed on an AssertionError also carries where in the script it failed (the
+innermost frame of the script: its line and function) and the assertion's message, cut to
+MAX_MESSAGE characters; in an isolated run the script is compiled through the assert rewrite
+(`rewrite`: repost_assert_values.py), so that message holds the values the assertion compared.
 """
 import ast
 import importlib.util
 import io
 import signal
 import sys
+import time
+
+_monotonic = time.monotonic
 
 MODULE_NAME = "repost_candidate_module"
 MAX_REPR = 4000
+MAX_MESSAGE = 500
+MAX_NAME = 200
 
 
 class SnippetTimeout(BaseException):
@@ -35,8 +46,9 @@ def _on_alarm(signum, frame):
     raise SnippetTimeout()
 
 
-def _load(path, source=None, extra=None):
-    """The script as a module; with `source` (an isolated run) from memory, with `extra` globals."""
+def _load(path, source=None, extra=None, rewrite=None):
+    """The script as a module; with `source` (an isolated run) from memory, with `extra` globals,
+    compiled after `rewrite` when given (a source that does not parse is compiled as it is)."""
     if source is None:
         spec = importlib.util.spec_from_file_location(MODULE_NAME, path)
         module = importlib.util.module_from_spec(spec)
@@ -51,8 +63,28 @@ def _load(path, source=None, extra=None):
     module.__dict__.update(extra or {})
     sys.modules[MODULE_NAME] = module
     linecache.cache[path] = (len(source), None, source.splitlines(True), path)
-    exec(compile(source, path, "exec"), module.__dict__)
+    tree = rewrite(source, path) if rewrite is not None else None
+    exec(compile(tree if tree is not None else source, path, "exec"), module.__dict__)
     return module
+
+
+def _assertion(exc, path):
+    """Where a failed assertion stopped in the script at `path` (its innermost frame there) and
+    its message, bounded; None for any other exception or when no frame is the script's."""
+    if not isinstance(exc, AssertionError):
+        return None
+    where, tb = None, exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == path:
+            where = tb
+        tb = tb.tb_next
+    if where is None:
+        return None
+    try:
+        message = str(exc)
+    except BaseException:  # noqa: BLE001 - a message that cannot be made is left out
+        message = ""
+    return {"line": where.tb_lineno, "function": str(where.tb_frame.f_code.co_name)[:MAX_NAME], "message": message[:MAX_MESSAGE]}
 
 
 def _owner_of(module, target):
@@ -84,9 +116,10 @@ def _run_snippet(module, source, mode):
     return None
 
 
-def run(script_path, request, reporter, source=None, extra=None):
+def run(script_path, request, reporter, source=None, extra=None, rewrite=None):
     """Runs every snippet of `request` against the script at `script_path` (or `source`), reporting each.
-    In an isolated run the script's `<name>_new_implementation` is the stub calling the candidate's process."""
+    In an isolated run the script's `<name>_new_implementation` is the stub calling the candidate's
+    process, and the script is compiled after `rewrite` (the compared values in assertions' messages)."""
     mode, snippets = request["mode"], request["snippets"]
     timeout = max(1, int(request.get("timeoutSec", 10)))
     # The snippets' and the module's own output would only crowd the exec's streams.
@@ -94,7 +127,7 @@ def run(script_path, request, reporter, source=None, extra=None):
     signal.signal(signal.SIGALRM, _on_alarm)
     try:
         signal.alarm(timeout * 3)
-        module = _load(script_path, source, extra)
+        module = _load(script_path, source, extra, rewrite)
         if mode == "matrix":
             _bind_candidate(module, request["target"])
         signal.alarm(0)
@@ -104,19 +137,23 @@ def run(script_path, request, reporter, source=None, extra=None):
         return
     for i, source in enumerate(snippets):
         sys.stdout = io.StringIO()
+        started = _monotonic()
         try:
             signal.alarm(timeout)
             value = _run_snippet(module, source, mode)
             signal.alarm(0)
         except BaseException as exc:  # noqa: BLE001 - a failing snippet is a result, not an error
             signal.alarm(0)
-            reporter.snippet(i, "fail" if mode == "matrix" else "error", type(exc).__name__)
+            duration = _monotonic() - started
+            reporter.snippet(i, "fail" if mode == "matrix" else "error", type(exc).__name__, duration, _assertion(exc, script_path))
             continue
         if mode == "matrix":
-            reporter.snippet(i, "pass", "")
+            reporter.snippet(i, "pass", "", _monotonic() - started)
         else:
+            # The repr is the snippet's value: its time counts.
             text = repr(value)
+            duration = _monotonic() - started
             if len(text) > MAX_REPR:
-                reporter.snippet(i, "error", "ReprTooLong")
+                reporter.snippet(i, "error", "ReprTooLong", duration)
             else:
-                reporter.snippet(i, "value", text)
+                reporter.snippet(i, "value", text, duration)

@@ -13,26 +13,28 @@
  * Writes `class-eval.jsonl` (a line per class in the dataset's order: every sample's per-test
  * results, repair rounds, similarity and cost) and `class-eval-summary.json` (Pass@k over whole
  * classes, after each repair round, per-test pass rate and similarity, overall, per documentation
- * level and per metric quartile, and the run's LLM usage and cost) into the output folder.
+ * level and per metric quartile, and the run's LLM usage and cost) and `class-eval-run.json` (its
+ * manifest and settings) into the output folder (activities/eval/run-files.ts). The run is created
+ * as a function evaluation's is (`createEvalRun`), stored as an evaluation of classes.
  */
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { RunRef } from '../../activities/contracts';
 import type { ClassEvalResult, ClassEvalSummary } from '../../activities/eval/class-eval';
 import type { EvalItem, EvalItemIndex } from '../../activities/eval/contracts';
-import { evalPipelineSettings, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
+import { exportClassEvalFiles } from '../../activities/eval/run-files';
+import { parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
 import type { StoredClassRecord } from '../../activities/eval-class-activities';
 import { modelForStep } from '../../activities/llm';
-import { writeFileAtomic } from '../../activities/store/artifacts';
 import { ClassDatasetRecordSchema, type ClassDatasetRecord } from '../../activities/store/records';
-import { allEvalResults, type Store } from '../../activities/store/types';
-import { freezeRunSettings, queuesFrom } from '../../activities/run-settings';
+import type { Store } from '../../activities/store/types';
+import { queuesFrom } from '../../activities/run-settings';
 import { RunIdKey } from '../../workflows/search-attributes';
 import { loadConfig, type Config } from '../../temporal.config';
 import { CommandFailure } from './cli';
 import { newRunId, resultThroughRestarts } from './crawl';
+import { createEvalRun } from './eval-run';
 import { runMemo } from './store-check';
 import { startStack } from './stack';
 import { loadLlmScript, startScriptedLlmServer } from '../scripted-llm/server';
@@ -135,18 +137,14 @@ export async function startClassEval(options: StartClassEvalOptions): Promise<{ 
   // The model is fixed when the run starts and travels with its settings.
   const settings: EvalSettings = { ...parsed, model: parsed.model ?? modelForStep(config, 'class_solve') };
   const runId = options.runId ?? newRunId('class-eval');
-  const pipeline = evalPipelineSettings(config, settings);
-  const itemsKey = await storeClassItems(store, options.datasetFile, records, settings);
-  const manifest = await store.createRun({
+  const { run, itemsKey, pipeline } = await createEvalRun(store, config, {
     runId,
-    kind: 'eval',
-    createdAt: new Date().toISOString(),
-    settingsKey: await freezeRunSettings(store, config, { pipeline, eval: settings }),
-    sourcesKey: itemsKey,
-    sources: records.length,
+    targetKind: 'class',
+    settings,
     outDir: path.resolve(options.outDir),
+    storeItems: () => storeClassItems(store, options.datasetFile, records, settings),
+    sources: records.length,
   });
-  const run: RunRef = { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId };
   const queues = queuesFrom(config);
   const handle = await client.workflow.start('classEvalWorkflow', {
     workflowId: `${runId}/class-eval`,
@@ -161,15 +159,7 @@ export async function startClassEval(options: StartClassEvalOptions): Promise<{ 
     classes: records.length,
     result: async () => {
       await resultThroughRestarts(handle);
-      // The lines in the dataset's order; the summary as the run kept it.
-      const byId = new Map<string, ClassEvalResult>();
-      for await (const entry of allEvalResults(store, runId)) byId.set(entry.functionId, entry.result as ClassEvalResult);
-      const results = records.map((r) => byId.get(classItemId(r.class_id))).filter((r): r is ClassEvalResult => r !== undefined);
-      const summary = (await store.getRun(runId))?.summary as ClassEvalSummary | undefined;
-      if (!summary) throw new Error(`run ${runId} finished without a summary`);
-      fs.mkdirSync(options.outDir, { recursive: true });
-      await writeFileAtomic(path.join(options.outDir, 'class-eval.jsonl'), results.map((r) => JSON.stringify(r)).join('\n') + '\n');
-      await writeFileAtomic(path.join(options.outDir, 'class-eval-summary.json'), JSON.stringify(summary, null, 2) + '\n');
+      const { results, summary } = await exportClassEvalFiles(store, runId, options.outDir);
       return { results, summary, outDir: options.outDir, runId };
     },
   };

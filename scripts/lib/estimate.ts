@@ -7,10 +7,11 @@
  */
 import { createHash } from 'node:crypto';
 import * as path from 'node:path';
-import { chooseCandidates, presetAnalysisOptions, RepositoryAnalyzer, selectClassCandidates } from '../../activities/analysis';
+import { chooseCandidates, RepositoryAnalyzer, selectClassCandidates } from '../../activities/analysis';
 import type { RepoSource } from '../../activities/contracts';
 import { averagesFromExchanges, estimateRun, formatEstimate, type EstimateTarget, type RecordedCall, type RunEstimate } from '../../activities/llm/estimate';
 import { formatCostUsd } from '../../activities/llm/prices';
+import { classKind, functionKind } from '../../activities/targets';
 import { estimateTokens } from '../../activities/llm/tokens';
 import type { Store } from '../../activities/store/types';
 import type { Config } from '../../temporal.config';
@@ -40,21 +41,21 @@ export async function estimateTargets(config: Config, sources: readonly RepoSour
       ...config.analysis,
       repoId: source.name ?? path.basename(path.resolve(source.path)),
       split,
-      ...presetAnalysisOptions(config.analysis.preset, split),
+      contextTokenBudget: config.analysis.contextTokenBudget[split],
     });
     if (kinds !== 'classes') {
       const chosen = chooseCandidates(analyzer.functions(), { preset: config.analysis.preset, split, max: config.crawl.maxFunctionsPerRepo, seed: config.crawl.seed });
       for (const f of chosen) {
         const a = analyzer.analyze(f.path, f.qualname);
         const crossFile = a.dependencies.some((d) => d.path !== f.path);
-        targets.push({ kind: 'function', crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('function', f.qualname, a.context) });
+        targets.push({ kind: 'function', steps: functionKind.llmSteps, crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('function', f.qualname, a.context) });
       }
     }
     if (kinds !== 'functions') {
       for (const c of selectClassCandidates(analyzer.classCandidates(), config.crawl.maxClassesPerRepo, config.crawl.seed)) {
         const a = analyzer.analyzeClass(c.info.path, c.info.qualname, c.info.occurrence);
         const crossFile = a.dependencies.some((d) => d.path !== c.info.path);
-        targets.push({ kind: 'class', crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('class', c.info.qualname, a.context) });
+        targets.push({ kind: 'class', steps: classKind.llmSteps, crossFile, split, contextTokens: estimateTokens(a.context), contentKey: contentKey('class', c.info.qualname, a.context) });
       }
     }
   }

@@ -9,10 +9,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@temporalio/client';
-import type { RunRef } from '../../activities/contracts';
+import type { RunRef, TargetKind } from '../../activities/contracts';
 import type { EvalItem, EvalItemIndex, EvalRunSummary } from '../../activities/eval/contracts';
 import { parseEvalDataset, parseEvalRows, type DatasetMeta, type EvalRecord, type StoredEvalRecord } from '../../activities/eval/dataset';
-import { evalPaths, exportEvalFiles } from '../../activities/eval/run-files';
+import { classEvalPaths, evalPaths, exportEvalFiles } from '../../activities/eval/run-files';
 import { evalPipelineSettings, parseEvalSettings, type EvalSettings } from '../../activities/eval/settings';
 import { splitCounts, splitNote, trainingRefusal } from '../../activities/eval/splits';
 import type { EvalSummary } from '../../activities/eval/summary';
@@ -175,26 +175,59 @@ async function storeItems(store: Store, dataset: LoadedDataset, settings: EvalSe
   return store.putJson(index);
 }
 
+/** Where each kind of evaluation writes the file that names its run (another run's folder is refused by it). */
+const RUN_FILE: Readonly<Record<TargetKind, (outDir: string) => string>> = { function: (d) => evalPaths(d).run, class: (d) => classEvalPaths(d).run };
+
+export interface NewEvalRun {
+  runId: string;
+  /** What it evaluates: functions (`eval.ts`) or classes (`eval.ts --classes`), kept in its manifest. */
+  targetKind: TargetKind;
+  settings: EvalSettings;
+  /** Its output folder (resolved); refused when it holds another run's files of the same kind. */
+  outDir: string;
+  /** Stores the run's items and returns their index's key (after the folder check: nothing is stored for a refused run). */
+  storeItems: () => Promise<string>;
+  /** How many items. */
+  sources: number;
+}
+
+/**
+ * Creates an evaluation run, function or class alike: the output folder checked, the items stored,
+ * the settings frozen with the pipeline's (`evalPipelineSettings`), the manifest written, the
+ * folder made. Returns what the run's workflow is started with.
+ */
+export async function createEvalRun(store: Store, config: Config, r: NewEvalRun): Promise<{ run: RunRef; itemsKey: string; pipeline: ReturnType<typeof evalPipelineSettings> }> {
+  refuseOtherRunsFolder(r.outDir, RUN_FILE[r.targetKind](r.outDir), r.runId, 'choose another --out');
+  const pipeline = evalPipelineSettings(config, r.settings);
+  const itemsKey = await r.storeItems();
+  const manifest = await store.createRun({
+    runId: r.runId,
+    kind: 'eval',
+    targetKind: r.targetKind,
+    createdAt: new Date().toISOString(),
+    settingsKey: await freezeRunSettings(store, config, { pipeline, eval: r.settings }),
+    sourcesKey: itemsKey,
+    sources: r.sources,
+    outDir: r.outDir,
+  });
+  fs.mkdirSync(r.outDir, { recursive: true });
+  return { run: { runId: r.runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId }, itemsKey, pipeline };
+}
+
 export async function startEval(options: StartEvalOptions): Promise<StartedEval> {
   const { config, client, store } = options;
   const { settings, dataset, notes } = checkEval(config, options);
 
   const runId = options.runId ?? newRunId(settings.task);
   const outDir = path.resolve(options.outDir ?? path.join(dataPaths(config).runs, runId));
-  refuseOtherRunsFolder(outDir, evalPaths(outDir).run, runId, 'choose another --out');
-  const pipeline = evalPipelineSettings(config, settings);
-  const itemsKey = await storeItems(store, dataset, settings);
-  const manifest = await store.createRun({
+  const { run, itemsKey, pipeline } = await createEvalRun(store, config, {
     runId,
-    kind: 'eval',
-    createdAt: new Date().toISOString(),
-    settingsKey: await freezeRunSettings(store, config, { pipeline, eval: settings }),
-    sourcesKey: itemsKey,
-    sources: dataset.records.length,
+    targetKind: 'function',
+    settings,
     outDir,
+    storeItems: () => storeItems(store, dataset, settings),
+    sources: dataset.records.length,
   });
-  fs.mkdirSync(outDir, { recursive: true });
-  const run: RunRef = { runId, settingsKey: manifest.settingsKey, storeId: manifest.storeId };
   const queues = queuesFrom(config);
 
   const workflowId = `${runId}/${settings.task}`;

@@ -11,7 +11,7 @@ import type { FunctionOutcome, PipelineSettings, RunRef } from '../../activities
 import { candidateIds, summarizeRun, type RunSummaryFile } from '../../activities/dataset/run-files';
 import { writeRunOutputs } from '../../activities/report/run-outputs';
 import { applyRunSettings, frozenPipelineSettings, overrideRunSettings, pipelineSettingsFrom, queuesFrom, RunSettingsSchema } from '../../activities/run-settings';
-import { allRecords, type Store, type StoredRecord } from '../../activities/store/types';
+import { allRecords, requireCrawlRun, type Store, type StoredRecord } from '../../activities/store/types';
 import { RunIdKey } from '../../workflows/search-attributes';
 import { workflowKind } from '../../workflows/target-kinds';
 import type { Config } from '../../temporal.config';
@@ -26,6 +26,9 @@ type Rejected = Extract<StoredRecord, { accepted: false }>;
 export async function rejectedToReplay(store: Store, runId: string, filter: ReplayFilter = {}): Promise<Rejected[]> {
   const stages = filter.stages ?? [];
   const ids = filter.functionIds ?? [];
+  const manifest = await store.getRun(runId);
+  if (!manifest) throw new Error(`no run ${runId} in the store at ${store.location}`);
+  requireCrawlRun(manifest, 'replay');
   const inRun = await candidateIds(store, runId);
   const out: Rejected[] = [];
   for await (const r of allRecords(store, runId)) {
@@ -58,6 +61,8 @@ export async function replayRejected(options: {
   const { config, client, store, runId } = options;
   const manifest = await store.getRun(runId);
   if (!manifest) throw new Error(`no run ${runId} in the store at ${store.location}`);
+  // An evaluation has no rejected records to replay, and its summary is not a crawl's: never rewritten as one.
+  requireCrawlRun(manifest, 'replay');
   const chosen = await rejectedToReplay(store, runId, options.filter);
   const { settingsKey, pipeline } = await replaySettings(store, config, manifest.settingsKey, options.overrides);
   const run: RunRef = { runId, settingsKey, storeId: manifest.storeId };

@@ -9,7 +9,7 @@
  * `scripts/status.ts` prints it; a live view can call `runStatus` again and again.
  */
 import type { Client } from '@temporalio/client';
-import type { FunctionStage } from '../../activities/contracts';
+import type { FunctionStage, TargetKind } from '../../activities/contracts';
 import { candidateIds } from '../../activities/dataset/run-files';
 import { REJECTION_STAGES, STAGE_ORDER } from '../../activities/dataset/records';
 import type { FolderRunReader } from '../../activities/dataset/run-reader';
@@ -19,7 +19,7 @@ import { emptyRefusals, formatRefusals, type RefusalTotals } from '../../activit
 import type { Usage } from '../../activities/store/usage';
 import type { LlmStep } from '../../activities/llm/types';
 import { readWaitingRequests, summarizeWaiting } from '../../activities/llm/batch/collector';
-import type { RunManifest, Store } from '../../activities/store/types';
+import { allEvalResults, evaluatedKind, runKindLabel, type RunManifest, type Store } from '../../activities/store/types';
 import { formatCostUsd, unpricedModelsOfSettings } from '../../activities/llm/prices';
 import { RunSettingsSchema } from '../../activities/run-settings';
 
@@ -92,6 +92,12 @@ export interface RunStatus {
    * both). Absent or null when the run makes none.
    */
   classes?: { candidates: number; finished: number; accepted: number; rejected: number; rejectedByStage?: Partial<Record<FunctionStage, number>> } | null;
+  /**
+   * An evaluation run: what it evaluates (`function` for one stored before this was kept), its
+   * items and the items with a result so far. Its repositories and functions above count nothing
+   * (an evaluation has no records). Absent for a crawl.
+   */
+  evaluation?: { evaluates: TargetKind; items: number; results: number };
   /** LLM calls of the run so far (exchanges in the store). */
   llm: Usage;
   /** Optional stages the run had switched off (every function passes them unchecked). */
@@ -150,9 +156,12 @@ export async function runStatus(store: Store, runId: string, options: RunStatusO
     coverage: { functions: counts.rounds.coverage.functions - counts.classes.rounds.coverage.functions, rounds: counts.rounds.coverage.rounds - counts.classes.rounds.coverage.rounds },
   };
 
+  let results = 0;
+  if (manifest.kind === 'eval') for await (const _ of allEvalResults(store, runId)) results += 1;
   return {
     runId,
     kind: manifest.kind,
+    ...(manifest.kind === 'eval' ? { evaluation: { evaluates: evaluatedKind(manifest), items: manifest.sources, results } } : {}),
     unpricedModels: unpriced,
     stagesOff: off,
     status: manifest.status,
@@ -279,9 +288,18 @@ export function formatRunStatus(s: RunStatus): string {
       .filter(([, n]) => n)
       .map(([stage, n]) => `${stage}: ${n}`)
       .join(', ') || 'none';
-  const lines = [
-    `run ${s.runId} (${s.kind}): ${s.status}, started ${s.createdAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ''}`,
+  const header = [
+    `run ${s.runId} (${runKindLabel({ kind: s.kind, targetKind: s.evaluation?.evaluates })}): ${s.status}, started ${s.createdAt}${s.finishedAt ? `, finished ${s.finishedAt}` : ''}`,
     s.store.kind === 'folder' ? `read from the run folder ${s.store.location} (its run is not in the store)` : `store: ${s.store.kind} at ${s.store.location}`,
+  ];
+  const llm = [
+    `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt (${s.llm.cachedPromptTokens ?? 0} cached by the endpoint) + ${s.llm.completionTokens} completion tokens, estimated ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [])}`,
+    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated ${formatCostUsd(s.refused.costUsd, s.unpricedModels ?? [])}${refusalChecks(s.refused, s.unpricedModels ?? [])}`,
+  ];
+  // An evaluation has items and results, not repositories and records.
+  if (s.evaluation) return [...header, `items: ${s.evaluation.results}/${s.evaluation.items} with a result`, ...llm].join('\n');
+  const lines = [
+    ...header,
     `repositories: ${s.repositories.done}/${s.repositories.total} done (${s.repositories.listed} listed, ${s.repositories.skipped} skipped)`,
     `functions: ${s.functions.finished}/${s.functions.candidates} finished, ${s.functions.accepted} accepted, ${s.functions.rejected} rejected`,
     `  rejected by stage: ${stages(s.functions.rejectedByStage)}`,
@@ -289,8 +307,7 @@ export function formatRunStatus(s: RunStatus): string {
     `  rounds that ran: ${formatRounds(s.functions.rounds)}`,
     ...(s.stagesOff?.length ? [`  stages off in this run (passed unchecked): ${s.stagesOff.join(', ')}`] : []),
     ...(s.classes ? [`classes: ${s.classes.finished}/${s.classes.candidates} finished, ${s.classes.accepted} accepted, ${s.classes.rejected} rejected`, `  rejected by stage: ${stages(s.classes.rejectedByStage ?? {})}`] : []),
-    `LLM: ${s.llm.calls} call(s), ${s.llm.cachedCalls} from the cache, ${s.llm.promptTokens} prompt (${s.llm.cachedPromptTokens ?? 0} cached by the endpoint) + ${s.llm.completionTokens} completion tokens, estimated ${formatCostUsd(s.llm.costUsd, s.unpricedModels ?? [])}`,
-    `  refused answers: ${s.refused.calls} of ${s.refused.reviewed} reviewed, ${s.refused.promptTokens + s.refused.completionTokens} tokens, estimated ${formatCostUsd(s.refused.costUsd, s.unpricedModels ?? [])}${refusalChecks(s.refused, s.unpricedModels ?? [])}`,
+    ...llm,
   ];
   if (s.batch && s.batch.waiting > 0) lines.push(`LLM batches: ${formatWaiting(s.batch)}`);
   if (s.temporal && 'error' in s.temporal) lines.push(`Temporal: not reachable (${s.temporal.error})`);

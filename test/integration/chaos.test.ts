@@ -149,7 +149,7 @@ describe('failures inside a crawl become recorded outcomes', () => {
     const [pinned] = await prepareSources(factory.store, demoSource);
     const { RepositoryAnalyzer } = await import('../../activities/analysis');
     const dir = (await factory.store.openSnapshot(pinned!.kind === 'local' ? pinned!.pinned!.repoId : '', pinned!.kind === 'local' ? pinned!.pinned!.commit : ''))!;
-    const fnId = (await RepositoryAnalyzer.open(dir, { ...factory.config.analysis, repoId: 'textkit', commit: pinned!.kind === 'local' ? pinned!.pinned!.commit : '' })).functions().find((f) => f.qualname === 'word_frequencies')!.id;
+    const fnId = (await RepositoryAnalyzer.open(dir, { ...factory.config.analysis, contextTokenBudget: factory.config.analysis.contextTokenBudget.train, repoId: 'textkit', commit: pinned!.kind === 'local' ? pinned!.pinned!.commit : '' })).functions().find((f) => f.qualname === 'word_frequencies')!.id;
     const squatter = await factory.client.workflow.start('functionWorkflow', { workflowId: functionWorkflowId(runId, { repoId: 'textkit', qualname: 'word_frequencies', functionId: fnId }), taskQueue: `nobody-polls-${runId}`, args: [] });
     try {
       const summary = await runCrawl({ config: factory.config, client: factory.client, store: factory.store, sources: demoSource, runId });

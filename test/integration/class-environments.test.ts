@@ -141,13 +141,19 @@ describe('classWorkflow: a class environment through the function pipeline stage
 
   it('eval.ts --classes shows a class with one wrong method in its per-test pass rate', async () => {
     // The scripted answer's `count` does not lower-case the word it looks up: only the test that counts case-insensitively fails.
-    const { results, summary } = await evalClasses('one-wrong-method', ['--scripted', ONE_WRONG_METHOD_SCRIPTED_RESPONSES]);
+    const { results, summary, stdout } = await evalClasses('one-wrong-method', ['--scripted', ONE_WRONG_METHOD_SCRIPTED_RESPONSES]);
     const sample = results[0]!.samples[0]!;
     expect(sample.tests.map((t) => [t.test, t.passed, t.failure])).toEqual([
       ['test_Tally_add_and_count', false, 'AssertionError'],
       ['test_Tally_case_sensitive', true, null],
       ['test_Tally_most_common_and_remove', true, null],
     ]);
+    // The failed test names its assertion as a function's evaluation does: the line of the script that ran, its source and the values
+    // compared (`b` holds the answer's class, so its side is "got").
+    const assertion = /^AssertionError at line \d+ in test_Tally_add_and_count: assert a\.count\("THE"\) == b\.count\("THE"\) \(expected 2, got 0\)$/;
+    expect(sample.tests[0]!.assertion).toMatch(assertion);
+    expect(sample.tests[1]!.assertion).toBeUndefined();
+    expect(stdout).toContain(`Tally (sample 0, 2/3 test(s) passed): test_Tally_add_and_count: ${sample.tests[0]!.assertion}`);
     expect(sample.passed).toBe(false);
     expect(sample.passRate).toBeCloseTo(2 / 3, 10);
     expect(summary.overall.passAtK['pass@1']).toBe(0);
@@ -172,7 +178,7 @@ describe('classWorkflow: a class environment through the function pipeline stage
       ['class_repair', 'Tally'],
     ]);
     const repairPrompt = factory.llm.requests[before + 1]!.messages.map((m) => m.content).join('\n');
-    expect(repairPrompt).toContain('test_Tally_add_and_count: failed (raised AssertionError)');
+    expect(repairPrompt).toMatch(/test_Tally_add_and_count: failed \(AssertionError at line \d+ in test_Tally_add_and_count: assert a\.count\("THE"\) == b\.count\("THE"\) \(expected 2, got 0\)\)/);
     expect(repairPrompt).toContain('test_Tally_case_sensitive: passed');
     const [line] = first.results;
     const sample = line!.samples[0]!;

@@ -99,7 +99,7 @@ describe('the verification server (scripts/serve.ts)', () => {
       expect(left).toHaveLength(0);
     });
 
-    test("SandboxFusion's own Python client runs code: stdout, stdin, files, a failure, a time limit", async () => {
+    test("SandboxFusion's own Python client runs code: stdout, stdin, files, a failure, a time limit, fetch_files", async () => {
       const script = [
         'import base64, json, sys',
         'from sandbox_fusion import RunCodeRequest, run_code, set_sandbox_endpoint',
@@ -113,6 +113,15 @@ describe('the verification server (scripts/serve.ts)', () => {
         'out["error"] = [e.status.value, e.run_result.return_code, e.run_result.stderr.strip().splitlines()[-1]]',
         't = run_code(RunCodeRequest(code="while True:\\n    pass", language="python", run_timeout=2), max_attempts=1)',
         'out["timeout"] = [t.status.value, t.run_result.status.value]',
+        // fetch_files: the files the code wrote come back base64; a missing one is left out, as SandboxFusion does.
+        'w = run_code(RunCodeRequest(code="import os\\nos.makedirs(\'out\', exist_ok=True)\\nopen(\'out/r.txt\', \'w\').write(\'written\')\\nprint(\'wrote\')", language="python", fetch_files=["out/r.txt", "missing.txt"]), max_attempts=1)',
+        'out["fetch"] = [w.status.value, w.run_result.stdout, {k: base64.b64decode(v).decode() for k, v in w.files.items()}]',
+        '# A path out of the run folder is refused (SandboxError, which the client raises).',
+        'try:',
+        '    run_code(RunCodeRequest(code="print(1)", language="python", fetch_files=["../../etc/passwd"]), max_attempts=1)',
+        '    out["fetch_escape"] = "answered"',
+        'except Exception as exc:',
+        '    out["fetch_escape"] = str(exc)',
         'print(json.dumps(out))',
       ].join('\n');
       const { stdout } = await run('python3', ['-c', script, served.url], { env: { ...process.env, PYTHONPATH: CLIENT_PATH }, timeout: 180_000 });
@@ -121,6 +130,8 @@ describe('the verification server (scripts/serve.ts)', () => {
       expect(out.file).toEqual(['Success', 'from a file\n']);
       expect(out.error).toEqual(['Failed', 1, 'ValueError: no']);
       expect(out.timeout).toEqual(['Failed', 'TimeLimitExceeded']);
+      expect(out.fetch).toEqual(['Success', 'wrote\n', { 'out/r.txt': 'written' }]);
+      expect(out.fetch_escape).toMatch(/fetch_files: "\.\.\/\.\.\/etc\/passwd" is not allowed/);
     });
 
     test("verl's request (its helper's exact body, posted to the URL verl is given) and the refusals", async () => {
@@ -145,6 +156,7 @@ describe('the verification server (scripts/serve.ts)', () => {
       expect(right.json).toMatchObject({ reward: 1, passed: true, kind: null });
       expect(right.json.tests[0].testFunctions.length).toBeGreaterThan(0);
       expect(right.json.duration).toBeGreaterThan(0);
+      expect(right.json.tests[0].duration).toBe(right.json.duration);
       const wrong = await post(`${served.url}/verify`, { dataset: 'demo', id: words.function_id, completion: fenced(returnNone(words.orig_func)) });
       expect(wrong.json).toMatchObject({ reward: 0, passed: false });
       expect(['assertion', 'exception', 'wrong_type']).toContain(wrong.json.kind);

@@ -1,5 +1,6 @@
 /** The `analysis` section of the configuration. The static analysis's candidate filters and context limits: a part of the analysis options' own schema. */
 import { AnalysisOptionsSchema } from '../../analysis/types';
+import { nonNegativeInt, perSplit } from '../shapes';
 
 export const AnalysisSection = AnalysisOptionsSchema.pick({
   preset: true,
@@ -12,8 +13,12 @@ export const AnalysisSection = AnalysisOptionsSchema.pick({
   minClassLines: true,
   maxClassLines: true,
   extraKeywords: true,
-  contextTokenBudget: true,
   contextClosure: true,
   closureDepth: true,
   maxFileBytes: true,
-}).prefault({});
+})
+  .extend({
+    /** Token budget of the context text for a target of each split; 0 = unlimited (`analysis.preset=repost`: 6000 for training, 8000 for evaluation). */
+    contextTokenBudget: perSplit(nonNegativeInt, { train: 8000, eval: 8000 }),
+  })
+  .prefault({});

@@ -259,4 +259,16 @@ describe('isolated candidate runs', () => {
     // A candidate that claims every test passed by ending its process fails them all.
     expect(await matrix('def total(xs):\n    import os\n    os._exit(0)')).toBe('0000');
   });
+
+  test("the test runner reports each test's duration, on its own clock: a script replacing time.monotonic does not change it", async () => {
+    const tests = ['import time\ntime.sleep(0.3)\nassert total([1]) == 1', 'assert total([]) == 0'];
+    const script = `import time\ntime.monotonic = lambda: 0.0\n${SORT_SCRIPT}`;
+    const placed = isolatedPlacement(script, RIGHT, 'total');
+    const result = await executor.run(runnerRequest({ mode: 'matrix', script: placed.script, target: 'total', snippets: tests, snippetTimeoutSec: 5, candidate: { target: placed.target, kind: placed.kind, module: placed.module } }));
+    expect(matrixRow(snippetResults(result, tests.length))).toBe('11');
+    const [slept, quick] = result.runner!.snippets.map((s) => s.durationSec!);
+    // time.sleep waits at least as long as asked on the monotonic clock.
+    expect(slept).toBeGreaterThanOrEqual(0.3);
+    expect(quick).toBeGreaterThanOrEqual(0);
+  });
 });

@@ -5,7 +5,9 @@
  * is checked against Python's own `ast` in test/integration/analysis/repost-measures.test.ts.
  */
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { applyRunSettings, overrideRunSettings, parseSettingOverrides, runSettingsFrom } from '../../../activities/run-settings';
 import { chooseCandidates, RepositoryAnalyzer, type FunctionEntry } from '../../../activities/analysis';
 import { docstringWords, joinDots } from '../../../activities/analysis/repost-rules';
 import { loadConfig } from '../../../temporal.config';
@@ -250,6 +252,50 @@ describe('the preset in the configuration', () => {
     // The crawl's selection then takes 4 of a repository's candidates.
     const many = Array.from({ length: 30 }, (_, i) => entry(i, 'function', i % 2 === 0));
     expect(chooseCandidates(many, { preset: 'repost', split: 'train', max: capped.crawl.maxFunctionsPerRepo, seed: capped.crawl.seed })).toHaveLength(4);
+  });
+
+  it('lays its context budget per split under the configuration: a budget the user gives wins (file, environment, --set), even one equal to the default', () => {
+    const repost = { analysis: { preset: 'repost' as const } };
+    // Not given: the preset's own, 6000 tokens for training, 8000 for evaluation; without it, 8000 both.
+    expect(loadConfig({ env: {}, overrides: repost }).analysis.contextTokenBudget).toEqual({ train: 6000, eval: 8000 });
+    expect(loadConfig({ env: {} }).analysis.contextTokenBudget).toEqual({ train: 8000, eval: 8000 });
+
+    // The file, under the new key and under the old single-value one (read for both splits, with a warning).
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'repost-preset-'));
+    const file = (name: string, content: unknown) => {
+      const f = path.join(dir, name);
+      fs.writeFileSync(f, JSON.stringify(content));
+      return f;
+    };
+    const own = file('own.json', { analysis: { preset: 'repost', contextTokenBudget: { train: 8000 } } });
+    expect(loadConfig({ env: { REPOST_CONFIG: own } }).analysis.contextTokenBudget).toEqual({ train: 8000, eval: 8000 });
+    const warnings: string[] = [];
+    const old = file('old.json', { analysis: { contextTokenBudget: 3000 } });
+    expect(loadConfig({ env: { REPOST_CONFIG: old }, overrides: repost, warn: (m) => warnings.push(m) }).analysis.contextTokenBudget).toEqual({ train: 3000, eval: 3000 });
+    expect(warnings).toEqual([
+      `${old}: analysis.contextTokenBudget is now analysis.contextTokenBudget.train (a value per split); the old name is read until the next release`,
+      `${old}: analysis.contextTokenBudget is now analysis.contextTokenBudget.eval (a value per split); the old name is read until the next release`,
+    ]);
+
+    // The environment: the key's own variable, and the old one.
+    expect(loadConfig({ env: { REPOST_ANALYSIS_PRESET: 'repost', REPOST_ANALYSIS_CONTEXT_TOKEN_BUDGET_TRAIN: '8000' } }).analysis.contextTokenBudget).toEqual({ train: 8000, eval: 8000 });
+    expect(loadConfig({ env: { REPOST_ANALYSIS_PRESET: 'repost', REPOST_ANALYSIS_CONTEXT_TOKEN_BUDGET_EVAL: '0' } }).analysis.contextTokenBudget).toEqual({ train: 6000, eval: 0 });
+    expect(loadConfig({ env: { REPOST_ANALYSIS_PRESET: 'repost', REPOST_ANALYSIS_CONTEXT_TOKEN_BUDGET: '5000' }, warn: () => undefined }).analysis.contextTokenBudget).toEqual({ train: 5000, eval: 5000 });
+
+    // --set, at the start (as overrides beside the preset) and on a run frozen with the preset's values.
+    const set = parseSettingOverrides(['analysis.contextTokenBudget.train=8000']);
+    expect(loadConfig({ env: {}, overrides: { ...repost, ...set } }).analysis.contextTokenBudget).toEqual({ train: 8000, eval: 8000 });
+    const frozen = runSettingsFrom(loadConfig({ env: {}, overrides: repost }));
+    const replayed = overrideRunSettings(frozen, parseSettingOverrides(['analysis.contextTokenBudget=7000'], () => undefined));
+    expect((replayed.config.analysis as { contextTokenBudget: unknown }).contextTokenBudget).toEqual({ train: 7000, eval: 7000 });
+    expect((frozen.config.analysis as { contextTokenBudget: unknown }).contextTokenBudget).toEqual({ train: 6000, eval: 8000 });
+
+    // A run frozen when the budget was one value and the preset overrode it keeps the budgets it used.
+    const worker = loadConfig({ env: {} });
+    const before = { ...frozen, config: { ...frozen.config, analysis: { ...(frozen.config.analysis as object), contextTokenBudget: 8000 } } };
+    expect(applyRunSettings(worker, before).analysis.contextTokenBudget).toEqual({ train: 6000, eval: 8000 });
+    const plain = { ...before, config: { ...before.config, analysis: { ...(before.config.analysis as object), preset: 'default' } } };
+    expect(applyRunSettings(worker, plain).analysis.contextTokenBudget).toEqual({ train: 8000, eval: 8000 });
   });
 
   it("keeps the preset's other filters when a key beside them is set (one part of a window, another crawl key)", () => {

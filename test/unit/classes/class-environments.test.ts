@@ -311,6 +311,24 @@ describe('class evaluation through its workflow: runs, repairs and cost', () => 
     expect(classRepairMessage(tests, 'the class could not be placed in the script: no class')).toBe('the class could not be placed in the script: no class');
   });
 
+  it("names a failed assertion by the runner's place and message, with the source line of the script that ran", () => {
+    const script = 'def test_total():\n    cart = Cart([2, 3])\n    assert cart.total() == Cart_new_implementation([2, 3]).total()\n';
+    const tests = classTestResults(
+      [
+        { status: 'fail', type: 'TypeError' },
+        { status: 'fail', type: 'AssertionError', assertion: { line: 3, function: 'test_total', message: 'expected 5, got 6' } },
+      ],
+      ['test_a', 'test_total'],
+      script,
+    );
+    expect(tests[0]).toEqual({ test: 'test_a', passed: false, failure: 'TypeError' });
+    expect(tests[1]!.assertion).toBe('AssertionError at line 3 in test_total: assert cart.total() == Cart_new_implementation([2, 3]).total() (expected 5, got 6)');
+    const outcome = classRunOutcome(tests);
+    expect(outcome).toMatchObject({ kind: 'assertion', exceptionType: 'AssertionError' });
+    expect(outcome.summary).toBe(`2 of 2 test(s) failed; ${tests[1]!.assertion}; failed: test_a (TypeError), test_total (AssertionError)`);
+    expect(classRepairMessage(tests)).toBe(`test_a: failed (raised TypeError)\ntest_total: failed (${tests[1]!.assertion})`);
+  });
+
   it('reports Pass@k after each repair round and adds up what the classes cost', () => {
     const usage = (calls: number, cached: number, cost: number) => ({ calls, cachedCalls: cached, promptTokens: 10 * calls, cachedPromptTokens: 0, completionTokens: 5 * calls, costUsd: cost, latencyMs: 0 });
     const test = (ok: boolean) => [{ test: 'test_0', passed: ok, failure: ok ? null : 'AssertionError' }];

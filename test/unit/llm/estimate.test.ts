@@ -1,8 +1,9 @@
 /** The crawl estimate: calls per step from the configuration and the averages, sizes from the targets' contexts. */
 import { averagesFromExchanges, estimateRun, formatEstimate, MEASURED_STEP_AVERAGES, type EstimateTarget } from '../../../activities/llm/estimate';
+import { classKind, functionKind } from '../../../activities/targets';
 import { loadConfig } from '../../../temporal.config';
 
-const fn = (over: Partial<EstimateTarget> = {}): EstimateTarget => ({ kind: 'function', crossFile: false, split: 'train', contextTokens: 400, ...over });
+const fn = (over: Partial<EstimateTarget> = {}): EstimateTarget => ({ kind: 'function', steps: functionKind.llmSteps, crossFile: false, split: 'train', contextTokens: 400, ...over });
 const priced = { prices: { m: { inputPerMTok: 2, outputPerMTok: 8 } }, model: 'm' };
 const step = (e: ReturnType<typeof estimateRun>, name: string) => e.steps.find((s) => s.step === name);
 /** Rounding: one token a step at most. */
@@ -23,6 +24,18 @@ describe('the crawl estimate', () => {
     expect(step(noRounds, 'mutation')!.calls).toBeGreaterThan(0);
     const k5 = estimateRun([fn({ split: 'eval' })], loadConfig({ overrides: { llm: priced, loops: { solvability: { k: 5 } } } }));
     expect(step(k5, 'solve')!.calls).toBeCloseTo(5 * MEASURED_STEP_AVERAGES.solve.callsPerTarget);
+  });
+
+  it("asks a target's kind which steps it runs: a class its class steps and the shared mutation step, never solvability", () => {
+    const config = loadConfig({ overrides: { llm: priced, loops: { mutation: { enabled: true }, solvability: { k: 5 } } } });
+    const cls = estimateRun([fn({ kind: 'class', steps: classKind.llmSteps, split: 'eval' })], config);
+    const asked = cls.steps.map((s) => s.step).sort();
+    expect(asked).toEqual(['class_check_functionality', 'class_check_tests', 'class_coverage', 'class_debug', 'class_sandbox', 'class_tests', 'mutation']);
+    expect(cls.targets).toEqual({ functions: 0, classes: 1, eval: 1 });
+    const both = estimateRun([fn({ split: 'eval' }), fn({ kind: 'class', steps: classKind.llmSteps })], config);
+    expect(both.targets).toEqual({ functions: 1, classes: 1, eval: 1 });
+    expect(step(both, 'solve')!.calls).toBeCloseTo(5 * MEASURED_STEP_AVERAGES.solve.callsPerTarget);
+    expect(step(both, 'class_tests')!.calls).toBeCloseTo(MEASURED_STEP_AVERAGES.class_tests.callsPerTarget);
   });
 
   it("grows with the targets' contexts, and prices the calls (unknown models named, not free)", () => {

@@ -155,7 +155,7 @@ describe('keys renamed in this release', () => {
 });
 
 describe('per-split settings', () => {
-  const PER_SPLIT = ['loops.coverageThreshold', 'loops.requireAstMatch', 'loops.mutation.minScore', 'loops.stability.runs', 'loops.solvability.enabled'];
+  const PER_SPLIT = ['loops.coverageThreshold', 'loops.requireAstMatch', 'loops.mutation.minScore', 'loops.stability.runs', 'loops.solvability.enabled', 'analysis.contextTokenBudget'];
 
   it('all have the shape { train, eval }, with the defaults RepoST uses', () => {
     const paths = configKeys().map((k) => k.path);

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { newImplementationName, renamedCopy, withNewImplementation } from '../../../activities/sandbox/new-implementation';
+import { GROUND_TRUTH_PLACEMENT, isolatedPlacement, newImplementationName, renamedCopy, withNewImplementation } from '../../../activities/sandbox/new-implementation';
 import { parseRecordsJsonl } from '../../../activities/sandbox/repost-records';
 import { REPOST_SAMPLE } from '../../support/fixtures';
 
@@ -88,5 +88,46 @@ describe('withNewImplementation', () => {
       expect(out.match(new RegExp(`def ${method}_new_implementation\\(`, 'g'))).toHaveLength(1);
       expect(newImplementationName(r.func_name)).toBe(`${r.func_name}_new_implementation`);
     }
+  });
+});
+
+describe('placement by name (the target kind names it; the sandbox only looks it up)', () => {
+  const CLASS_SCRIPT = `class Counter:
+    def __init__(self):
+        self.n = 0
+
+    def add(self, k):
+        self.n += k
+        return self.n
+
+
+def test_add():
+    assert Counter().add(2) == Counter_new_implementation().add(2)
+
+
+if __name__ == "__main__":
+    test_add()
+`;
+  const CANDIDATE = 'class Counter:\n    def __init__(self):\n        self.n = 0\n\n    def add(self, k):\n        self.n = self.n + k\n        return self.n\n';
+
+  test('the ground truth: a function beside its original, a class copied whole under its new name', () => {
+    expect(GROUND_TRUTH_PLACEMENT.function(SCRIPT, 'def slug(text):\n    return text\n', 'slug')).toBe(withNewImplementation(SCRIPT, 'def slug(text):\n    return text\n', 'slug'));
+    const cls = GROUND_TRUTH_PLACEMENT.class(CLASS_SCRIPT, CANDIDATE, 'Counter');
+    expect(cls).toContain('class Counter_new_implementation:');
+    expect(cls.indexOf('class Counter_new_implementation:')).toBeLessThan(cls.indexOf('def test_add'));
+  });
+
+  test("an isolated run's halves: a stub of the placement's shape, the candidate's definition in the module", () => {
+    const fn = isolatedPlacement(SCRIPT, 'def slug(text):\n    return text.lower()\n', 'slug');
+    expect(fn.kind).toBe('function');
+    expect(fn.script).toMatch(/^def slug_new_implementation\(\*args, \*\*kwargs\):/m);
+    expect(fn.module).toContain('return text.lower()');
+    expect(fn.module).not.toContain('def test_slug');
+    const cls = isolatedPlacement(CLASS_SCRIPT, CANDIDATE, 'Counter', 'class');
+    expect(cls.kind).toBe('class');
+    expect(cls.script).toMatch(/^class Counter_new_implementation\(.*stub_base\(\)\):/m);
+    expect(cls.module).toContain('self.n = self.n + k');
+    expect(cls.module).not.toContain('def test_add');
+    expect(() => isolatedPlacement(SCRIPT, CANDIDATE, 'Counter', 'class')).toThrow(/defines no class Counter/);
   });
 });

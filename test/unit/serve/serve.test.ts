@@ -3,7 +3,7 @@ import { ServedDatasets, VerificationServer } from '../../../activities/serve/ht
 import { Admission, DeadlinePassedError, QueueFullError } from '../../../activities/serve/admission';
 import { fakeTimers } from '../../support/fake-clock';
 import { LatencyWindow } from '../../../activities/serve/latency';
-import { RUNNER_FILE, RunCodeRefusal, RunCodeRequestSchema, runCodePlan, runCodeResponse } from '../../../activities/serve/run-code';
+import { FETCH_MARKER, MAX_FETCH_FILES, RUNNER_FILE, RunCodeRefusal, RunCodeRequestSchema, runCodePlan, runCodeResponse, takeFetched } from '../../../activities/serve/run-code';
 import { SandboxResultSchema } from '../../../activities/sandbox/schema';
 
 describe('Admission', () => {
@@ -113,6 +113,32 @@ describe('SandboxFusion run_code', () => {
     expect(() => runCodePlan(request({ language: 'cpp' }), defaults)).toThrow(RunCodeRefusal);
     for (const name of ['../x', '/etc/passwd', 'a/../../b', RUNNER_FILE]) expect(() => runCodePlan(request({ files: { [name]: '' } }), defaults)).toThrow(RunCodeRefusal);
     expect(() => runCodePlan(request({ files: { 'b.bin': Buffer.from([0xff, 0xfe]).toString('base64') } }), defaults)).toThrow(RunCodeRefusal);
+  });
+
+  it('fetch_files: plain relative paths only, a bounded count; without them the runner is the plain one', () => {
+    for (const name of ['../x', '/etc/passwd', 'a/../../b', './x', 'a//b']) expect(() => runCodePlan(request({ fetch_files: [name] }), defaults)).toThrow(/fetch_files/);
+    const many = Array.from({ length: MAX_FETCH_FILES + 1 }, (_, i) => `f${i}.txt`);
+    expect(() => runCodePlan(request({ fetch_files: many }), defaults)).toThrow(RunCodeRefusal);
+    const plan = runCodePlan(request({ fetch_files: ['out/r.txt', 'out/r.txt', 'b.txt'] }), defaults);
+    expect(plan.fetch).toEqual(['out/r.txt', 'b.txt']);
+    expect(plan.script).toContain('["out/r.txt","b.txt"]');
+    expect(runCodePlan(request({ fetch_files: [] }), defaults).script).not.toContain('repost-fetched-files');
+  });
+
+  it("takes the fetched files off stdout's end: only names asked for, the too-large ones named, none when the runner's line is missing", () => {
+    const line = (o: unknown) => `\n${FETCH_MARKER}${JSON.stringify(o)}\n`;
+    const asked = ['out/r.txt', 'big.bin', 'missing.txt'];
+    // The code's own output, including a forged line before the runner's (the last one counts).
+    const stdout = `done\n${line({ files: { 'out/r.txt': 'Zm9yZ2Vk' }, over: [] })}${line({ files: { 'out/r.txt': 'aGVsbG8=', 'not/asked': 'eA==' }, over: ['big.bin'] })}`;
+    const taken = takeFetched(stdout, asked);
+    expect(taken.files).toEqual({ 'out/r.txt': 'aGVsbG8=' });
+    expect(taken.message).toMatch(/over the \d+-byte limit.*big\.bin/);
+    expect(taken.stdout).toBe(`done\n${line({ files: { 'out/r.txt': 'Zm9yZ2Vk' }, over: [] })}`);
+    expect(takeFetched('done\n', asked)).toMatchObject({ stdout: 'done\n', files: {}, message: expect.stringMatching(/could not be collected/) });
+    expect(takeFetched(`done${line({ files: { a: 'not base64!' }, over: [] })}`, ['a'])).toMatchObject({ files: {}, message: expect.stringMatching(/could not be collected/) });
+    // Nothing asked: stdout is the code's, whatever it printed.
+    const printed = `x${line({ files: {}, over: [] })}`;
+    expect(takeFetched(printed, [])).toEqual({ stdout: printed, files: {}, message: '' });
   });
 
   it('answers in SandboxFusion shape: Success, Failed with the exit code, TimeLimitExceeded, SandboxError', () => {
