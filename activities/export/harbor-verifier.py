@@ -310,8 +310,8 @@ def classify_tests(code, stderr, result, duration, test_names):
         else:
             failure = str(s.get("detail", ""))[:80] or "error"
         took = s.get("durationSec") if s is not None and not load else None
-        duration = round(took, 6) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
-        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure, "duration": duration})
+        test_duration = round(took, 6) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
+        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure, "duration": test_duration})
     failed = [t for t in tests if t["outcome"] == "failed"]
     passed = bool(tests) and not failed and report is not None
     candidate = (result or {}).get("candidate") if isinstance(result, dict) else None
