@@ -322,9 +322,8 @@ def classify_tests(code, stderr, result, duration, test_names, script=""):
         else:
             failure = str(s.get("detail", ""))[:80] or "error"
         took = s.get("durationSec") if s is not None and not load else None
-        # Its own name: `duration` stays the run's (the verdict's duration).
-        took_sec = round(took, 6) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
-        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure, "duration": took_sec})
+        test_duration = round(took, 6) if isinstance(took, (int, float)) and not isinstance(took, bool) else None
+        tests.append({"name": name, "outcome": "passed" if failure is None else "failed", "kind": None if failure is None else ("exception" if failure == "missing" else test_kind(failure)), "exceptionType": failure, "duration": test_duration})
         assertion = test_assertion(s, script) if failure is not None and not load else None
         if assertion is not None:
             tests[-1]["assertion"] = assertion
