@@ -3,7 +3,7 @@
  * go there: the model's (its code does not parse) or the harness's. Shared by the evaluation's
  * sandbox activities and the verification server (activities/serve), so both give one verdict.
  */
-import { isolatedPlacement, withNewImplementation, type CandidateSpec } from '../sandbox';
+import { isolatedPlacement, NEW_IMPLEMENTATION_SUFFIX, withNewImplementation, type CandidateSpec } from '../sandbox';
 import { insertPreamble, candidateScript, scriptBindings } from './candidate-script';
 import type { EvalRecord } from './dataset';
 import { parsePython } from './function-source';
@@ -30,6 +30,12 @@ export type Placed =
 export function placeCandidateCode(record: EvalRecord, c: CandidateCode | null, isolated = false): Placed {
   const names = recordNames(record);
   const scriptNames = new Set(scriptBindings(parsePython(record.evalScript).rootNode).keys());
+  // A record whose own script binds the name the harness places would judge its own version, not
+  // the answer (a dataset is untrusted input too): refused, and not counted against the model.
+  const placedName = `${record.qualname}${NEW_IMPLEMENTATION_SUFFIX}`;
+  if (!record.qualname.includes('.') && scriptNames.has(placedName)) {
+    return { ok: false, outcome: harnessOutcome(`the record's own script defines ${placedName}, the name the harness places the answer under: it cannot judge an answer`) };
+  }
   if (c === null) {
     try {
       if (isolated) {
