@@ -18,7 +18,7 @@ import { isDockerUnavailable } from './docker-errors';
 import { startExec } from './docker-exec';
 import { HARNESS_TIMEOUT_SEC, HarnessCalls, parseHarnessResult } from './harness-calls';
 import { DIRTY_EXIT, DIRTY_MARKER, HARNESS_TIMEOUT_EXIT, launchCommand, mutationRunDeadlineSec, takeResultTrailer, type MutationSpec } from './harness-command';
-import { ImportScanSchema, planImports, SCRIPT_FILE, type ImportPlan } from './import-scan';
+import { ImportScanCache, ImportScanSchema, planImports, SCRIPT_FILE, type ImportPlan } from './import-scan';
 import { RUN_GRACE_SEC } from './leftovers';
 import { oomKilled } from './oom';
 import { PackageResolution } from './package-resolution';
@@ -50,6 +50,8 @@ export class SandboxExecutor {
   readonly packages: PackageStore;
   private readonly containers: SandboxContainers;
   private readonly harness: HarnessCalls;
+  /** Import scans already read (see ImportScanCache): an evaluation's answers to one record share one. */
+  private readonly scans = new ImportScanCache();
   private readonly sweep: LeftoverSweep;
 
   constructor(
@@ -147,8 +149,13 @@ export class SandboxExecutor {
     hooks.heartbeat?.();
     const beat = hooks.heartbeat ? setInterval(hooks.heartbeat, HEARTBEAT_MS) : null;
     try {
-      const out = await this.harness.json('imports.py', { sources }, HARNESS_TIMEOUT_SEC, hooks.signal);
-      return planImports(ImportScanSchema.parse(out), { localModules: req.localModules, files: req.files });
+      const key = ImportScanCache.keyOf(sources);
+      let scan = this.scans.get(key);
+      if (!scan) {
+        scan = ImportScanSchema.parse(await this.harness.json('imports.py', { sources }, HARNESS_TIMEOUT_SEC, hooks.signal));
+        this.scans.set(key, scan);
+      }
+      return planImports(scan, { localModules: req.localModules, files: req.files });
     } catch (err) {
       if (hooks.signal?.aborted) throw new SandboxCancelledError('sandbox run cancelled while reading its imports');
       return infrastructureResult(`the imports of the script could not be read: ${(err as Error).message}`, []);
@@ -309,7 +316,7 @@ export class SandboxExecutor {
         if (exitCode === 137) oom = await oomKilled(this.docker, borrowed.container);
         // Killed by a signal with its container: the container was killed or removed under the run
         // (by hand, or the engine), which says nothing of the script. The run is tried again.
-        if (!oom && exitCode >= 128 && !(await containerRunning(borrowed.container))) {
+        if (!oom && exitCode >= 128 && !(await containerStillRunning(borrowed.container))) {
           throw Object.assign(new Error(`the run was killed with its container (exit ${exitCode}; the container is no longer running)`), { statusCode: 409 });
         }
       }
@@ -353,6 +360,19 @@ export class SandboxExecutor {
 }
 
 /** Whether the container still runs (false when it is gone or the engine does not say). */
+/**
+ * Whether the container still runs after a run ended by a signal. The engine marks a container it
+ * has just killed as exited a moment after its processes die, so a container that still shows as
+ * running is asked again for a short while before the signal is taken for the script's own.
+ */
+async function containerStillRunning(container: Docker.Container, settleMs = 300, stepMs = 50): Promise<boolean> {
+  for (let waited = 0; ; waited += stepMs) {
+    if (!(await containerRunning(container))) return false;
+    if (waited >= settleMs) return true;
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
 async function containerRunning(container: Docker.Container): Promise<boolean> {
   try {
     return (await container.inspect()).State.Running === true;

@@ -12,6 +12,7 @@
  * only those may be installed later, when a run fails with ModuleNotFoundError. A name a script
  * merely prints (or computes) never reaches the index.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { distributionForImport, normalizeDistributionName } from './packages';
 
@@ -34,6 +35,47 @@ export const ImportScanSchema = z.object({
   errors: z.array(z.object({ file: z.string(), message: z.string() })),
 });
 export type ImportScan = z.infer<typeof ImportScanSchema>;
+
+/**
+ * Scans already read, by the digest of the sources scanned. A scan is a function of its sources
+ * alone (parsed with `ast` in a cleaned container of the same image), and an evaluation's script is
+ * the same for every answer to a record (the answer travels apart, to its own process), so a
+ * record's later answers skip the scan's `docker exec`. Bounded: the least recently used goes first.
+ */
+export class ImportScanCache {
+  private readonly entries = new Map<string, ImportScan>();
+
+  constructor(private readonly capacity = 512) {}
+
+  /** The key of a set of sources (file name -> text), independent of their order. */
+  static keyOf(sources: Readonly<Record<string, string>>): string {
+    const hash = createHash('sha256');
+    for (const name of Object.keys(sources).sort()) {
+      const text = sources[name]!;
+      hash.update(`${Buffer.byteLength(name)}:${name}${Buffer.byteLength(text)}:`).update(text);
+    }
+    return hash.digest('hex');
+  }
+
+  get(key: string): ImportScan | undefined {
+    const scan = this.entries.get(key);
+    if (scan !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, scan);
+    }
+    return scan;
+  }
+
+  set(key: string, scan: ImportScan): void {
+    this.entries.delete(key);
+    this.entries.set(key, scan);
+    while (this.entries.size > this.capacity) this.entries.delete(this.entries.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}
 
 export interface ImportPlan {
   /** Distributions of unguarded imports: installed before the first run. */
