@@ -8,9 +8,9 @@
  */
 import { parseEvalDataset } from '../../../activities/eval/dataset';
 import { verifyAnswer } from '../../../activities/eval/verdict';
-import { runLimitsOf, type SandboxExecutor } from '../../../activities/sandbox';
+import { runLimitsOf } from '../../../activities/sandbox';
 import { outcomeOf } from '../../../activities/eval/outcome';
-import { containersOf, makeExecutor, testConfig } from './sandbox-env';
+import { testConfig, warmExecutor } from './sandbox-env';
 
 /** Python checks of the transform, run as a plain script that imports the harness module. */
 const TRANSFORM_CHECKS = String.raw`
@@ -105,33 +105,23 @@ const RECORD = parseEvalDataset(
 )[0]!;
 
 describe('the values a failed assert compared', () => {
-  let executor: SandboxExecutor;
   const workerId = `assert-values-${process.pid}`;
-
-  beforeAll(async () => {
-    executor = await makeExecutor('pool', { workerId });
-    await executor.warm();
-  });
-
-  afterAll(async () => {
-    await executor.close();
-    expect(await containersOf(workerId)).toHaveLength(0);
-  });
+  const sandbox = warmExecutor(workerId);
 
   test('the transform: each operand once and in order, skipped under -O, lines kept, reprs bounded and guarded', async () => {
-    const result = await executor.run({ script: TRANSFORM_CHECKS, timeoutSec: 30 });
+    const result = await sandbox.executor.run({ script: TRANSFORM_CHECKS, timeoutSec: 30 });
     expect({ status: result.status, stdout: result.stdout.trim(), stderr: result.stderr.slice(-2000) }).toMatchObject({ status: 'passed', stdout: 'transform checks passed' });
   });
 
   test('a wrong answer: the verdict names the assertion and the values, expected and got', async () => {
     const options = { timeoutSec: 30, limits: runLimitsOf(testConfig()) };
-    const wrong = await verifyAnswer(executor, RECORD, '```python\ndef add_tax(price, rate):\n    return round(price * rate, 2)\n```', options);
+    const wrong = await verifyAnswer(sandbox.executor, RECORD, '```python\ndef add_tax(price, rate):\n    return round(price * rate, 2)\n```', options);
     if (!('outcome' in wrong)) throw new Error(`the sandbox failed: ${JSON.stringify(wrong.infrastructure.stderr)}`);
     expect(wrong.outcome).toMatchObject({ passed: false, kind: 'assertion' });
     // The line is the placed script's (the candidate's stub comes before the tests).
     expect(wrong.outcome.summary).toMatch(/^AssertionError at line \d+ in test_add_tax: assert add_tax\(100, 0\.2\) == add_tax_new_implementation\(100, 0\.2\) \(expected 120\.0, got 20\.0\)$/);
 
-    const right = await verifyAnswer(executor, RECORD, '```python\ndef add_tax(price, rate):\n    return round(price + price * rate, 2)\n```', options);
+    const right = await verifyAnswer(sandbox.executor, RECORD, '```python\ndef add_tax(price, rate):\n    return round(price + price * rate, 2)\n```', options);
     expect('outcome' in right && right.outcome).toMatchObject({ passed: true });
   });
 
@@ -155,12 +145,12 @@ describe('the values a failed assert compared', () => {
       '    test_cents()',
     ].join('\n');
     const record = parseEvalDataset(JSON.stringify({ func_name: 'cents', idx: 'assert-values-2', repo_name: 'example/shop', func_path: 'shop/money.py', orig_func: 'def cents(x):\n    return Money(x)', orig_context: '', eval_script: script }))[0]!;
-    const wrong = await verifyAnswer(executor, record, 'def cents(x):\n    return Money(x + 1)', { timeoutSec: 30, limits: runLimitsOf(testConfig()) });
+    const wrong = await verifyAnswer(sandbox.executor, record, 'def cents(x):\n    return Money(x + 1)', { timeoutSec: 30, limits: runLimitsOf(testConfig()) });
     if (!('outcome' in wrong)) throw new Error('the sandbox failed');
     expect(wrong.outcome).toMatchObject({ passed: false, kind: 'assertion' });
     expect(wrong.outcome.summary).toMatch(/\(expected <Money>, got <Money>\)$/);
     // Without an isolated candidate (the crawl's own runs) nothing is rewritten.
-    const plain = await executor.run({ script: script.replace('cents_new_implementation(5)', 'Money(6)'), timeoutSec: 30 });
+    const plain = await sandbox.executor.run({ script: script.replace('cents_new_implementation(5)', 'Money(6)'), timeoutSec: 30 });
     expect(outcomeOf(plain)).toMatchObject({ passed: false, kind: 'assertion' });
     expect(plain.exception).toMatchObject({ type: 'AssertionError', message: '' });
   });

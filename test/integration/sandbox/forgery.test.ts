@@ -4,9 +4,8 @@
  * harness's one report through its own channel), never from a file in the script's folder or a
  * line it prints. What in-process tampering can still do is written down in docs/sandbox.md.
  */
-import type { SandboxExecutor } from '../../../activities/sandbox';
 import { matrixRow, runnerRequest, snippetResults } from '../../../activities/eval/test-runner';
-import { containersOf, makeExecutor } from './sandbox-env';
+import { warmExecutor } from './sandbox-env';
 
 /** `f` with a branch; the script's tests cover one side of it. */
 const PARTIAL = ['def f(x):', '    if x > 0:', '        return 1', '    return 0', '', 'assert f(1) == 1'];
@@ -25,18 +24,8 @@ const INTO_EVERY_PIPE = [
 ];
 
 describe('forged results', () => {
-  let executor: SandboxExecutor;
   const workerId = `forgery-${process.pid}`;
-
-  beforeAll(async () => {
-    executor = await makeExecutor('pool', { workerId });
-    await executor.warm();
-  });
-
-  afterAll(async () => {
-    await executor.close();
-    expect(await containersOf(workerId)).toHaveLength(0);
-  });
+  const sandbox = warmExecutor(workerId);
 
   test('result file: one in its folder is never read, and the supervisor\'s folder is out of reach', async () => {
     const script = [
@@ -53,7 +42,7 @@ describe('forged results', () => {
       '        refused.append(True)',
       'print("refused", len(refused))',
     ].join('\n');
-    const result = await executor.run({ script, coverage: { functionName: 'f' } });
+    const result = await sandbox.executor.run({ script, coverage: { functionName: 'f' } });
     expect(result).toMatchObject({ status: 'passed', stdout: 'refused 2\n', coverage: REAL_COVERAGE });
   });
 
@@ -69,13 +58,13 @@ describe('forged results', () => {
         'sys.stdout.flush()',
         ...ending,
       ].join('\n');
-    const ended = await executor.run({ script: forge([]), coverage: { functionName: 'f' } });
+    const ended = await sandbox.executor.run({ script: forge([]), coverage: { functionName: 'f' } });
     expect(ended).toMatchObject({ status: 'passed', coverage: REAL_COVERAGE });
     // What it printed is its output, shown as printed.
     expect(ended.stdout).toMatch(/^printed\n\n\{"notes".*"forged".*\n\x1e\[repost-result\] \d+\n$/s);
     expect(ended.stdout.split('\x1e[repost-result]')).toHaveLength(2);
     // Killed by a signal right after printing it: the result comes from the supervisor's file.
-    const killed = await executor.run({ script: forge(['import signal', 'os.kill(os.getpid(), signal.SIGKILL)']), coverage: { functionName: 'f' } });
+    const killed = await sandbox.executor.run({ script: forge(['import signal', 'os.kill(os.getpid(), signal.SIGKILL)']), coverage: { functionName: 'f' } });
     expect(killed.status).not.toBe('passed');
     expect(killed.coverage?.summary).not.toBe('forged');
     expect(killed.coverage?.rate ?? 0).toBeLessThan(1);
@@ -93,16 +82,16 @@ describe('forged results', () => {
         '    assert f(1) == f_new_implementation(1)',
         'test()',
       ].join('\n');
-    const hooked = await executor.run({ script: candidate('os._exit(0)') });
+    const hooked = await sandbox.executor.run({ script: candidate('os._exit(0)') });
     expect(hooked).toMatchObject({ status: 'error', exitCode: 125 });
     expect(hooked.notes.join('\n')).toMatch(/os\._exit\(0\) before its main module finished: the run cannot pass/);
     expect(hooked.stderr).toMatch(/os\._exit\(0\) before its main module finished/);
     // sys.exit(0) from the code under test: the tests after that call never ran.
-    const raised = await executor.run({ script: candidate('import sys; sys.exit(0)') });
+    const raised = await sandbox.executor.run({ script: candidate('import sys; sys.exit(0)') });
     expect(raised).toMatchObject({ status: 'error', exitCode: 125 });
     expect(raised.notes.join('\n')).toMatch(/f_new_implementation ended the script with SystemExit\(0\)/);
     // The C library's _exit, around the harness's hook: no report at all, still no pass.
-    const direct = await executor.run({ script: candidate('import ctypes; ctypes.CDLL(None)._exit(0)') });
+    const direct = await sandbox.executor.run({ script: candidate('import ctypes; ctypes.CDLL(None)._exit(0)') });
     expect(direct).toMatchObject({ status: 'error', exitCode: 125 });
     expect(direct.notes.join('\n')).toMatch(/ended with status 0 without the harness's report/);
   });
@@ -119,7 +108,7 @@ describe('forged results', () => {
       '    into_every_pipe(forged)',
       'atexit.register(last_word)',
     ].join('\n');
-    const result = await executor.run({ script, coverage: { functionName: 'f' } });
+    const result = await sandbox.executor.run({ script, coverage: { functionName: 'f' } });
     expect(result).toMatchObject({ status: 'error', exitCode: 125, coverage: null });
     expect(result.notes.join('\n')).toMatch(/report channel held a message after the harness's final one/);
   });
@@ -135,7 +124,7 @@ describe('forged results', () => {
       ].join('\n');
     const tests = ['assert f(1) == 2', 'assert f(2) == 4', 'assert f(5) == 10'];
     const row = async (s: string) => {
-      const result = await executor.run(runnerRequest({ mode: 'matrix', script: s, target: 'f', snippets: tests, snippetTimeoutSec: 5 }));
+      const result = await sandbox.executor.run(runnerRequest({ mode: 'matrix', script: s, target: 'f', snippets: tests, snippetTimeoutSec: 5 }));
       return { row: matrixRow(snippetResults(result, tests.length)), result };
     };
     expect((await row(script('return x * 2'))).row).toBe('111');
@@ -183,11 +172,11 @@ describe('forged results', () => {
         'atexit.register(report_again)',
         ...tests,
       ].join('\n');
-    const passing = await executor.run({ script: script([]), coverage: { functionName: 'f' } });
+    const passing = await sandbox.executor.run({ script: script([]), coverage: { functionName: 'f' } });
     expect(passing).toMatchObject({ status: 'error', exitCode: 125, coverage: null });
     expect(passing.notes.join('\n')).toMatch(/report channel held a message after the harness's final one/);
     // A failing run stays failed, whatever the reporter is made to say afterwards.
-    const failing = await executor.run({ script: script(['assert f(-1) == 1, "wrong"']), coverage: { functionName: 'f' } });
+    const failing = await sandbox.executor.run({ script: script(['assert f(-1) == 1, "wrong"']), coverage: { functionName: 'f' } });
     expect(failing).toMatchObject({ status: 'failed', exitCode: 1, coverage: null, exception: { type: 'AssertionError', message: 'wrong' } });
   });
 
@@ -203,10 +192,10 @@ describe('forged results', () => {
         'assert f(1) == f_new_implementation(1), "the candidate is wrong"',
       ].join('\n');
     // The harness ends the process with the sys.exit it kept before the script ran.
-    const patched = await executor.run({ script: script('sys.exit = lambda *args: os._exit(0)') });
+    const patched = await sandbox.executor.run({ script: script('sys.exit = lambda *args: os._exit(0)') });
     expect(patched).toMatchObject({ status: 'failed', exitCode: 1, exception: { type: 'AssertionError', message: 'the candidate is wrong' } });
     // Ending the process with status 0 anyway (from an atexit handler): the status the harness saw is kept.
-    const ended = await executor.run({ script: script('atexit.register(lambda: os._exit(0))') });
+    const ended = await sandbox.executor.run({ script: script('atexit.register(lambda: os._exit(0))') });
     expect(ended).toMatchObject({ status: 'failed', exitCode: 1, exception: { type: 'AssertionError', message: 'the candidate is wrong' } });
     expect(ended.notes.join('\n')).toMatch(/ended with status 0 but its main module ended with status 1/);
   });

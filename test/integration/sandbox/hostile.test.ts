@@ -6,28 +6,18 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { SandboxExecutor, SandboxResult } from '../../../activities/sandbox';
-import { containersOf, makeExecutor, peakProcesses, strayProcesses, testConfig, waitFor } from './sandbox-env';
+import type { SandboxResult } from '../../../activities/sandbox';
+import { containersOf, peakProcesses, strayProcesses, testConfig, waitFor, warmExecutor } from './sandbox-env';
 
 const NEXT_RUN = 'import os\nprint("fine", len(os.listdir(os.environ["CACHE_DIR"])), len(os.listdir("/tmp")))\n';
 
 describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => {
-  let executor: SandboxExecutor;
   const workerId = `hostile-${mode}-${process.pid}`;
-
-  beforeAll(async () => {
-    executor = await makeExecutor(mode, { workerId });
-    await executor.warm();
-  });
-
-  afterAll(async () => {
-    await executor.close();
-    expect(await containersOf(workerId)).toHaveLength(0);
-  });
+  const sandbox = warmExecutor(workerId, mode);
 
   /** After every hostile run: a clean next run, and nothing left but the pool's own containers. */
   async function expectUnaffected(): Promise<void> {
-    const next = await executor.run({ script: NEXT_RUN, timeoutSec: 20 });
+    const next = await sandbox.executor.run({ script: NEXT_RUN, timeoutSec: 20 });
     expect(next.status).toBe('passed');
     // A fresh scratch directory, and /tmp emptied of whatever the hostile run left there.
     expect(next.stdout.trim()).toBe('fine 0 0');
@@ -41,7 +31,7 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
   }
 
   async function run(script: string, timeoutSec = 20): Promise<SandboxResult> {
-    return executor.run({ script, timeoutSec });
+    return sandbox.executor.run({ script, timeoutSec });
   }
 
   test('an endless loop times out and its whole process tree is killed', async () => {
@@ -198,13 +188,13 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
         `open(os.path.join(here, ".repost-result.json"), "w").write(${JSON.stringify(JSON.stringify(fake))})`,
         ending,
       ].join('\n');
-    const exited = await executor.run({ script: forge('os._exit(0)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
+    const exited = await sandbox.executor.run({ script: forge('os._exit(0)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
     // os._exit(0) skips the end of the main module: the supervisor does not count it as a pass.
     expect(exited).toMatchObject({ status: 'error', exitCode: 125 });
     expect(exited.coverage).toMatchObject({ target: 'f', rate: 0.5, branches: { total: 2, taken: 1 }, missingLines: [4] });
     expect(exited.coverage?.summary).not.toBe('forged');
     // Killing itself leaves no coverage to send: none is reported, never the forged one.
-    const killed = await executor.run({ script: forge('import signal\nos.kill(os.getpid(), signal.SIGKILL)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
+    const killed = await sandbox.executor.run({ script: forge('import signal\nos.kill(os.getpid(), signal.SIGKILL)'), coverage: { functionName: 'f' }, timeoutSec: 20 });
     expect(killed.status).toBe('error');
     expect(killed.coverage).toBeNull();
     await expectUnaffected();
@@ -242,18 +232,18 @@ describe.each(['pool', 'cold'] as const)('hostile scripts (%s mode)', (mode) => 
       'os.close(2)',
       'time.sleep(30)',
     ].join('\n');
-    const recycledBefore = executor.poolStats?.recycled ?? 0;
+    const recycledBefore = sandbox.executor.poolStats?.recycled ?? 0;
     const result = await run(killer);
     // The daemon killed the script; the supervisor survived, ended the daemon and reported.
     expect(result.stdout).toBe('supervisor kill refused: True\n');
     expect(result).toMatchObject({ status: 'error', exitCode: 137 });
     expect(result.notes.join('\n')).not.toMatch(/supervisor left no result/);
     // Ended by a signal: that container is never lent again.
-    if (mode === 'pool') expect(executor.poolStats!.recycled).toBe(recycledBefore + 1);
-    const trivial = await executor.run({ script: 'print(sum(range(10)))\n', timeoutSec: 20 });
+    if (mode === 'pool') expect(sandbox.executor.poolStats!.recycled).toBe(recycledBefore + 1);
+    const trivial = await sandbox.executor.run({ script: 'print(sum(range(10)))\n', timeoutSec: 20 });
     expect(trivial).toMatchObject({ status: 'passed', exitCode: 0, stdout: '45\n' });
-    expect(await executor.astEquivalent('def f(a):\n    return a + 1\n', 'def f(a):\n    # same\n    return (a + 1)\n')).toEqual({ equivalent: true, difference: null });
-    expect(await executor.astNormalize(['x  =  1'])).toEqual([{ ok: true, normalized: 'x = 1' }]);
+    expect(await sandbox.executor.astEquivalent('def f(a):\n    return a + 1\n', 'def f(a):\n    # same\n    return (a + 1)\n')).toEqual({ equivalent: true, difference: null });
+    expect(await sandbox.executor.astNormalize(['x  =  1'])).toEqual([{ ok: true, normalized: 'x = 1' }]);
     await expectUnaffected();
   });
 

@@ -3,10 +3,10 @@
  * passes (callbacks, mocks, arguments changed in place, object state, generators, random state),
  * and every way a candidate could win without doing the work fails, each with a named reason.
  */
-import { isolatedPlacement, type SandboxExecutor, type SandboxResult } from '../../../activities/sandbox';
+import { isolatedPlacement, type SandboxResult } from '../../../activities/sandbox';
 import { outcomeOf } from '../../../activities/eval/outcome';
 import { matrixRow, runnerRequest, snippetResults } from '../../../activities/eval/test-runner';
-import { containersOf, makeExecutor } from './sandbox-env';
+import { warmExecutor } from './sandbox-env';
 
 const SORT_SCRIPT = [
   'def total(xs):',
@@ -30,22 +30,12 @@ const SORT_SCRIPT = [
 const RIGHT = 'def total(xs):\n    xs.sort()\n    return sum(xs)';
 
 describe('isolated candidate runs', () => {
-  let executor: SandboxExecutor;
   const workerId = `isolated-${process.pid}`;
-
-  beforeAll(async () => {
-    executor = await makeExecutor('pool', { workerId });
-    await executor.warm();
-  });
-
-  afterAll(async () => {
-    await executor.close();
-    expect(await containersOf(workerId)).toHaveLength(0);
-  });
+  const sandbox = warmExecutor(workerId);
 
   async function run(script: string, candidate: string, qualname: string, timeoutSec = 30): Promise<SandboxResult> {
     const placed = isolatedPlacement(script, candidate, qualname);
-    return executor.run({ script: placed.script, candidate: { target: placed.target, kind: placed.kind, module: placed.module }, timeoutSec });
+    return sandbox.executor.run({ script: placed.script, candidate: { target: placed.target, kind: placed.kind, module: placed.module }, timeoutSec });
   }
 
   test('the ground truth and a right answer pass; arguments changed in place come back', async () => {
@@ -252,7 +242,7 @@ describe('isolated candidate runs', () => {
     const matrix = async (candidate: string) => {
       const placed = isolatedPlacement(SORT_SCRIPT, candidate, 'total');
       const request = runnerRequest({ mode: 'matrix', script: placed.script, target: 'total', snippets: tests, snippetTimeoutSec: 5, candidate: { target: placed.target, kind: placed.kind, module: placed.module } });
-      return matrixRow(snippetResults(await executor.run(request), tests.length));
+      return matrixRow(snippetResults(await sandbox.executor.run(request), tests.length));
     };
     expect(await matrix(RIGHT)).toBe('1111');
     expect(await matrix('def total(xs):\n    return sum(xs)')).toBe('1110');
@@ -264,7 +254,7 @@ describe('isolated candidate runs', () => {
     const tests = ['import time\ntime.sleep(0.3)\nassert total([1]) == 1', 'assert total([]) == 0'];
     const script = `import time\ntime.monotonic = lambda: 0.0\n${SORT_SCRIPT}`;
     const placed = isolatedPlacement(script, RIGHT, 'total');
-    const result = await executor.run(runnerRequest({ mode: 'matrix', script: placed.script, target: 'total', snippets: tests, snippetTimeoutSec: 5, candidate: { target: placed.target, kind: placed.kind, module: placed.module } }));
+    const result = await sandbox.executor.run(runnerRequest({ mode: 'matrix', script: placed.script, target: 'total', snippets: tests, snippetTimeoutSec: 5, candidate: { target: placed.target, kind: placed.kind, module: placed.module } }));
     expect(matrixRow(snippetResults(result, tests.length))).toBe('11');
     const [slept, quick] = result.runner!.snippets.map((s) => s.durationSec!);
     // time.sleep waits at least as long as asked on the monotonic clock.

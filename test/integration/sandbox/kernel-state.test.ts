@@ -7,8 +7,7 @@
  * for an evaluation the ground truth beside the candidate) is on no command line a process of the
  * run can read.
  */
-import type { SandboxExecutor } from '../../../activities/sandbox';
-import { containersOf, makeExecutor } from './sandbox-env';
+import { warmExecutor } from './sandbox-env';
 
 const GB16 = 1600 * 1024 * 1024;
 
@@ -70,27 +69,17 @@ print("seen on", len(found), "command lines")
 `;
 
 describe('kernel state between runs (warm pool)', () => {
-  let executor: SandboxExecutor;
   const workerId = `kernel-state-${process.pid}`;
-
-  beforeAll(async () => {
-    executor = await makeExecutor('pool', { workerId, memoryMb: 2048 });
-    await executor.warm();
-  });
-
-  afterAll(async () => {
-    await executor.close();
-    expect(await containersOf(workerId)).toHaveLength(0);
-  });
+  const sandbox = warmExecutor(workerId, 'pool', { memoryMb: 2048 });
 
   test('IPC objects one run leaves are gone before the next run in the same container', async () => {
-    const left = await executor.run({ script: LEAVER, timeoutSec: 60 });
+    const left = await sandbox.executor.run({ script: LEAVER, timeoutSec: 60 });
     expect(left.stderr).toBe('');
     expect(left.status).toBe('passed');
     const [host, shmCount, mqCount] = left.stdout.trim().split(' ');
     expect([shmCount, mqCount]).toEqual(['2', '1']);
 
-    const next = await executor.run({ script: NEXT, timeoutSec: 60 });
+    const next = await sandbox.executor.run({ script: NEXT, timeoutSec: 60 });
     expect(next.stderr).toBe('');
     expect(next.status).toBe('passed');
     // The same warm container (not a fresh one after a dirty report), with nothing left in it.
@@ -98,7 +87,7 @@ describe('kernel state between runs (warm pool)', () => {
   });
 
   test('no command line in the container shows the run’s request (the script, its files)', async () => {
-    const result = await executor.run({ script: READS_COMMAND_LINES, files: { 'data.txt': 'marker-7f3a-request' }, timeoutSec: 20 });
+    const result = await sandbox.executor.run({ script: READS_COMMAND_LINES, files: { 'data.txt': 'marker-7f3a-request' }, timeoutSec: 20 });
     expect(result.status).toBe('passed');
     expect(result.stdout.trim()).toBe('seen on 0 command lines');
   });

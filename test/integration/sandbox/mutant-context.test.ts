@@ -14,9 +14,8 @@
  * - order: tests that pass only in the first job (the ground truth runs first): the ground truth
  *   runs again among the mutants, fails there, and the run is not scored.
  */
-import type { SandboxExecutor } from '../../../activities/sandbox';
 import { testMutants } from '../../../activities/sandbox/mutation';
-import { containersOf, makeExecutor } from './sandbox-env';
+import { warmExecutor } from './sandbox-env';
 
 const lines = (...l: string[]) => `${l.join('\n')}\n`;
 
@@ -157,21 +156,11 @@ const READS_COMMAND_LINES = lines(
 );
 
 describe('mutation runs: a job cannot tell the ground truth from a mutant', () => {
-  let executor: SandboxExecutor;
   const workerId = `mutant-context-${process.pid}`;
   const settings = { cap: 6, seed: 1 };
+  const sandbox = warmExecutor(workerId);
 
-  beforeAll(async () => {
-    executor = await makeExecutor('pool', { workerId });
-    await executor.warm();
-  });
-
-  afterAll(async () => {
-    await executor.close();
-    expect(await containersOf(workerId)).toHaveLength(0);
-  });
-
-  const run = (script: string) => testMutants(executor, { script, originalFunction: ORIGINAL, functionName: 'pick' }, settings);
+  const run = (script: string) => testMutants(sandbox.executor, { script, originalFunction: ORIGINAL, functionName: 'pick' }, settings);
 
   test('everything a job can read about its run is the ground truth’s: tests demanding it kill no mutant', async () => {
     const first = await run(contextScript(null));

@@ -7,12 +7,11 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { SandboxExecutor } from '../../../activities/sandbox';
 import { mutationSpec, summarizeMutation, testMutants, type MutationSettings } from '../../../activities/sandbox/mutation';
 import { newImplementationName, withNewImplementation } from '../../../activities/sandbox/new-implementation';
 import { parseRecordsJsonl } from '../../../activities/sandbox/repost-records';
 import { REPOST_SAMPLE } from '../../support/fixtures';
-import { containersOf, makeExecutor, strayProcesses } from './sandbox-env';
+import { containersOf, strayProcesses, warmExecutor } from './sandbox-env';
 
 const MUTANTS_MODULE = path.resolve(__dirname, '../../../sandbox-image/harness/repost_mutants.py');
 const lines = (...l: string[]) => `${l.join('\n')}\n`;
@@ -83,21 +82,11 @@ const LEAVES_BEHIND = lines(
 );
 
 describe('mutation runs', () => {
-  let executor: SandboxExecutor;
   const workerId = `mutation-${process.pid}`;
-
-  beforeAll(async () => {
-    executor = await makeExecutor('pool', { workerId, pool: { enabled: true, size: 2, recycleAfterRuns: 200, maxAgeSec: 1800 } });
-    await executor.warm();
-  });
-
-  afterAll(async () => {
-    await executor.close();
-    expect(await containersOf(workerId)).toHaveLength(0);
-  });
+  const sandbox = warmExecutor(workerId, 'pool', { pool: { enabled: true, size: 2, recycleAfterRuns: 200, maxAgeSec: 1800 } });
 
   test('strong tests kill every mutant but the equivalent ones, listed with their diffs; a test of the type only kills few', async () => {
-    const strong = await testMutants(executor, { script: STRONG, originalFunction: CLAMP, functionName: 'clamp' });
+    const strong = await testMutants(sandbox.executor, { script: STRONG, originalFunction: CLAMP, functionName: 'clamp' });
     expect(strong.result.status).toBe('passed');
     expect(strong.summary).toMatchObject({ status: 'scored', groundTruth: 'passed', mode: 'warm', timedOut: 0, notRun: 0 });
     expect(strong.summary.made).toBeGreaterThanOrEqual(10);
@@ -108,7 +97,7 @@ describe('mutation runs', () => {
     expect(strong.survivorsText).toContain('2 surviving mutant(s)');
     expect(strong.survivorsText).toContain('+    if x <= lo:');
 
-    const weak = await testMutants(executor, { script: WEAK, originalFunction: CLAMP, functionName: 'clamp' });
+    const weak = await testMutants(sandbox.executor, { script: WEAK, originalFunction: CLAMP, functionName: 'clamp' });
     expect(weak.summary).toMatchObject({ status: 'scored', made: strong.summary.made });
     expect(weak.summary.score!).toBeLessThan(0.5);
     expect(weak.summary.survived).toBeGreaterThan(strong.summary.survived);
@@ -140,12 +129,12 @@ describe('mutation runs', () => {
       '    test_scale()',
     );
     const input = { script, originalFunction: fn.replace('import logging\n', ''), functionName: 'scale' };
-    const plain = await testMutants(executor, input);
+    const plain = await testMutants(sandbox.executor, input);
     expect(plain.summary.leftOut.output).toBeGreaterThan(0);
     expect(plain.summary.leftOut.message).toBeGreaterThan(0);
     expect(plain.result.mutation!.mutants.every((m) => !m.leftOut)).toBe(true);
     expect(plain.summary.score).toBe(1);
-    const measured = await testMutants(executor, input, { keepLeftOut: true });
+    const measured = await testMutants(sandbox.executor, input, { keepLeftOut: true });
     const tagged = measured.result.mutation!.mutants.filter((m) => m.leftOut);
     expect(tagged.length).toBeGreaterThan(0);
     expect(tagged.every((m) => m.outcome === 'survived')).toBe(true);
@@ -162,7 +151,7 @@ describe('mutation runs', () => {
     ];
     const settings = { cap: 12, seed: 3 };
     for (const input of cases) {
-      const outcome = await testMutants(executor, input, settings);
+      const outcome = await testMutants(sandbox.executor, input, settings);
       expect(outcome.result.status).toBe('passed');
       const report = outcome.result.mutation!;
       // Only a timeout needs a new warm parent (`not os.fork() == 0` makes the job itself sleep): what the
@@ -172,7 +161,7 @@ describe('mutation runs', () => {
       const alone = mutantScripts(withNewImplementation(input.script, input.originalFunction, input.functionName), input.functionName, settings);
       expect(alone.map((m) => m.diff)).toEqual(report.mutants.map((m) => m.diff));
       const separately = [];
-      for (const m of alone) separately.push((await executor.run({ script: m.script, install: true, timeoutSec: 5 })).status === 'passed' ? 'survived' : 'killed');
+      for (const m of alone) separately.push((await sandbox.executor.run({ script: m.script, install: true, timeoutSec: 5 })).status === 'passed' ? 'survived' : 'killed');
       const outcomes = report.mutants.map((m) => (m.outcome === 'timeout' ? 'killed' : m.outcome));
       expect({ fn: input.functionName, outcomes }).toEqual({ fn: input.functionName, outcomes: separately });
       expect(outcome.summary.survived).toBeGreaterThan(0);
@@ -183,7 +172,7 @@ describe('mutation runs', () => {
   test('a mutant that loops forever is killed by its time limit and counted apart; the next ones run in a new warm parent; nothing stays running', async () => {
     const original = lines('def count_up(n):', '    i = 0', '    while i < n:', '        i += 1', '    return i');
     const script = lines('def test_count_up():', '    for n in (0, 3, 10):', '        assert count_up(n) == count_up_new_implementation(n)', '', 'if __name__ == "__main__":', '    test_count_up()');
-    const outcome = await testMutants(executor, { script: original + script, originalFunction: original, functionName: 'count_up' }, { mutantTimeoutSec: 1 });
+    const outcome = await testMutants(sandbox.executor, { script: original + script, originalFunction: original, functionName: 'count_up' }, { mutantTimeoutSec: 1 });
     const report = outcome.result.mutation!;
     const looping = report.mutants.filter((m) => m.outcome === 'timeout');
     // `i -= 1` and `pass` in place of `i += 1` never end.
@@ -214,7 +203,7 @@ describe('mutation runs', () => {
       '    return x + 1',
     );
     const tests = lines('def test_probe():', '    assert probe(1) == probe_new_implementation(1)', '', 'if __name__ == "__main__":', '    test_probe()');
-    const outcome = await testMutants(executor, { script: lines('import os, signal', original, tests), originalFunction: original, functionName: 'probe' }, { cap: 100 });
+    const outcome = await testMutants(sandbox.executor, { script: lines('import os, signal', original, tests), originalFunction: original, functionName: 'probe' }, { cap: 100 });
     expect(outcome.result.status).toBe('passed');
     const report = outcome.result.mutation!;
     expect(report.mode).toBe('warm');
@@ -229,7 +218,7 @@ describe('mutation runs', () => {
   });
 
   test("a run's script has the OOM score that makes it the OOM killer's first choice", async () => {
-    const r = await executor.run({ script: 'print(open("/proc/self/oom_score_adj").read().strip())\n' });
+    const r = await sandbox.executor.run({ script: 'print(open("/proc/self/oom_score_adj").read().strip())\n' });
     expect(r.stdout).toBe('1000\n');
   });
 
@@ -249,7 +238,7 @@ describe('mutation runs', () => {
       '    return x * 2',
     );
     const tests = lines('def test_g():', '    assert g(1) == g_new_implementation(1)', '', 'if __name__ == "__main__":', '    test_g()');
-    const outcome = await testMutants(executor, { script: lines('import os', original, tests), originalFunction: original, functionName: 'g' }, { cap: 100 });
+    const outcome = await testMutants(sandbox.executor, { script: lines('import os', original, tests), originalFunction: original, functionName: 'g' }, { cap: 100 });
     const report = outcome.result.mutation!;
     const byDiff = (text: string) => report.mutants.filter((m) => m.diff.includes(text));
     // The negated first condition runs os._exit(0) before the assert: unconfirmed, killed.
@@ -269,7 +258,7 @@ describe('mutation runs', () => {
       '    return x',
     );
     const tests = lines('def test_h():', '    assert h(1) == h_new_implementation(1)', '', 'if __name__ == "__main__":', '    test_h()');
-    const outcome = await testMutants(executor, { script: lines('import atexit, os, threading, time', original, tests), originalFunction: original, functionName: 'h' }, { cap: 100 });
+    const outcome = await testMutants(sandbox.executor, { script: lines('import atexit, os, threading, time', original, tests), originalFunction: original, functionName: 'h' }, { cap: 100 });
     const report = outcome.result.mutation!;
     const kindOf = (text: string) => report.mutants.filter((m) => m.diff.includes(text)).map((m) => [m.outcome, m.kind]);
     expect(kindOf('+    if not x > 100:')).toEqual([['killed', 'exit 3']]);
@@ -278,7 +267,7 @@ describe('mutation runs', () => {
 
   test('a script that fails with its ground truth runs no mutant', async () => {
     const original = lines('def inc(x):', '    return x + 1');
-    const outcome = await testMutants(executor, { script: lines(original, 'assert inc(1) == 3'), originalFunction: original, functionName: 'inc' });
+    const outcome = await testMutants(sandbox.executor, { script: lines(original, 'assert inc(1) == 3'), originalFunction: original, functionName: 'inc' });
     expect(outcome.result.status).toBe('failed');
     expect(outcome.summary).toMatchObject({ status: 'ground_truth_failed', score: null, groundTruth: 'failed', killed: 0, survived: 0 });
     expect(outcome.summary.notRun).toBe(outcome.summary.made);
@@ -294,7 +283,7 @@ describe('mutation runs', () => {
       original,
       'double',
     );
-    const result = await executor.mutate({ script, files, install: false }, mutationSpec('double', {}, 20));
+    const result = await sandbox.executor.mutate({ script, files, install: false }, mutationSpec('double', {}, 20));
     expect(result.status).toBe('passed');
     expect(result.mutation!.mode).toBe('plain');
     expect(result.mutation!.notes.join(' ')).toMatch(/the ground truth ended AssertionError with the script's modules imported in the warm parent/);
@@ -302,7 +291,7 @@ describe('mutation runs', () => {
   });
 
   test('a target the script does not define gives no mutant, and the ground truth still runs', async () => {
-    const result = await executor.mutate({ script: 'print("ok")\n', install: false }, { ...mutationSpec('absent', {}, 20) });
+    const result = await sandbox.executor.mutate({ script: 'print("ok")\n', install: false }, { ...mutationSpec('absent', {}, 20) });
     expect(result.status).toBe('passed');
     expect(result.stdout).toBe('ok\n');
     expect(result.mutation!.notes).toEqual(['no mutants: LookupError: function absent_new_implementation not found in the script']);

@@ -49,6 +49,28 @@ export async function makeExecutor(
   return new SandboxExecutor(testConfig({ ...overrides, strict: mode === 'cold' }), { docker, image: tag, packagesDir });
 }
 
+/**
+ * A warmed executor for the enclosing describe block: made and warmed before its tests, closed
+ * after them, and checked to have left no container of `workerId` behind.
+ */
+export function warmExecutor(workerId: string, mode: 'pool' | 'cold' = 'pool', overrides: Partial<SandboxExecutorConfig> = {}): { readonly executor: SandboxExecutor } {
+  let executor: SandboxExecutor | null = null;
+  beforeAll(async () => {
+    executor = await makeExecutor(mode, { workerId, ...overrides });
+    await executor.warm();
+  });
+  afterAll(async () => {
+    await executor?.close();
+    expect(await containersOf(workerId)).toHaveLength(0);
+  });
+  return {
+    get executor(): SandboxExecutor {
+      if (!executor) throw new Error(`the executor of ${workerId} is made in beforeAll`);
+      return executor;
+    },
+  };
+}
+
 /** Sandbox containers of one worker id, running or not. */
 export async function containersOf(workerId: string): Promise<Docker.ContainerInfo[]> {
   return docker.listContainers({ all: true, filters: { label: [`${LABELS.sandbox}=1`, `${LABELS.worker}=${workerId}`] } });
